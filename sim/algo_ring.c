@@ -89,11 +89,15 @@ static double chain_closed_form(const cs_topology *t, const cs_coll_params *p)
     double per_ch = p->bytes / p->channels;
     double s = fmax(1.0, ceil(per_ch / p->chunk_bytes));
     double c = per_ch / s;
-    double r_port = cs__hop_rate(p, p->port_ch_Bps), r_net = cs__hop_rate(p, p->net_ch_Bps);
-    double t_port = c / r_port, t_net = c / r_net;
-    double slowest = xhops > 0 ? (hops - xhops > 0 ? fmax(t_port, t_net) : t_net) : t_port;
-    return p->base_lat_s + (hops - xhops) * (p->intra_lat_s + t_port) +
-           xhops * (p->inter_lat_s + t_net) + (s - 1) * slowest;
+    double t_port = c / cs__hop_rate(p, p->port_ch_Bps);
+    double total = p->base_lat_s + (hops - xhops) * (p->intra_lat_s + t_port);
+    double slowest = hops > xhops ? t_port : 0;
+    if (xhops > 0) { /* no network term at all on a single node */
+        double t_net = c / cs__hop_rate(p, p->net_ch_Bps);
+        total += xhops * (p->inter_lat_s + t_net);
+        slowest = fmax(slowest, t_net);
+    }
+    return total + (s - 1) * slowest;
 }
 
 static double ring_closed_form(const cs_topology *t, const cs_coll_params *p)
