@@ -130,6 +130,7 @@ typedef struct ring_sim {
     long *recvd;        /* steps (chunks) received per simulated rank */
     long *sent;         /* ring: steps sent; chain: chunks started */
     char *busy;         /* a transmission is in progress */
+    char *started;      /* the rank's start delay has passed */
 } ring_sim;
 
 static int sim_node(const ring_sim *s, int r)
@@ -147,8 +148,8 @@ static void ring_on_arrive(cs_engine *e, void *ctx, int64_t to, int64_t step);
 
 static void ring_advance(ring_sim *s, int r)
 {
-    long next = s->recvd[r];
-    if (next < s->steps && s->sent[r] == next && !s->busy[r]) {
+    long next = s->sent[r]; /* step k needs steps 0..k-1 received */
+    if (s->started[r] && next < s->steps && next <= s->recvd[r] && !s->busy[r]) {
         s->busy[r] = 1;
         ring_send(s, r, next, ring_on_sent, ring_on_arrive);
     }
@@ -207,8 +208,8 @@ static void start_ring(cs_engine *e, void *ctx, int64_t r, int64_t unused)
     (void)e;
     (void)unused;
     ring_sim *s = ctx;
-    s->busy[r] = 1;
-    ring_send(s, (int)r, 0, ring_on_sent, ring_on_arrive);
+    s->started[r] = 1;
+    ring_advance(s, (int)r);
 }
 
 /* chain: rank r forwards chunk k once received; one transmission at a time */
@@ -239,7 +240,7 @@ static void chain_on_arrive(cs_engine *e, void *ctx, int64_t to, int64_t chunk)
 
 static void chain_pump(ring_sim *s, int r)
 {
-    if (s->busy[r] || s->sent[r] >= s->recvd[r]) return;
+    if (!s->started[r] || s->busy[r] || s->sent[r] >= s->recvd[r]) return;
     s->busy[r] = 1;
     ring_send(s, r, s->sent[r]++, chain_on_sent, chain_on_arrive);
 }
@@ -248,7 +249,9 @@ static void start_chain(cs_engine *e, void *ctx, int64_t r, int64_t unused)
 {
     (void)e;
     (void)unused;
-    chain_pump(ctx, (int)r);
+    ring_sim *s = ctx;
+    s->started[r] = 1;
+    chain_pump(s, (int)r);
 }
 
 static double port_capacity(const cs_topology *t, int node, int local)
@@ -328,6 +331,7 @@ static void ring_sim_free(ring_sim *s)
     free(s->recvd);
     free(s->sent);
     free(s->busy);
+    free(s->started);
     cs_network_free(s->net);
     cs_engine_free(s->eng);
 }
@@ -351,8 +355,10 @@ static int ring_simulate(const cs_topology *t, const cs_coll_params *p, double *
         s.recvd = cs_xcalloc((size_t)n, sizeof(long));
         s.sent = cs_xcalloc((size_t)n, sizeof(long));
         s.busy = cs_xcalloc((size_t)n, 1);
+        s.started = cs_xcalloc((size_t)n, 1);
         s.recvd[0] = s.steps; /* the root holds every chunk */
-        cs_engine_schedule(s.eng, start_delay(t, 0), start_chain, &s, 0, 0);
+        for (int r = 0; r < n; r++)
+            cs_engine_schedule(s.eng, start_delay(t, r), start_chain, &s, r, 0);
     } else {
         int symmetric = t->uniform && !t->heterogeneous;
         ring_sim_init(&s, t, p, symmetric);
@@ -361,10 +367,15 @@ static int ring_simulate(const cs_topology *t, const cs_coll_params *p, double *
         s.recvd = cs_xcalloc((size_t)s.sim_ranks, sizeof(long));
         s.sent = cs_xcalloc((size_t)s.sim_ranks, sizeof(long));
         s.busy = cs_xcalloc((size_t)s.sim_ranks, 1);
+        s.started = cs_xcalloc((size_t)s.sim_ranks, 1);
         for (int r = 0; r < s.sim_ranks; r++)
             cs_engine_schedule(s.eng, start_delay(t, r), start_ring, &s, r, 0);
     }
     cs_engine_run(s.eng);
+    /* every rank must have received everything: a stall is a bug */
+    for (int r = is_chain(p->op) ? n - 1 : 0; r < (is_chain(p->op) ? n : s.sim_ranks); r++)
+        if (s.recvd[r] != s.steps)
+            CS_PANIC("ring schedule stalled: rank %d received %ld of %ld", r, s.recvd[r], s.steps);
     *time_s = p->base_lat_s + s.done_s;
     *events = cs_engine_events_run(s.eng);
     ring_sim_free(&s);

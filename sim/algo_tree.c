@@ -135,6 +135,7 @@ typedef struct tnode {
     long down_recv;
     long down_sent[MAX_CHILD];
     char down_busy[MAX_CHILD];
+    char started; /* the rank's start delay has passed */
 } tnode;
 
 typedef struct tree_sim {
@@ -237,6 +238,7 @@ static void tree_on_arrive(cs_engine *e, void *ctx, int64_t a, int64_t b)
 static void tree_pump(tree_sim *s, int tree, int r)
 {
     tnode *x = &s->nodes[tree][r];
+    if (!x->started) return;
     if (x->parent >= 0 && !x->up_busy && x->up_sent < ready_up(s, x)) {
         x->up_busy = 1;
         x->up_sent++;
@@ -257,8 +259,10 @@ static void tree_start(cs_engine *e, void *ctx, int64_t r, int64_t unused)
     (void)e;
     (void)unused;
     tree_sim *s = ctx;
-    tree_pump(s, 0, (int)r);
-    tree_pump(s, 1, (int)r);
+    for (int w = 0; w < 2; w++) {
+        s->nodes[w][r].started = 1;
+        tree_pump(s, w, (int)r);
+    }
 }
 
 static int head_of(const cs_topology *t, int node)
@@ -348,6 +352,10 @@ static int tree_simulate(const cs_topology *t, const cs_coll_params *p, double *
         cs_engine_schedule(s.eng, delay, tree_start, &s, r, 0);
     }
     cs_engine_run(s.eng);
+    for (int w = 0; w < 2; w++)
+        for (int r = 0; r < n; r++)
+            if (ready_down(&s, &s.nodes[w][r]) != s.chunks)
+                CS_PANIC("tree schedule stalled: tree %d rank %d", w, r);
     *time_s = p->base_lat_s + s.done_s;
     *events = cs_engine_events_run(s.eng);
     free(s.nodes[0]);
