@@ -1,0 +1,15 @@
+#!/bin/sh
+# DES and closed-form speed benchmark (numbers go into closing notes, not
+# into timed tests). Usage: tools/bench-des.sh [BUILD_DIR]
+set -eu
+B=${1:-build}
+C="$B/sim/collsim"
+run() { /usr/bin/time -f "  %e s wall, %M KiB peak RSS" "$@" >/dev/null; }
+echo "DES ring all_reduce 1 GiB, N=4096 (dgx-h100, 512 nodes):"
+run "$C" collective --op all_reduce --ranks 4096 --bytes 1G --algo ring --engine des
+echo "DES ring all_reduce 1 GiB, N=16384:"
+run "$C" collective --op all_reduce --ranks 16384 --bytes 1G --algo ring --engine des
+echo "DES tree all_reduce 1 GiB, N=4096:"
+run "$C" collective --op all_reduce --ranks 4096 --bytes 1G --algo tree --engine des
+echo "closed form: 31 sizes x 1 op, N=4096, 2000 runs of the CLI are process-bound; see bench-closed-form"
+"$B/tools/bench-closed-form"
