@@ -1,0 +1,176 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# cli.sh - end-to-end tests of the `collsim` binary: help and version, the
+# CSV/JSON contract, determinism (byte-identical output across runs, also
+# with the discrete-event engine), exit codes and the stdout/stderr split for
+# bad input, atomic -o (no file on error, same bytes as stdout on success),
+# sweep length and the all_reduce bus-bandwidth identity.
+#
+# Usage: sh tests/cli.sh PATH/TO/collsim   (run from the source root, which
+# holds configs/). Prints one line per failure; exits 1 if any failed.
+set -eu
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 PATH/TO/collsim" >&2
+    exit 2
+fi
+COLLSIM=$1
+HEADER='op,algo,proto,engine,ranks,size_bytes,count,dtype,time_us,algbw_GBps,busbw_GBps'
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT INT TERM
+
+failures=0
+checks=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+
+# run NAME ARGS...: runs collsim with stdout/stderr in $TMP/NAME.out/.err,
+# leaves the exit status in $rc (never stops the script under set -e).
+run() {
+    name=$1
+    shift
+    rc=0
+    "$COLLSIM" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
+}
+
+# expect_ok NAME ARGS...: exit 0, something on stdout, nothing on stderr.
+expect_ok() {
+    checks=$((checks + 1))
+    run "$@"
+    if [ "$rc" -ne 0 ]; then
+        fail "$1: exit $rc, want 0 (stderr: $(head -c 300 "$TMP/$1.err"))"
+        return
+    fi
+    [ -s "$TMP/$1.out" ] || fail "$1: nothing on stdout"
+    [ -s "$TMP/$1.err" ] && fail "$1: unexpected stderr: $(head -c 300 "$TMP/$1.err")"
+    return 0
+}
+
+# expect_usage NAME ARGS...: exit 2, a message on stderr, nothing on stdout.
+expect_usage() {
+    checks=$((checks + 1))
+    run "$@"
+    [ "$rc" -eq 2 ] || fail "$1: exit $rc, want 2"
+    [ -s "$TMP/$1.err" ] || fail "$1: no message on stderr"
+    [ -s "$TMP/$1.out" ] && fail "$1: stdout not empty: $(head -c 300 "$TMP/$1.out")"
+    return 0
+}
+
+# ---- help and version ------------------------------------------------------
+
+expect_ok help --help
+grep -q 'collective' "$TMP/help.out" || fail "help: does not list the collective command"
+expect_ok version --version
+grep -Eq '^collsim [0-9]+\.[0-9]+\.[0-9]+' "$TMP/version.out" ||
+    fail "version: '$(cat "$TMP/version.out")' is not 'collsim X.Y.Z'"
+expect_ok chelp collective --help
+grep -qF "$HEADER" "$TMP/chelp.out" || fail "collective --help: does not show the CSV header"
+
+# ---- CSV contract ------------------------------------------------------------
+
+expect_ok csv collective --op all_reduce --bytes 1G --format csv
+first=$(head -n 1 "$TMP/csv.out")
+[ "$first" = "$HEADER" ] || fail "csv: first line is '$first', want the header"
+rows=$(tail -n +2 "$TMP/csv.out" | wc -l | tr -d ' ')
+[ "$rows" -eq 1 ] || fail "csv: $rows data rows, want 1"
+fields=$(sed -n 2p "$TMP/csv.out" | awk -F, '{print NF}')
+[ "$fields" = 11 ] || fail "csv: data row has '$fields' fields, want 11"
+sed -n 2p "$TMP/csv.out" | grep -q '^all_reduce,' || fail "csv: data row is not all_reduce"
+
+# ---- determinism ---------------------------------------------------------------
+
+for engine in analytic des; do
+    expect_ok "det-$engine-1" collective --op all_reduce --min 8 --max 256M --format csv \
+        --engine "$engine" --ranks 16
+    expect_ok "det-$engine-2" collective --op all_reduce --min 8 --max 256M --format csv \
+        --engine "$engine" --ranks 16
+    cmp -s "$TMP/det-$engine-1.out" "$TMP/det-$engine-2.out" ||
+        fail "determinism: two --engine $engine runs differ"
+    grep -q ",$engine," "$TMP/det-$engine-1.out" ||
+        fail "determinism: --engine $engine rows do not say $engine"
+done
+
+# ---- JSON ------------------------------------------------------------------------
+
+expect_ok json collective --ranks 4096 --op all_reduce --bytes 1G --format json
+if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["rows"]) == 1 and d["rows"][0]["ranks"] == 4096' \
+        <"$TMP/json.out" 2>"$TMP/json.py.err" ||
+        fail "json: not valid JSON with one 4096-rank row: $(tail -n 1 "$TMP/json.py.err")"
+else
+    echo "note: python3 not found; JSON validity not checked"
+fi
+
+# ---- usage errors: exit 2, stderr only ---------------------------------------------
+
+expect_usage bad-op collective --op all_reduse --bytes 1M
+expect_usage bad-size collective --op all_reduce --bytes 12QB
+expect_usage bad-preset collective --op all_reduce --bytes 1M --cluster dgx-z900
+expect_usage no-op collective --bytes 1M
+expect_usage tree-ag collective --algo tree --op all_gather --bytes 1M
+grep -q 'tree' "$TMP/tree-ag.err" || fail "tree-ag: message does not mention tree"
+expect_usage bad-cmd frobnicate
+
+# ---- bad cluster file: FILE:LINE:COL and no -o file ----------------------------------
+
+sed 's/^gpus_per_node:/gpus_per_nod:/' configs/clusters/dgx-h100.yaml >"$TMP/bad.yaml"
+grep -q '^gpus_per_nod:' "$TMP/bad.yaml" || fail "setup: could not break configs/clusters/dgx-h100.yaml"
+line=$(grep -n '^gpus_per_nod:' "$TMP/bad.yaml" | cut -d: -f1 || true)
+expect_usage bad-yaml collective --cluster "$TMP/bad.yaml" --op all_reduce --bytes 1M \
+    --format csv -o "$TMP/out.csv"
+grep -qF "$TMP/bad.yaml:$line:1" "$TMP/bad-yaml.err" ||
+    fail "bad-yaml: message lacks '$TMP/bad.yaml:$line:1': $(cat "$TMP/bad-yaml.err")"
+grep -q 'gpus_per_nod' "$TMP/bad-yaml.err" || fail "bad-yaml: message does not name the key"
+[ -e "$TMP/out.csv" ] && fail "bad-yaml: -o file was created despite the error"
+
+# the control: the unbroken file is accepted
+expect_ok good-yaml collective --cluster configs/clusters/dgx-h100.yaml --op all_reduce \
+    --bytes 1M --format csv
+
+# ---- -o on success ---------------------------------------------------------------------
+
+expect_ok o-stdout collective --op all_gather --min 1K --max 64M --format csv
+checks=$((checks + 1))
+run o-file collective --op all_gather --min 1K --max 64M --format csv -o "$TMP/ok.csv"
+[ "$rc" -eq 0 ] || fail "-o: exit $rc"
+[ -s "$TMP/o-file.out" ] && fail "-o: data also went to stdout"
+if [ -f "$TMP/ok.csv" ]; then
+    cmp -s "$TMP/ok.csv" "$TMP/o-stdout.out" || fail "-o: file differs from stdout"
+else
+    fail "-o: $TMP/ok.csv not created"
+fi
+
+# ---- sweep length ------------------------------------------------------------------------
+
+expect_ok sweep collective --op all_reduce --min 8 --max 1M --factor 2 --format csv
+rows=$(tail -n +2 "$TMP/sweep.out" | wc -l | tr -d ' ')
+[ "$rows" -eq 18 ] || fail "sweep: 8..1M by 2 gave $rows rows, want 18"
+sizes=$(tail -n +2 "$TMP/sweep.out" | cut -d, -f6 | tr '\n' ' ')
+[ "$sizes" = "8 16 32 64 128 256 512 1024 2048 4096 8192 16384 32768 65536 131072 262144 524288 1048576 " ] ||
+    fail "sweep: sizes are '$sizes'"
+
+# ---- busbw = algbw * 2(n-1)/n for all_reduce ---------------------------------------------
+
+for ranks in 8 16 4096; do
+    expect_ok "busbw-$ranks" collective --op all_reduce --ranks "$ranks" --min 1K --max 1G \
+        --factor 32 --format csv
+    bad=$(awk -F, 'NR > 1 {
+            n = $5; want = $10 * 2 * (n - 1) / n
+            d = $11 - want; if (d < 0) d = -d
+            # both columns are rounded to 4 decimals
+            if (d > 0.0002 + 1e-6 * want) print "size " $6 ": busbw " $11 " want " want
+        }' "$TMP/busbw-$ranks.out")
+    [ -z "$bad" ] || fail "busbw ($ranks ranks): $bad"
+    [ "$(tail -n +2 "$TMP/busbw-$ranks.out" | wc -l | tr -d ' ')" -gt 0 ] ||
+        fail "busbw ($ranks ranks): no rows"
+done
+
+if [ "$failures" -ne 0 ]; then
+    echo "cli: $failures failure(s) in $checks runs"
+    exit 1
+fi
+echo "cli: all $checks runs passed"
