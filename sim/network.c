@@ -47,6 +47,7 @@ struct cs_network {
     int nlinks, cap_links;
     flow *flows;
     int nflows_alloc, cap_flows, free_head, active;
+    uint64_t versions; /* completion-event versions, unique across slot reuse */
 };
 
 cs_network *cs_network_new(cs_engine *e)
@@ -137,7 +138,7 @@ static void flow_update(cs_network *n, int id, double now)
     double r = flow_rate(n, f);
     if (r == f->rate && f->version > 0) return; /* completion still valid */
     f->rate = r;
-    f->version++;
+    f->version = ++n->versions;
     cs_engine_schedule(n->engine, now + f->remaining / r, on_complete, n, id,
                        (int64_t)f->version);
 }

@@ -520,7 +520,7 @@ START_TEST(many_flows_staggered)
 }
 END_TEST
 
-/* ---- known bugs (run with COLLSIM_KNOWN_BUGS=1) ------------------------ */
+/* ---- regressions ------------------------------------------------------- */
 
 /*
  * A finished flow's slot is reused by the next flow, and the version that
@@ -588,13 +588,11 @@ static Suite *network_suite(void)
     tcase_add_test(t3, many_flows_together);
     tcase_add_test(t3, many_flows_staggered);
     suite_add_tcase(s, t3);
-    /* Reproducers of open bugs: they fail today, so they run only on demand;
-     * move them into the tcases above once the bug is fixed. */
-    if (getenv("COLLSIM_KNOWN_BUGS")) {
-        TCase *tb = tcase_create("known-bugs");
-        tcase_add_test(tb, slot_reuse_ignores_stale_events);
-        suite_add_tcase(s, tb);
-    }
+    /* Regression test for a fixed bug: completion-event versions restarted
+     * when a flow slot was reused. */
+    TCase *tb = tcase_create("regressions");
+    tcase_add_test(tb, slot_reuse_ignores_stale_events);
+    suite_add_tcase(s, tb);
     return s;
 }
 
