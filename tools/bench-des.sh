@@ -11,5 +11,5 @@ echo "DES ring all_reduce 1 GiB, N=16384:"
 run "$C" collective --op all_reduce --ranks 16384 --bytes 1G --algo ring --engine des
 echo "DES tree all_reduce 1 GiB, N=4096:"
 run "$C" collective --op all_reduce --ranks 4096 --bytes 1G --algo tree --engine des
-echo "closed form: 31 sizes x 1 op, N=4096, 2000 runs of the CLI are process-bound; see bench-closed-form"
+echo "closed form (auto-free ring/simple evaluations, 4 rank counts x 5 ops x 11 sizes):"
 "$B/tools/bench-closed-form"
