@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "collective.h"
 #include "config.h"
 #include "presets.h"
@@ -24,9 +25,9 @@
 #define CS_VERSION "0.0.0"
 #endif
 
-enum { EXIT_OK = 0, EXIT_IO = 1, EXIT_USAGE = 2 };
+enum { EXIT_OK = CS_EXIT_OK, EXIT_IO = CS_EXIT_IO, EXIT_USAGE = CS_EXIT_USAGE };
 
-static int fail(const cs_diag *d)
+int cs_cli_fail(const cs_diag *d)
 {
     char msg[1024];
     cs_diag_format(d, msg, sizeof msg);
@@ -34,13 +35,26 @@ static int fail(const cs_diag *d)
     return d->code == CS_EIO ? EXIT_IO : EXIT_USAGE;
 }
 
-static int usage_error(const char *cmd, const char *fmt, const char *arg)
+int cs_cli_usage(const char *cmd, const char *fmt, const char *arg)
 {
     fprintf(stderr, "collsim %s: ", cmd);
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\nTry 'collsim %s --help'.\n", cmd);
     return EXIT_USAGE;
 }
+
+int cs_cli_number(const char *cmd, const char *opt, const char *s, double lo, double *v)
+{
+    char *end;
+    double x = strtod(s, &end);
+    if (!*s || *end || !isfinite(x) || x < lo) {
+        fprintf(stderr, "collsim %s: %s expects a number >= %g, got '%s'\n", cmd, opt, lo, s);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
 
 static void list_presets(FILE *f)
 {
@@ -102,7 +116,7 @@ static int parse_size_arg(const char *cmd, const char *opt, const char *s, doubl
     return 0;
 }
 
-static int parse_int_arg(const char *cmd, const char *opt, const char *s, int lo, int hi, int *v)
+int cs_cli_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int *v)
 {
     char *end;
     long x = strtol(s, &end, 10);
@@ -142,14 +156,14 @@ static int cmd_collective(int argc, char **argv)
         switch (ch) {
         case 'c': cluster_spec = optarg; break;
         case 'n':
-            if (parse_int_arg(cmd, "--nodes", optarg, 1, 1000000, &nodes)) return EXIT_USAGE;
+            if (cs_cli_int(cmd, "--nodes", optarg, 1, 1000000, &nodes)) return EXIT_USAGE;
             break;
         case 'r':
-            if (parse_int_arg(cmd, "--ranks", optarg, 1, 100000000, &ranks)) return EXIT_USAGE;
+            if (cs_cli_int(cmd, "--ranks", optarg, 1, 100000000, &ranks)) return EXIT_USAGE;
             break;
         case 'p':
             if (cs_op_parse(optarg, &op))
-                return usage_error(cmd, "unknown --op '%s' (expected all_reduce, all_gather, "
+                return cs_cli_usage(cmd, "unknown --op '%s' (expected all_reduce, all_gather, "
                                         "reduce_scatter, broadcast or reduce)", optarg);
             have_op = 1;
             break;
@@ -168,7 +182,7 @@ static int cmd_collective(int argc, char **argv)
             char *end;
             factor = strtod(optarg, &end);
             if (!*optarg || *end || !(factor > 1.0) || !isfinite(factor))
-                return usage_error(cmd, "--factor expects a number > 1, got '%s'", optarg);
+                return cs_cli_usage(cmd, "--factor expects a number > 1, got '%s'", optarg);
             have_factor = 1;
             break;
         }
@@ -176,50 +190,50 @@ static int cmd_collective(int argc, char **argv)
             cs_algo_id a;
             if (!strcmp(optarg, "auto")) algo = CS_CHOICE_AUTO;
             else if (cs_algo_parse(optarg, &a) == 0) algo = a;
-            else return usage_error(cmd, "unknown --algo '%s' (expected auto, ring or tree)", optarg);
+            else return cs_cli_usage(cmd, "unknown --algo '%s' (expected auto, ring or tree)", optarg);
             break;
         }
         case 'P': {
             cs_proto p;
             if (!strcmp(optarg, "auto")) proto = CS_CHOICE_AUTO;
             else if (cs_proto_parse(optarg, &p) == 0) proto = p;
-            else return usage_error(cmd, "unknown --proto '%s' (expected auto, ll, ll128 or simple)",
+            else return cs_cli_usage(cmd, "unknown --proto '%s' (expected auto, ll, ll128 or simple)",
                                     optarg);
             break;
         }
         case 'e':
             if (!strcmp(optarg, "analytic")) engine = CS_ENGINE_ANALYTIC;
             else if (!strcmp(optarg, "des")) engine = CS_ENGINE_DES;
-            else return usage_error(cmd, "unknown --engine '%s' (expected analytic or des)", optarg);
+            else return cs_cli_usage(cmd, "unknown --engine '%s' (expected analytic or des)", optarg);
             break;
         case 'F':
             if (cs_format_parse(optarg, &fmt))
-                return usage_error(cmd, "unknown --format '%s' (expected table, csv or json)", optarg);
+                return cs_cli_usage(cmd, "unknown --format '%s' (expected table, csv or json)", optarg);
             break;
         case 'd':
             if (cs_dtype_parse(optarg, &dtype) || dtype == CS_DTYPE_TF32)
-                return usage_error(cmd, "unknown --dtype '%s' (expected float, half, bfloat16, "
+                return cs_cli_usage(cmd, "unknown --dtype '%s' (expected float, half, bfloat16, "
                                         "double or fp8)", optarg);
             break;
         case 'o': out_path = optarg; break;
         case 'h': collective_help(stdout); return EXIT_OK;
-        case ':': return usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-        default: return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        case ':': return cs_cli_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
+        default: return cs_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind < argc) return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!have_op) return usage_error(cmd, "%s", "--op is required");
+    if (optind < argc) return cs_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    if (!have_op) return cs_cli_usage(cmd, "%s", "--op is required");
     if (bytes >= 0 && (have_min || have_max || have_factor))
-        return usage_error(cmd, "%s", "--bytes cannot be combined with --min/--max/--factor");
+        return cs_cli_usage(cmd, "%s", "--bytes cannot be combined with --min/--max/--factor");
     if (bytes >= 0) min_b = max_b = bytes;
-    if (min_b > max_b) return usage_error(cmd, "%s", "--min must not exceed --max");
+    if (min_b > max_b) return cs_cli_usage(cmd, "%s", "--min must not exceed --max");
 
     cs_diag d;
     cs_diag_clear(&d);
     cs_cluster cl;
-    if (cs_config_cluster(cluster_spec, &cl, &d)) return fail(&d);
+    if (cs_config_cluster(cluster_spec, &cl, &d)) return cs_cli_fail(&d);
     cs_topology topo;
-    if (cs_topology_build(&cl, ranks, nodes, &topo, &d)) return fail(&d);
+    if (cs_topology_build(&cl, ranks, nodes, &topo, &d)) return cs_cli_fail(&d);
 
     size_t cap = 64, n = 0;
     cs_coll_row *rows = cs_xmalloc(cap * sizeof *rows);
@@ -235,7 +249,7 @@ static int cmd_collective(int argc, char **argv)
         cs_coll_result res;
         if (cs_collective_run(&topo, &rq, &res, &d)) {
             free(rows);
-            return fail(&d);
+            return cs_cli_fail(&d);
         }
         if (n == cap) rows = cs_xrealloc(rows, (cap *= 2) * sizeof *rows);
         rows[n++] = (cs_coll_row){op, res.algo, res.proto, engine, topo.ranks, size, count, dtype,
@@ -252,7 +266,7 @@ static int cmd_collective(int argc, char **argv)
     free(rows);
     int rc = cs_buf_write(&out, out_path, &d);
     cs_buf_free(&out);
-    return rc ? fail(&d) : EXIT_OK;
+    return rc ? cs_cli_fail(&d) : EXIT_OK;
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
@@ -264,6 +278,10 @@ static const struct command {
 } commands[] = {
     {"collective", "time one collective per size (ring/tree, LL/LL128/Simple), nccl-tests style",
      cmd_collective},
+    {"memory", "per-GPU memory of DDP / ZeRO-1 / FSDP strategies, peak and OOM verdict",
+     cs_cmd_memory},
+    {"simulate", "one training iteration: overlap, exposed communication, tokens/s, MFU",
+     cs_cmd_simulate},
 };
 
 static void main_help(FILE *f)

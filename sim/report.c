@@ -91,7 +91,7 @@ static const char *redop(cs_op op)
                                                                                          : "none";
 }
 
-static void json_str(cs_buf *b, const char *s)
+void cs_report_json_string(cs_buf *b, const char *s)
 {
     cs_buf_printf(b, "\"");
     for (; *s; s++) {
@@ -122,7 +122,7 @@ void cs_report_collective(cs_buf *b, cs_format f, const char *title, const cs_co
         break;
     case CS_FORMAT_JSON:
         cs_buf_printf(b, "{\n  \"title\": ");
-        json_str(b, title);
+        cs_report_json_string(b, title);
         cs_buf_printf(b, ",\n  \"rows\": [");
         for (size_t i = 0; i < n; i++) {
             const cs_coll_row *r = &rows[i];

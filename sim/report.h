@@ -48,6 +48,9 @@ typedef struct cs_coll_row {
     double busbw_GBps;
 } cs_coll_row;
 
+/* Appends s as a JSON string literal (quoted, escaped). */
+void cs_report_json_string(cs_buf *b, const char *s);
+
 /* The CSV header line (without newline): the column contract. */
 const char *cs_report_collective_csv_header(void);
 

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * workload.h - model + strategy -> the task graph of one training
+ * iteration (all micro-batches and the optimizer step) on one rank.
+ *
+ * Tasks are compute kernels (with FLOPs or bytes moved) and collectives
+ * (op, size in nccl-tests convention, dtype, process group, algorithm and
+ * protocol chosen by the core model), each on a stream, with explicit
+ * dependencies and memory deltas. Streams follow PyTorch: one compute
+ * stream; DDP's all-reduces on one communication stream; FSDP's
+ * all-gathers on the "unshard" stream and reduce-scatters (and hybrid
+ * all-reduces) on the "post-backward" stream (torch.distributed.fsdp
+ * _runtime_utils). Every rank runs the same graph (data parallelism is
+ * symmetric), so one rank's graph describes the iteration.
+ * The graph is what `collsim simulate --emit-schedule` writes and what
+ * collsim-hw replays.
+ */
+#ifndef CS_WORKLOAD_H
+#define CS_WORKLOAD_H
+
+#include <stddef.h>
+
+#include "collective.h"
+#include "memory.h"
+#include "model.h"
+#include "report.h"
+#include "topology.h"
+#include "training.h"
+
+typedef enum cs_task_kind { CS_TASK_COMPUTE, CS_TASK_MEMORY, CS_TASK_COLLECTIVE } cs_task_kind;
+
+typedef enum cs_stream {
+    CS_STREAM_COMPUTE,
+    CS_STREAM_COMM,        /* DDP / ZeRO buckets, FSDP all-gathers */
+    CS_STREAM_COMM_REDUCE, /* FSDP reduce-scatters and hybrid all-reduces */
+    CS_STREAM_COUNT
+} cs_stream;
+
+/* Process groups a collective runs on. */
+typedef enum cs_group { CS_GROUP_WORLD, CS_GROUP_SHARD, CS_GROUP_REPLICA, CS_GROUP_COUNT } cs_group;
+
+typedef struct cs_task {
+    int id;
+    cs_task_kind kind;
+    cs_stream stream;
+    char name[48];
+    int micro;            /* micro-batch index, -1 for the optimizer phase */
+    int layer;            /* unit / layer index, -1 if none */
+    /* compute: FLOPs (GEMM-bound); memory: bytes moved (HBM-bound) */
+    double flops;
+    double mem_bytes;
+    /* collective */
+    cs_op op;
+    double size_bytes;    /* nccl-tests convention */
+    cs_dtype dtype;
+    cs_group group;
+    cs_algo_id algo;
+    cs_proto proto;
+    double wire_bytes;    /* bytes this rank sends (busbw convention) */
+    /* predicted duration running alone */
+    double duration_s;
+    /* memory: allocated when the task starts, released (negative) or
+     * allocated when it ends */
+    double mem_at_start;
+    double mem_at_end;
+    /* dependencies: indices of earlier tasks; on_start[i] = 1 means "once
+     * that task has started" (e.g. FSDP BACKWARD_PRE prefetch), else "once
+     * it has finished". Tasks on one stream also run in id order. */
+    int ndeps;
+    int deps[4];
+    char on_start[4];
+} cs_task;
+
+typedef struct cs_workload cs_workload;
+
+/* Builds the graph. Returns 0, or CS_EINVAL/CS_ENOTSUP with d filled
+ * (e.g. a GPU without peak FLOPs for the compute dtype). Caller frees. */
+int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                      cs_workload **out, cs_diag *d);
+void cs_workload_free(cs_workload *w);
+
+size_t cs_workload_count(const cs_workload *w);
+const cs_task *cs_workload_task(const cs_workload *w, size_t i);
+/* Ranks in each group, and the group's topology. */
+int cs_workload_group_ranks(const cs_workload *w, cs_group g);
+/* Static per-rank bytes under the timeline (model states + overheads). */
+double cs_workload_static_bytes(const cs_workload *w);
+/* Tokens processed per iteration by all ranks, and model FLOPs per rank
+ * per iteration (no recompute: the MFU numerator). */
+double cs_workload_tokens(const cs_workload *w);
+double cs_workload_model_flops_per_rank(const cs_workload *w);
+double cs_workload_peak_flops(const cs_workload *w);
+
+/* Writes the graph as JSON (format documented in docs of the CLI). */
+void cs_workload_write_schedule(const cs_workload *w, cs_buf *b);
+/* The static footprint lines the timeline starts from. */
+const cs_memory *cs_workload_memory(const cs_workload *w);
+
+const char *cs_stream_name(cs_stream s);
+const char *cs_group_name(cs_group g);
+
+#endif
