@@ -1,0 +1,968 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-model.c - model shapes against published numbers: every preset's
+ * parameter total (published, and the exact counts of the Hugging Face
+ * checkpoints), generic models of 100K..1T parameters, FLOPs against
+ * Narayanan et al.'s formula and Korthikanti et al.'s measured MFU, and
+ * activation bytes against Korthikanti's Table 2 and Sec 4.1 breakdown,
+ * evaluated from the formulas as written in the paper CSVs under
+ * validation/papers (a small expression evaluator reads them). Then YAML loading and its errors
+ * with exact line and column. Each comparison has a deliberately wrong
+ * case that it must catch. Runs with the project root as working directory.
+ */
+#include <check.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "model.h"
+#include "yamlnode.h"
+
+#define GiB (1024.0 * 1024.0 * 1024.0)
+
+static double rel_err(double got, double want)
+{
+    return fabs(got - want) / fabs(want);
+}
+
+static void load_preset(const char *name, cs_model *m)
+{
+    cs_diag d;
+    int rc = cs_model_load(name, m, &d);
+    char buf[1024];
+    cs_diag_format(&d, buf, sizeof buf);
+    ck_assert_msg(rc == 0, "preset %s: %s", name, buf);
+}
+
+/* A GPT-style shape built in code (the Korthikanti Table 3 models). */
+static cs_model gpt_shape(int layers, int hidden, int heads, int seq_len, int vocab)
+{
+    cs_model m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "test");
+    m.layers = layers;
+    m.hidden = hidden;
+    m.heads = m.kv_heads = heads;
+    m.ffn_hidden = 4 * hidden;
+    m.seq_len = seq_len;
+    m.vocab = vocab;
+    m.tied_embeddings = m.biases = m.learned_positions = 1;
+    ck_assert_int_eq(cs_model_derive(&m, NULL), 0);
+    return m;
+}
+
+/* ---- presets and parameter counts ---- */
+
+static const char *const PRESETS[] = {
+    "gpt2-1.5b", "gpt2-124m", "gpt2-355m",  "gpt2-774m",  "gpt3-1.3b",  "gpt3-13b",  "gpt3-175b",
+    "gpt3-6.7b", "llama2-13b", "llama2-70b", "llama2-7b", "llama3-70b", "llama3-8b",
+};
+#define N_PRESETS (sizeof PRESETS / sizeof PRESETS[0])
+
+START_TEST(presets_listed_sorted)
+{
+    ck_assert_uint_eq(cs_model_preset_count(), N_PRESETS);
+    for (size_t i = 0; i < N_PRESETS; i++) ck_assert_str_eq(cs_model_preset_name(i), PRESETS[i]);
+    ck_assert_ptr_null(cs_model_preset_name(N_PRESETS));
+    /* every YAML file in configs/models is a preset */
+    DIR *dir = opendir("configs/models");
+    ck_assert_msg(dir != NULL, "configs/models (tests run from the project root)");
+    size_t files = 0;
+    for (struct dirent *e; (e = readdir(dir));) {
+        size_t n = strlen(e->d_name);
+        if (n > 5 && !strcmp(e->d_name + n - 5, ".yaml")) {
+            char name[256];
+            snprintf(name, sizeof name, "%.*s", (int)(n - 5), e->d_name);
+            int found = 0;
+            for (size_t i = 0; i < N_PRESETS; i++) found |= !strcmp(name, PRESETS[i]);
+            ck_assert_msg(found, "configs/models/%s is not a built-in preset", e->d_name);
+            files++;
+        }
+    }
+    closedir(dir);
+    ck_assert_uint_eq(files, N_PRESETS);
+}
+END_TEST
+
+/* Each preset equals its file loaded by path, and is named after itself. */
+START_TEST(presets_match_their_files)
+{
+    for (size_t i = 0; i < N_PRESETS; i++) {
+        cs_model a, b;
+        load_preset(PRESETS[i], &a);
+        ck_assert_str_eq(a.name, PRESETS[i]);
+        char path[256];
+        snprintf(path, sizeof path, "configs/models/%s.yaml", PRESETS[i]);
+        load_preset(path, &b);
+        ck_assert_str_eq(a.name, b.name);
+        ck_assert(a.generic == b.generic && a.layers == b.layers && a.hidden == b.hidden &&
+                  a.heads == b.heads && a.kv_heads == b.kv_heads &&
+                  a.ffn_hidden == b.ffn_hidden && a.gated_mlp == b.gated_mlp &&
+                  a.seq_len == b.seq_len && a.vocab == b.vocab &&
+                  a.tied_embeddings == b.tied_embeddings && a.biases == b.biases &&
+                  a.learned_positions == b.learned_positions);
+        ck_assert(a.params == b.params && a.layer_params == b.layer_params &&
+                  a.embedding_params == b.embedding_params);
+    }
+}
+END_TEST
+
+/* Published totals (the brief's list: GPT-2 from the openai/gpt-2 README's
+ * corrected counts, GPT-3 Table 2.1 names, LLaMA model cards) and, where a
+ * public checkpoint exists, the exact sum of its tensor sizes as the
+ * Hugging Face model pages report it (0 = none). */
+static const struct {
+    const char *name;
+    double published;
+    double exact;
+} TOTALS[] = {
+    {"gpt2-124m", 124.4e6, 124439808},     {"gpt2-355m", 354.8e6, 354823168},
+    {"gpt2-774m", 774e6, 774030080},       {"gpt2-1.5b", 1.558e9, 1557611200},
+    {"gpt3-1.3b", 1.3e9, 0},               {"gpt3-6.7b", 6.7e9, 0},
+    {"gpt3-13b", 13e9, 0},                 {"gpt3-175b", 175e9, 0},
+    {"llama2-7b", 6.74e9, 6738415616},     {"llama2-13b", 13.0e9, 13015864320},
+    {"llama2-70b", 69.0e9, 68976648192},   {"llama3-8b", 8.03e9, 8030261248},
+    {"llama3-70b", 70.6e9, 70553706496},
+};
+
+START_TEST(preset_totals_match_published)
+{
+    ck_assert_uint_eq(sizeof TOTALS / sizeof TOTALS[0], N_PRESETS);
+    for (size_t i = 0; i < N_PRESETS; i++) {
+        cs_model m;
+        load_preset(TOTALS[i].name, &m);
+        ck_assert_int_eq(m.generic, 0);
+        ck_assert_msg(rel_err(m.params, TOTALS[i].published) < 0.03, "%s: %.6g vs published %.6g",
+                      m.name, m.params, TOTALS[i].published);
+        if (TOTALS[i].exact > 0)
+            ck_assert_msg(m.params == TOTALS[i].exact, "%s: %.0f vs checkpoint %.0f", m.name,
+                          m.params, TOTALS[i].exact);
+        ck_assert_double_eq_tol(m.params, m.layers * m.layer_params + m.embedding_params, 0.5);
+    }
+}
+END_TEST
+
+/* Shapes as the YAML comments cite them. */
+START_TEST(preset_shapes)
+{
+    cs_model m;
+    load_preset("gpt3-175b", &m);
+    ck_assert_int_eq(m.layers, 96);
+    ck_assert_int_eq(m.hidden, 12288);
+    ck_assert_int_eq(m.heads, 96);
+    ck_assert_int_eq(m.kv_heads, 96);
+    ck_assert_int_eq(m.ffn_hidden, 4 * 12288);
+    ck_assert_int_eq(m.seq_len, 2048);
+    ck_assert_int_eq(m.vocab, 50257);
+    ck_assert(m.tied_embeddings && m.biases && m.learned_positions && !m.gated_mlp);
+    /* GPT formula: 12Lh^2 + 13Lh + (v + s)h + 2h */
+    double L = 96, h = 12288;
+    ck_assert_double_eq_tol(m.params, 12 * L * h * h + 13 * L * h + (50257 + 2048) * h + 2 * h,
+                            0.5);
+
+    load_preset("llama2-70b", &m);
+    ck_assert_int_eq(m.layers, 80);
+    ck_assert_int_eq(m.hidden, 8192);
+    ck_assert_int_eq(m.heads, 64);
+    ck_assert_int_eq(m.kv_heads, 8);
+    ck_assert_int_eq(m.ffn_hidden, 28672);
+    ck_assert_int_eq(m.seq_len, 4096);
+    ck_assert_int_eq(m.vocab, 32000);
+    ck_assert(!m.tied_embeddings && !m.biases && !m.learned_positions && m.gated_mlp);
+
+    load_preset("llama3-8b", &m);
+    ck_assert_int_eq(m.kv_heads, 8);
+    ck_assert_int_eq(m.ffn_hidden, 14336);
+    ck_assert_int_eq(m.seq_len, 8192);
+    ck_assert_int_eq(m.vocab, 128256);
+
+    load_preset("gpt2-124m", &m);
+    ck_assert_int_eq(m.seq_len, 1024);
+    ck_assert_int_eq(m.vocab, 50257);
+    ck_assert(m.tied_embeddings);
+}
+END_TEST
+
+/* The 3% comparison catches a plausible mistake: an untied head. */
+START_TEST(totals_catch_wrong_counting)
+{
+    cs_model m;
+    load_preset("gpt2-124m", &m);
+    m.tied_embeddings = 0;
+    ck_assert_int_eq(cs_model_derive(&m, NULL), 0);
+    ck_assert(rel_err(m.params, 124.4e6) > 0.03);
+    /* and LLaMA counted with GPT-style biases and learned positions: the
+     * exact check (not the 3% one) is what catches this */
+    load_preset("llama2-7b", &m);
+    m.biases = 1;
+    ck_assert_int_eq(cs_model_derive(&m, NULL), 0);
+    ck_assert(m.params != 6738415616.0);
+}
+END_TEST
+
+START_TEST(derive_rejects_bad_shapes)
+{
+    cs_model m;
+    load_preset("llama2-70b", &m);
+    cs_model bad = m;
+    cs_diag d;
+    bad.kv_heads = 6; /* 64 % 6 != 0 */
+    ck_assert_int_eq(cs_model_derive(&bad, &d), CS_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d.message, "'kv_heads' (6) must divide 'heads' (64)"));
+    bad = m;
+    bad.heads = 60; /* 8192 % 60 != 0 */
+    ck_assert_int_eq(cs_model_derive(&bad, &d), CS_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d.message, "'heads' (60) must divide 'hidden' (8192)"));
+    bad = m;
+    bad.kv_heads = 128;
+    ck_assert_int_eq(cs_model_derive(&bad, &d), CS_EINVAL);
+    bad = m;
+    bad.layers = 0;
+    ck_assert_int_eq(cs_model_derive(&bad, &d), CS_EINVAL);
+    bad = m;
+    bad.ffn_hidden = 0;
+    ck_assert_int_eq(cs_model_derive(&bad, &d), CS_EINVAL);
+    ck_assert_int_eq(cs_model_derive(&m, &d), 0);
+}
+END_TEST
+
+/* ---- generic models ---- */
+
+START_TEST(generic_exact_and_sane)
+{
+    static const double P[] = {124e6, 350e6, 1e9, 6.7e9, 13e9, 70e9, 175e9, 530e9, 1e12};
+    for (size_t i = 0; i < sizeof P / sizeof P[0]; i++) {
+        cs_model m;
+        cs_diag d;
+        ck_assert_int_eq(cs_model_generic(P[i], &m, &d), 0);
+        ck_assert_msg(rel_err(m.params, P[i]) < 1e-9, "%g: got %.17g", P[i], m.params);
+        ck_assert_int_eq(m.generic, 1);
+        ck_assert_int_eq(m.seq_len, 2048);
+        ck_assert_int_eq(m.vocab, 50257);
+        ck_assert_int_ge(m.layers, 1);
+        ck_assert_int_eq(m.hidden, 128 * m.layers); /* GPT-3 175B's aspect ratio */
+        ck_assert_int_eq(m.heads, m.hidden / 128);
+        ck_assert_int_eq(m.kv_heads, m.heads);
+        ck_assert_int_eq(m.ffn_hidden, 4 * m.hidden);
+        ck_assert_double_eq_tol(m.embedding_params, 50257.0 * m.hidden, 0.5);
+        /* a layer is about 12h^2, as a GPT layer of that width */
+        double ratio = m.layer_params / (12.0 * m.hidden * m.hidden);
+        ck_assert_msg(ratio > 0.4 && ratio < 1.6, "%g: layer/12h^2 = %g", P[i], ratio);
+        /* derive keeps it */
+        cs_model again = m;
+        ck_assert_int_eq(cs_model_derive(&again, NULL), 0);
+        ck_assert(rel_err(again.params, P[i]) < 1e-9);
+    }
+    /* 175B lands on GPT-3 175B's shape */
+    cs_model m;
+    ck_assert_int_eq(cs_model_generic(175e9, &m, NULL), 0);
+    ck_assert_int_eq(m.layers, 96);
+    ck_assert_int_eq(m.hidden, 12288);
+    ck_assert_str_eq(m.name, "generic-175B");
+    ck_assert_int_eq(cs_model_generic(1.3e9, &m, NULL), 0);
+    ck_assert_str_eq(m.name, "generic-1.3B");
+}
+END_TEST
+
+START_TEST(generic_small_and_invalid)
+{
+    cs_model m;
+    cs_diag d;
+    /* small: the width shrinks so the embedding stays at most half */
+    static const double P[] = {2e5, 3e6, 1e7, 5e7};
+    for (size_t i = 0; i < sizeof P / sizeof P[0]; i++) {
+        ck_assert_int_eq(cs_model_generic(P[i], &m, &d), 0);
+        ck_assert(rel_err(m.params, P[i]) < 1e-9);
+        ck_assert(m.embedding_params <= P[i] / 2);
+        ck_assert(m.layer_params > 0);
+        ck_assert_int_eq(m.hidden % m.heads, 0);
+    }
+    ck_assert_int_eq(cs_model_generic(5e4, &m, &d), CS_EINVAL); /* below 1e5 */
+    ck_assert_int_eq(cs_model_generic(1e5, &m, &d), CS_EINVAL); /* 50257 x 1 > half */
+    ck_assert_ptr_nonnull(strstr(d.message, "too small for a vocabulary of 50257"));
+    ck_assert_int_eq(cs_model_generic(-1, &m, &d), CS_EINVAL);
+    ck_assert_int_eq(cs_model_generic(NAN, &m, &d), CS_EINVAL);
+    ck_assert_int_eq(cs_model_generic(INFINITY, &m, &d), CS_EINVAL);
+    ck_assert_int_eq(cs_model_generic_shape(1e9, 0, 50257, &m, &d), CS_EINVAL);
+    /* another vocabulary and context */
+    ck_assert_int_eq(cs_model_generic_shape(7e9, 4096, 32000, &m, &d), 0);
+    ck_assert(rel_err(m.params, 7e9) < 1e-9);
+    ck_assert_int_eq(m.seq_len, 4096);
+    ck_assert_double_eq_tol(m.embedding_params, 32000.0 * m.hidden, 0.5);
+}
+END_TEST
+
+/* ---- FLOPs ---- */
+
+/* Narayanan et al. 2021 (and Korthikanti Eq. 7): model FLOPs per iteration. */
+static double narayanan_flops(double B, double s, double L, double h, double V)
+{
+    return 72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * h * L));
+}
+
+START_TEST(flops_narayanan_gpt3_175b)
+{
+    cs_model m;
+    load_preset("gpt3-175b", &m);
+    double s = m.seq_len, want = narayanan_flops(1, s, m.layers, m.hidden, m.vocab);
+    double got = cs_model_flops_per_token(&m) * s;
+    ck_assert_msg(rel_err(got, want) < 0.01, "%g vs %g", got, want);
+    ck_assert(rel_err(got, want) < 1e-12); /* the same formula, term by term */
+    /* parts */
+    ck_assert_double_eq_tol(cs_model_layer_forward_flops(&m, s),
+                            s * (24.0 * m.hidden * m.hidden + 4.0 * s * m.hidden), 1);
+    ck_assert_double_eq_tol(cs_model_head_forward_flops(&m, s), 2.0 * s * m.vocab * m.hidden, 1);
+    /* the 1% check catches the bare 6P rule, which drops the attention
+     * scores (s/6h = 2.8% at 175B) */
+    ck_assert(rel_err(6 * m.params * s, want) > 0.01);
+}
+END_TEST
+
+START_TEST(flops_about_6p_plus_attention)
+{
+    for (size_t i = 0; i < N_PRESETS; i++) {
+        cs_model m;
+        load_preset(PRESETS[i], &m);
+        /* lookups cost nothing: an untied input embedding and learned
+         * positions are parameters without FLOPs */
+        double lookup = (m.tied_embeddings ? 0.0 : (double)m.vocab * m.hidden) +
+                        (m.learned_positions ? (double)m.seq_len * m.hidden : 0.0);
+        double approx = 6 * (m.params - lookup) + 12.0 * m.layers * m.hidden * m.seq_len;
+        ck_assert_msg(rel_err(cs_model_flops_per_token(&m), approx) < 0.01, "%s: %g vs %g",
+                      m.name, cs_model_flops_per_token(&m), approx);
+        ck_assert_double_eq_tol(cs_model_flops_per_token(&m),
+                                3 * (m.layers * cs_model_layer_forward_flops(&m, 1) +
+                                     cs_model_head_forward_flops(&m, 1)),
+                                1);
+    }
+    /* generic: 2 FLOPs per layer parameter */
+    cs_model g;
+    ck_assert_int_eq(cs_model_generic(7e9, &g, NULL), 0);
+    ck_assert_double_eq_tol(cs_model_layer_forward_flops(&g, 10),
+                            10 * (2 * g.layer_params + 4.0 * g.seq_len * g.hidden), 1);
+}
+END_TEST
+
+/* ---- reading the paper CSVs ---- */
+
+/* Lines of a file (without '#' comments); NULL-terminated, caller frees
+ * with free_lines. */
+static char **read_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s (tests run from the project root)", path);
+    size_t n = 0, cap = 16;
+    char **lines = malloc(cap * sizeof *lines);
+    char buf[1024];
+    while (fgets(buf, sizeof buf, f)) {
+        buf[strcspn(buf, "\r\n")] = '\0';
+        if (buf[0] == '#' || !buf[0]) continue;
+        if (n + 1 >= cap) lines = realloc(lines, (cap *= 2) * sizeof *lines);
+        lines[n++] = strdup(buf);
+    }
+    fclose(f);
+    lines[n] = NULL;
+    return lines;
+}
+
+static void free_lines(char **lines)
+{
+    for (char **p = lines; *p; p++) free(*p);
+    free(lines);
+}
+
+/* Field i (0-based) of a CSV line without quotes, into buf. */
+static const char *field(const char *line, int i, char *buf, size_t len)
+{
+    const char *p = line;
+    for (int k = 0; k < i; k++) {
+        p = strchr(p, ',');
+        ck_assert_msg(p != NULL, "line '%s' has no field %d", line, i);
+        p++;
+    }
+    size_t n = strcspn(p, ",");
+    snprintf(buf, len, "%.*s", (int)n, p);
+    return buf;
+}
+
+/* A tiny evaluator for the papers' formulas: + - * / ^, parentheses,
+ * numbers, juxtaposition as multiplication ("5as/h", "sbh(34+...)"), and
+ * identifiers read letter by letter as variables s, b, h, a, t. */
+typedef struct expr {
+    const char *p;
+    double s, b, h, a, t;
+    int error;
+} expr;
+
+static double e_sum(expr *e);
+
+static void e_skip(expr *e)
+{
+    while (*e->p == ' ') e->p++;
+}
+
+static double e_primary(expr *e)
+{
+    e_skip(e);
+    if (*e->p == '(') {
+        e->p++;
+        double v = e_sum(e);
+        e_skip(e);
+        if (*e->p == ')')
+            e->p++;
+        else
+            e->error = 1;
+        return v;
+    }
+    if (isdigit((unsigned char)*e->p) || *e->p == '.') {
+        char *end;
+        double v = strtod(e->p, &end);
+        e->p = end;
+        return v;
+    }
+    if (isalpha((unsigned char)*e->p)) { /* one letter = one variable */
+        static const char names[] = "sbhat";
+        const double values[] = {e->s, e->b, e->h, e->a, e->t};
+        const char *at = strchr(names, *e->p++);
+        if (at) return values[at - names];
+    }
+    e->error = 1;
+    return 0;
+}
+
+static double e_power(expr *e)
+{
+    double v = e_primary(e);
+    e_skip(e);
+    if (*e->p == '^') {
+        e->p++;
+        v = pow(v, e_power(e));
+    }
+    return v;
+}
+
+static double e_product(expr *e)
+{
+    double v = e_power(e);
+    for (;;) {
+        e_skip(e);
+        char c = *e->p;
+        if (c == '*' || c == '/') {
+            e->p++;
+            double r = e_power(e);
+            v = c == '*' ? v * r : v / r;
+        } else if (c == '(' || isalnum((unsigned char)c) || c == '.') {
+            v *= e_power(e); /* juxtaposition */
+        } else {
+            return v;
+        }
+    }
+}
+
+static double e_sum(expr *e)
+{
+    double v = e_product(e);
+    for (;;) {
+        e_skip(e);
+        char c = *e->p;
+        if (c != '+' && c != '-') return v;
+        e->p++;
+        double r = e_product(e);
+        v = c == '+' ? v + r : v - r;
+    }
+}
+
+/* Value of formula `text` with s, b, h, a and t = 1. */
+static double eval(const char *text, const cs_model *m, int b)
+{
+    expr e = {.p = text, .s = m->seq_len, .b = b, .h = m->hidden, .a = m->heads, .t = 1};
+    double v = e_sum(&e);
+    e_skip(&e);
+    ck_assert_msg(!e.error && *e.p == '\0', "cannot evaluate '%s' (stopped at '%s')", text, e.p);
+    return v;
+}
+
+START_TEST(evaluator_self_test)
+{
+    cs_model m = gpt_shape(1, 10, 2, 3, 100); /* h 10, a 2, s 3 */
+    ck_assert_double_eq_tol(eval("sbh*(34+5*a*s/h)", &m, 2), 3 * 2 * 10 * (34 + 5 * 2 * 3 / 10.0),
+                            1e-9);
+    ck_assert_double_eq_tol(eval("sbh(34+5as/h)", &m, 2), eval("sbh*(34+5*a*s/h)", &m, 2), 1e-9);
+    ck_assert_double_eq_tol(eval("2*a*s^2*b + 2sbh", &m, 1), 2 * 2 * 9 + 2 * 30, 1e-9);
+    ck_assert_double_eq_tol(eval("10-4-3", &m, 1), 3, 1e-12);
+    ck_assert_double_eq_tol(eval("8/2/2", &m, 1), 2, 1e-12);
+}
+END_TEST
+
+/* Table 2 rows (korthikanti_activation_memory.csv) at t = 1, each with the
+ * mode it becomes without tensor parallelism. */
+static const struct {
+    const char *configuration;
+    cs_ckpt mode;
+} TABLE2[] = {
+    {"no parallelism", CS_CKPT_NONE},
+    {"tensor parallel (baseline)", CS_CKPT_NONE},
+    {"tensor + sequence parallel", CS_CKPT_NONE},
+    {"tensor parallel + selective activation recomputation", CS_CKPT_SELECTIVE},
+    {"tensor parallel + sequence parallel + selective activation recomputation",
+     CS_CKPT_SELECTIVE},
+    {"full activation recomputation", CS_CKPT_FULL},
+};
+
+START_TEST(activations_table2)
+{
+    cs_model shapes[4];
+    load_preset("gpt3-175b", &shapes[0]);                   /* s 2048, h 12288, a 96 */
+    shapes[1] = gpt_shape(48, 6144, 64, 2048, 51200);       /* Korthikanti 22B */
+    shapes[2] = gpt_shape(105, 20480, 128, 2048, 51200);    /* MT-NLG 530B */
+    load_preset("gpt2-124m", &shapes[3]);
+    static const int B[] = {1, 4, 1, 8};
+
+    char **lines = read_lines("validation/papers/korthikanti_activation_memory.csv");
+    size_t matched = 0;
+    for (char **l = lines + 1; *l; l++) { /* line 0 is the CSV header */
+        char config[160], formula[160];
+        field(*l, 0, config, sizeof config);
+        field(*l, 1, formula, sizeof formula);
+        for (size_t r = 0; r < sizeof TABLE2 / sizeof TABLE2[0]; r++) {
+            if (strcmp(config, TABLE2[r].configuration)) continue;
+            matched++;
+            for (size_t k = 0; k < 4; k++) {
+                double want = eval(formula, &shapes[k], B[k]);
+                double got = cs_model_activation_bytes_per_layer(&shapes[k], B[k], TABLE2[r].mode);
+                ck_assert_msg(rel_err(got, want) < 1e-12, "%s, %s: %.17g vs %.17g (%s)", config,
+                              shapes[k].name, got, want, formula);
+            }
+        }
+    }
+    free_lines(lines);
+    ck_assert_uint_eq(matched, sizeof TABLE2 / sizeof TABLE2[0]);
+
+    /* worked example: GPT-3 175B, b = 1: sbh(34 + 5as/h) with 5as/h = 80 */
+    double sbh = 2048.0 * 12288;
+    ck_assert_double_eq_tol(cs_model_activation_bytes_per_layer(&shapes[0], 1, CS_CKPT_NONE),
+                            sbh * 114, 1e-3);
+    /* the comparison catches a constant off by one */
+    ck_assert(rel_err(eval("sbh*(35+5*a*s/h)", &shapes[0], 1),
+                      cs_model_activation_bytes_per_layer(&shapes[0], 1, CS_CKPT_NONE)) > 1e-6);
+}
+END_TEST
+
+/* The Sec 4.1 itemisation (korthikanti_activation_breakdown.csv): the items
+ * add up to the block totals and the per-layer total, which is what
+ * model.c's breakdown reproduces. */
+START_TEST(activations_breakdown)
+{
+    cs_model m;
+    load_preset("gpt3-175b", &m);
+    char **lines = read_lines("validation/papers/korthikanti_activation_breakdown.csv");
+    double attention = 0, mlp = 0, attention_total = -1, mlp_total = -1, norms = -1, total = -1;
+    for (char **l = lines + 1; *l; l++) {
+        char item[128], bytes[160], note[160];
+        field(*l, 0, item, sizeof item);
+        field(*l, 1, bytes, sizeof bytes);
+        field(*l, 2, note, sizeof note);
+        if (!strcmp(item, "attention block total")) attention_total = eval(bytes, &m, 2);
+        else if (!strcmp(item, "MLP block total")) mlp_total = eval(bytes, &m, 2);
+        else if (!strcmp(item, "two layer norms (inputs)")) norms = eval(bytes, &m, 2);
+        else if (!strcmp(item, "per-layer total")) total = eval(bytes, &m, 2);
+        else if (!strcmp(note, "attention")) attention += eval(bytes, &m, 2);
+        else if (!strncmp(note, "MLP", 3)) mlp += eval(bytes, &m, 2);
+    }
+    free_lines(lines);
+    ck_assert(attention_total > 0 && mlp_total > 0 && norms > 0 && total > 0);
+    ck_assert_double_eq_tol(attention, attention_total, 1e-3);
+    ck_assert_double_eq_tol(mlp, mlp_total, 1e-3);
+    ck_assert_double_eq_tol(attention + mlp + norms, total, 1e-3);
+    ck_assert_double_eq_tol(cs_model_activation_bytes_per_layer(&m, 2, CS_CKPT_NONE), total, 1e-3);
+}
+END_TEST
+
+/* SwiGLU, ffn != 4h and GQA scale the breakdown's MLP and K/V items. */
+START_TEST(activations_scaled_terms)
+{
+    cs_model m;
+    load_preset("llama2-7b", &m); /* h 4096, a 32, kv 32, f 11008, gated, s 4096 */
+    double s = 4096, b = 2, h = 4096, f = 11008, a = 32;
+    double kept = s * b * ((7 * h + 4 * h) + (3 * h + 6 * f) + 4 * h);
+    ck_assert_double_eq_tol(cs_model_activation_bytes_per_layer(&m, 2, CS_CKPT_SELECTIVE), kept,
+                            1e-3);
+    ck_assert_double_eq_tol(cs_model_activation_bytes_per_layer(&m, 2, CS_CKPT_NONE),
+                            kept + 5 * a * s * s * b, 1e-3);
+    ck_assert_double_eq_tol(cs_model_activation_bytes_per_layer(&m, 2, CS_CKPT_FULL), 2 * s * b * h,
+                            1e-3);
+    load_preset("llama2-70b", &m); /* kv 8 of 64: k = h / 8 */
+    s = 4096, b = 1, h = 8192, f = 28672;
+    kept = s * b * ((7 * h + 4 * h / 8) + (3 * h + 6 * f) + 4 * h);
+    ck_assert_double_eq_tol(cs_model_activation_bytes_per_layer(&m, 1, CS_CKPT_SELECTIVE), kept,
+                            1e-3);
+    /* and it is not the paper's 34 sbh (which assumes MHA and a 4h GeLU
+     * MLP): 35.5 sbh here */
+    ck_assert_double_eq_tol(kept / (s * b * h), 35.5, 1e-9);
+    /* zero micro-batch: nothing */
+    ck_assert(cs_model_activation_bytes_per_layer(&m, 0, CS_CKPT_NONE) == 0);
+}
+END_TEST
+
+/* korthikanti_measured.csv: the in-text numbers, and Table 5's MFU from
+ * Table 3's shapes with our FLOPs per token on A100 bf16 peak. */
+START_TEST(korthikanti_measured)
+{
+    char **lines = read_lines("validation/papers/korthikanti_measured.csv");
+    struct {
+        char model[32];
+        int heads, hidden, layers, pp, gpus, batch;
+    } t3[8];
+    size_t n3 = 0, n5 = 0, ntext = 0;
+    cs_cluster a100;
+    cs_diag d;
+    ck_assert_int_eq(cs_config_cluster("dgx-a100", &a100, &d), 0); /* Selene: A100-80GB */
+    double peak = a100.gpu.peak_flops[CS_DTYPE_BF16];
+    ck_assert_double_eq_tol(peak, 312e12, 1e6);
+    for (char **l = lines; *l; l++) {
+        char f[8][64];
+        for (int i = 0; i < 8; i++) f[i][0] = '\0';
+        if (!strncmp(*l, "T3,", 3)) {
+            for (int i = 0; i < 10; i++) {
+                char buf[64];
+                field(*l, i, buf, sizeof buf);
+                if (i == 1) {
+                    snprintf(t3[n3].model, sizeof t3[n3].model, "%.*s", (int)strcspn(buf, " "),
+                             buf);
+                }
+                if (i == 2) t3[n3].heads = atoi(buf);
+                if (i == 3) t3[n3].hidden = atoi(buf);
+                if (i == 4) t3[n3].layers = atoi(buf);
+                if (i == 6) t3[n3].pp = atoi(buf);
+                if (i == 7) t3[n3].gpus = atoi(buf);
+                if (i == 8) t3[n3].batch = atoi(buf);
+            }
+            ck_assert_uint_lt(++n3, 8);
+        } else if (!strncmp(*l, "T5,", 3)) {
+            field(*l, 1, f[0], sizeof f[0]);
+            field(*l, 3, f[1], sizeof f[1]);
+            field(*l, 5, f[2], sizeof f[2]);
+            size_t k = 0;
+            while (k < n3 && strcmp(t3[k].model, f[0])) k++;
+            ck_assert_msg(k < n3, "T5 row %s has no T3 shape", f[0]);
+            /* s = 2048, v = 51200 (the file's header) */
+            cs_model m = gpt_shape(t3[k].layers, t3[k].hidden, t3[k].heads, 2048, 51200);
+            double tokens = (double)t3[k].batch * 2048, time_s = atof(f[1]);
+            double mfu = cs_model_flops_per_token(&m) * tokens / (time_s * t3[k].gpus * peak);
+            double want = atof(f[2]) / 100;
+            ck_assert_msg(fabs(mfu - want) < 0.003, "%s: MFU %.4f vs Table 5 %.4f", f[0], mfu,
+                          want);
+            /* the bare 6P rule misses the 175B figure by more than that */
+            double mfu_6p = 6 * m.params * tokens / (time_s * t3[k].gpus * peak);
+            if (!strcmp(f[0], "175B")) ck_assert(fabs(mfu_6p - want) > 0.003);
+            n5++;
+        } else if (!strncmp(*l, "text,", 5)) {
+            field(*l, 1, f[0], sizeof f[0]);
+            field(*l, 2, f[1], sizeof f[1]);
+            cs_model gpt3, mtnlg;
+            load_preset("gpt3-175b", &gpt3);
+            mtnlg = gpt_shape(105, 20480, 128, 2048, 51200);
+            double sbh3 = 2048.0 * 12288, sbhm = 2048.0 * 20480;
+            double none3 = cs_model_activation_bytes_per_layer(&gpt3, 1, CS_CKPT_NONE);
+            double nonem = cs_model_activation_bytes_per_layer(&mtnlg, 1, CS_CKPT_NONE);
+            double sel3 = cs_model_activation_bytes_per_layer(&gpt3, 1, CS_CKPT_SELECTIVE);
+            double selm = cs_model_activation_bytes_per_layer(&mtnlg, 1, CS_CKPT_SELECTIVE);
+            if (!strncmp(f[0], "GPT-3 5as/h", 11)) {
+                ck_assert_double_eq_tol(none3 / sbh3 - 34, atof(f[1]), 1e-9);
+                ntext++;
+            } else if (!strncmp(f[0], "MT-NLG 5as/h", 12)) {
+                ck_assert_double_eq_tol(nonem / sbhm - 34, atof(f[1]), 1e-9);
+                ntext++;
+            } else if (!strcmp(f[0], "selective recompute memory saved GPT-3 / MT-NLG")) {
+                /* "70% / 65%" */
+                double g = atof(f[1]), mt = atof(strchr(f[1], '/') + 1);
+                ck_assert_double_eq_tol(100 * (1 - sel3 / none3), g, 0.5);
+                ck_assert_double_eq_tol(100 * (1 - selm / nonem), mt, 0.5);
+                ntext++;
+            } else if (!strncmp(f[0], "530B first-stage saving", 23)) {
+                /* sbhp: one 2-byte layer input per pipeline stage (p = 35) */
+                double p = 0;
+                for (size_t k = 0; k < n3; k++)
+                    if (!strcmp(t3[k].model, "530B")) p = t3[k].pp;
+                ck_assert_int_eq((int)p, 35);
+                double bytes = cs_model_activation_bytes_per_layer(&mtnlg, 1, CS_CKPT_FULL) * p;
+                ck_assert_double_eq_tol(bytes / GiB, atof(f[1]), 0.005);
+                ntext++;
+            }
+        }
+    }
+    free_lines(lines);
+    ck_assert_uint_eq(n3, 4);
+    ck_assert_uint_eq(n5, 4);
+    ck_assert_uint_eq(ntext, 4);
+}
+END_TEST
+
+/* ---- YAML ---- */
+
+static int load(const char *yaml, cs_model *m, cs_diag *d)
+{
+    return cs_model_load_string("test.yaml", yaml, strlen(yaml), m, d);
+}
+
+static void expect_ok(const char *yaml, cs_model *m, int line)
+{
+    cs_diag d;
+    int rc = load(yaml, m, &d);
+    char buf[1024];
+    cs_diag_format(&d, buf, sizeof buf);
+    ck_assert_msg(rc == 0, "line %d: load failed: %s", line, buf);
+}
+
+static void expect_error(const char *yaml, int want_line, int want_col, const char *text, int line)
+{
+    cs_model m;
+    cs_diag d;
+    int rc = load(yaml, &m, &d);
+    char buf[1024];
+    cs_diag_format(&d, buf, sizeof buf);
+    ck_assert_msg(rc == CS_ECONFIG, "line %d: want CS_ECONFIG, got %d (%s)", line, rc, buf);
+    ck_assert_msg(d.code == CS_ECONFIG, "line %d: diag code %d", line, d.code);
+    ck_assert_msg(!strcmp(d.file, "test.yaml"), "line %d: file '%s'", line, d.file);
+    ck_assert_msg(d.line == want_line && d.column == want_col, "line %d: at %d:%d, want %d:%d (%s)",
+                  line, d.line, d.column, want_line, want_col, buf);
+    ck_assert_msg(strstr(d.message, text) != NULL, "line %d: message '%s' lacks '%s'", line,
+                  d.message, text);
+}
+
+#define OK_YAML(yaml, m)        expect_ok(yaml, m, __LINE__)
+#define ERR(yaml, l, col, text) expect_error(yaml, l, col, text, __LINE__)
+
+/* A small valid shape; line numbers below refer to it. */
+#define SHAPE "layers: 2\n"     /* 1 */ \
+              "hidden: 64\n"    /* 2 */ \
+              "heads: 4\n"      /* 3 */ \
+              "seq_len: 128\n"  /* 4 */ \
+              "vocab: 1000\n"   /* 5 */
+
+START_TEST(yaml_defaults)
+{
+    cs_model m;
+    OK_YAML(SHAPE, &m);
+    ck_assert_str_eq(m.name, "test"); /* from the origin */
+    ck_assert_int_eq(m.kv_heads, 4);
+    ck_assert_int_eq(m.ffn_hidden, 256);
+    ck_assert(!m.gated_mlp && m.biases && m.learned_positions && m.tied_embeddings);
+    ck_assert_int_eq(m.generic, 0);
+    /* 2 x (12 h^2 + 13 h) + (v + s) h + 2h */
+    double h = 64;
+    ck_assert_double_eq_tol(m.params, 2 * (12 * h * h + 13 * h) + (1000 + 128) * h + 2 * h, 0.5);
+
+    OK_YAML(SHAPE "gated_mlp: true\nname: tiny\nkv_heads: 2\nffn_hidden: 100\n", &m);
+    ck_assert_str_eq(m.name, "tiny");
+    ck_assert(m.gated_mlp && !m.biases && !m.learned_positions && !m.tied_embeddings);
+    /* 2 x (2h^2 + 2h(h/2) + 3hf + 2h) + 2vh + h */
+    ck_assert_double_eq_tol(m.params,
+                            2 * (2 * h * h + h * h + 3 * h * 100 + 2 * h) + 2 * 1000 * h + h, 0.5);
+
+    /* explicit style keys override the gated default */
+    OK_YAML(SHAPE "gated_mlp: true\nbiases: true\nposition_embedding: learned\n"
+                  "tied_embeddings: true\n",
+            &m);
+    ck_assert(m.gated_mlp && m.biases && m.learned_positions && m.tied_embeddings);
+    OK_YAML(SHAPE "position_embedding: rotary\n", &m);
+    ck_assert_int_eq(m.learned_positions, 0);
+}
+END_TEST
+
+START_TEST(yaml_generic)
+{
+    cs_model m;
+    OK_YAML("parameters: 7e9\n", &m);
+    ck_assert_int_eq(m.generic, 1);
+    ck_assert(rel_err(m.params, 7e9) < 1e-9);
+    ck_assert_str_eq(m.name, "test");
+    ck_assert_int_eq(m.seq_len, 2048);
+    ck_assert_int_eq(m.vocab, 50257);
+    OK_YAML("name: big\nparameters: 1.3B\nseq_len: 4096\nvocab: 32000\n", &m);
+    ck_assert_str_eq(m.name, "big");
+    ck_assert(rel_err(m.params, 1.3e9) < 1e-9);
+    ck_assert_int_eq(m.seq_len, 4096);
+    ck_assert_int_eq(m.vocab, 32000);
+    OK_YAML("parameters: 350M\n", &m);
+    ck_assert(rel_err(m.params, 350e6) < 1e-9);
+    OK_YAML("parameters: 1T\n", &m);
+    ck_assert(rel_err(m.params, 1e12) < 1e-9);
+    OK_YAML("parameters: 124000000\n", &m);
+    ck_assert(rel_err(m.params, 124e6) < 1e-9);
+}
+END_TEST
+
+START_TEST(yaml_errors)
+{
+    /* unknown key with a did-you-mean */
+    ERR("layers: 2\nhiden: 64\nheads: 4\nseq_len: 128\nvocab: 1000\n", 2, 1,
+        "unknown key 'hiden' in model (did you mean 'hidden'?)");
+    ERR(SHAPE "kv_head: 2\n", 6, 1, "did you mean 'kv_heads'?");
+    ERR(SHAPE "tied_embedding: false\n", 6, 1, "did you mean 'tied_embeddings'?");
+    /* parameters mixed with a shape: at the shape key, naming parameters */
+    ERR("parameters: 7e9\nlayers: 32\n", 2, 1,
+        "'layers' cannot be combined with 'parameters' (line 1, column 1)");
+    ERR("name: x\ngated_mlp: true\nparameters: 7e9\n", 2, 1,
+        "'gated_mlp' cannot be combined with 'parameters' (line 3, column 1)");
+    /* seq_len and vocab may go with parameters; nothing else */
+    ERR("parameters: 7e9\nseq_len: 4096\nffn_hidden: 100\n", 3, 1, "cannot be combined");
+    /* heads not dividing hidden, kv_heads not dividing heads: at the value */
+    ERR("layers: 2\nhidden: 64\nheads: 5\nseq_len: 128\nvocab: 1000\n", 3, 8,
+        "'heads' (5) must divide 'hidden' (64)");
+    ERR(SHAPE "kv_heads: 3\n", 6, 11, "'kv_heads' (3) must divide 'heads' (4)");
+    ERR(SHAPE "kv_heads: 8\n", 6, 11, "'kv_heads' must be in 1..heads (4), got 8");
+    /* missing keys: at the mapping */
+    ERR("hidden: 64\nheads: 4\nseq_len: 128\nvocab: 1000\n", 1, 1,
+        "missing required key 'layers' in model");
+    ERR("layers: 2\nhidden: 64\nheads: 4\nseq_len: 128\n", 1, 1, "missing required key 'vocab'");
+    /* values */
+    ERR("layers: many\nhidden: 64\nheads: 4\nseq_len: 128\nvocab: 1000\n", 1, 9,
+        "'layers' must be an integer in 1..100000, got 'many'");
+    ERR("layers: 0\nhidden: 64\nheads: 4\nseq_len: 128\nvocab: 1000\n", 1, 9, "'layers' must be");
+    ERR(SHAPE "gated_mlp: yes\n", 6, 12, "'gated_mlp' must be true or false");
+    ERR(SHAPE "position_embedding: rotery\n", 6, 21, "did you mean 'rotary'?");
+    ERR("parameters: lots\n", 1, 13, "'parameters' must be a parameter count such as 7e9");
+    ERR("parameters: 50\n", 1, 13, "'parameters' must be in [100000, 1e+16]");
+    ERR("parameters: [1, 2]\n", 1, 13, "got a sequence");
+    ERR("parameters: 1e5\nvocab: 50257\n", 1, 13, "too small for a vocabulary of 50257");
+    /* structure */
+    ERR("", 1, 1, "empty file");
+    ERR("- layers\n", 1, 1, "expected a mapping of model keys");
+    ERR(SHAPE "layers: 3\n", 6, 1, "duplicate key 'layers'");
+}
+END_TEST
+
+START_TEST(yaml_error_check_can_fail)
+{
+    /* The error helper compares position and text: a wrong column or text
+     * must not pass. Reproduce its checks by hand on a known error. */
+    cs_model m;
+    cs_diag d;
+    ck_assert_int_eq(load(SHAPE "kv_heads: 3\n", &m, &d), CS_ECONFIG);
+    ck_assert_int_eq(d.line, 6);
+    ck_assert_int_ne(d.column, 1);
+    ck_assert_ptr_null(strstr(d.message, "'heads' (4) must divide"));
+}
+END_TEST
+
+START_TEST(load_specs)
+{
+    cs_model m;
+    cs_diag d;
+    /* unknown preset: did-you-mean */
+    ck_assert_int_eq(cs_model_load("llama2-7", &m, &d), CS_ENOENT);
+    ck_assert_ptr_nonnull(strstr(d.message, "unknown model 'llama2-7' (did you mean 'llama2-7b'?"));
+    ck_assert_ptr_nonnull(strstr(d.message, "presets: gpt2-1.5b, gpt2-124m"));
+    ck_assert_int_eq(cs_model_load("gpt3-175", &m, &d), CS_ENOENT);
+    ck_assert_ptr_nonnull(strstr(d.message, "did you mean 'gpt3-175b'?"));
+    ck_assert_int_eq(cs_model_load("bertlarge", &m, &d), CS_ENOENT);
+    ck_assert_ptr_null(strstr(d.message, "did you mean"));
+    /* a missing file */
+    ck_assert_int_eq(cs_model_load("configs/models/nope.yaml", &m, &d), CS_ENOENT);
+    ck_assert_str_eq(d.file, "configs/models/nope.yaml");
+    /* parameter counts */
+    ck_assert_int_eq(cs_model_load("7e9", &m, &d), 0);
+    ck_assert(m.generic && rel_err(m.params, 7e9) < 1e-9);
+    ck_assert_int_eq(cs_model_load("1.3B", &m, &d), 0);
+    ck_assert(rel_err(m.params, 1.3e9) < 1e-9);
+    ck_assert_int_eq(cs_model_load("10", &m, &d), CS_EINVAL);
+    /* a preset's origin names its file */
+    ck_assert_int_eq(cs_model_load_string("configs/models/x.yml", "layers: x\n", 10, &m, &d),
+                     CS_ECONFIG);
+    ck_assert_str_eq(d.file, "configs/models/x.yml");
+}
+END_TEST
+
+/* The scenario loader's entry: a `model:` value inside a larger document. */
+static int from_node(const char *yaml, cs_model *m, cs_diag *d)
+{
+    cs_ynode *root = NULL;
+    int rc = cs_yamlnode_parse("scenario.yaml", yaml, strlen(yaml), &root, d);
+    ck_assert_int_eq(rc, 0);
+    cs_yctx c = {.origin = "scenario.yaml", .root = "scenario", .d = d};
+    rc = cs__model_from_node(&c, cs_yamlnode_find(root, "model"), m);
+    cs_yamlnode_free(root);
+    return rc;
+}
+
+START_TEST(model_from_node)
+{
+    cs_model m;
+    cs_diag d;
+    ck_assert_int_eq(from_node("cluster: dgx-h100\nmodel: llama3-8b\n", &m, &d), 0);
+    ck_assert_str_eq(m.name, "llama3-8b");
+    ck_assert_int_eq(from_node("model:\n  parameters: 13B\n", &m, &d), 0);
+    ck_assert(m.generic && rel_err(m.params, 13e9) < 1e-9);
+    ck_assert_str_eq(m.name, "generic-13B");
+    ck_assert_int_eq(from_node("model: {layers: 2, hidden: 64, heads: 4, seq_len: 8, vocab: 10}\n",
+                               &m, &d),
+                     0);
+    ck_assert_str_eq(m.name, "model");
+    /* errors are at the node, in the scenario file */
+    ck_assert_int_eq(from_node("x: 1\nmodel: llama2-7\n", &m, &d), CS_ECONFIG);
+    ck_assert_str_eq(d.file, "scenario.yaml");
+    ck_assert_int_eq(d.line, 2);
+    ck_assert_int_eq(d.column, 8);
+    ck_assert_ptr_nonnull(strstr(d.message, "did you mean 'llama2-7b'?"));
+    ck_assert_int_eq(from_node("model:\n  layers: 2\n  hiden: 64\n", &m, &d), CS_ECONFIG);
+    ck_assert_int_eq(d.line, 3);
+    ck_assert_int_eq(d.column, 3);
+    ck_assert_ptr_nonnull(strstr(d.message, "unknown key 'hiden' in model (did you mean"));
+    ck_assert_int_eq(from_node("model:\n  parameters: 7e9\n  heads: 4\n", &m, &d), CS_ECONFIG);
+    ck_assert_int_eq(d.line, 3);
+    ck_assert_int_eq(from_node("model: [1]\n", &m, &d), CS_ECONFIG);
+    ck_assert_int_eq(d.line, 1);
+}
+END_TEST
+
+static Suite *model_suite(void)
+{
+    Suite *s = suite_create("model");
+    TCase *tp = tcase_create("presets");
+    tcase_add_test(tp, presets_listed_sorted);
+    tcase_add_test(tp, presets_match_their_files);
+    tcase_add_test(tp, preset_totals_match_published);
+    tcase_add_test(tp, preset_shapes);
+    tcase_add_test(tp, totals_catch_wrong_counting);
+    tcase_add_test(tp, derive_rejects_bad_shapes);
+    suite_add_tcase(s, tp);
+
+    TCase *tg = tcase_create("generic");
+    tcase_add_test(tg, generic_exact_and_sane);
+    tcase_add_test(tg, generic_small_and_invalid);
+    suite_add_tcase(s, tg);
+
+    TCase *tf = tcase_create("papers");
+    tcase_add_test(tf, flops_narayanan_gpt3_175b);
+    tcase_add_test(tf, flops_about_6p_plus_attention);
+    tcase_add_test(tf, evaluator_self_test);
+    tcase_add_test(tf, activations_table2);
+    tcase_add_test(tf, activations_breakdown);
+    tcase_add_test(tf, activations_scaled_terms);
+    tcase_add_test(tf, korthikanti_measured);
+    suite_add_tcase(s, tf);
+
+    TCase *ty = tcase_create("yaml");
+    tcase_add_test(ty, yaml_defaults);
+    tcase_add_test(ty, yaml_generic);
+    tcase_add_test(ty, yaml_errors);
+    tcase_add_test(ty, yaml_error_check_can_fail);
+    tcase_add_test(ty, load_specs);
+    tcase_add_test(ty, model_from_node);
+    suite_add_tcase(s, ty);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(model_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
