@@ -451,6 +451,20 @@ static int load(const char *origin, const char *default_name, const char *yaml, 
     return rc;
 }
 
+int cs_config_cluster_from_node(const cs_yctx *c, const cs_ynode *map, const char *path,
+                                const char *default_name, cs_cluster *out)
+{
+    cs_cluster *cl = cs_xmalloc(sizeof *cl);
+    set_defaults(cl, default_name);
+    int rc = cs_yamlnode_apply(c, map, path, cluster_fields, cl);
+    if (!rc) {
+        resolve_defaults(cl);
+        *out = *cl;
+    }
+    free(cl);
+    return rc;
+}
+
 /* File basename without .yaml/.yml, or what follows "preset:". */
 static void name_from_origin(const char *origin, char *buf, size_t len)
 {

@@ -29,6 +29,17 @@ int cs_config_load_cluster_file(const char *path, cs_cluster *out, cs_diag *d);
  * first. Unknown presets get a did-you-mean over the preset names. */
 int cs_config_cluster(const char *spec, cs_cluster *out, cs_diag *d);
 
+/* Reads a cluster written inline inside a larger document (a scenario's
+ * `cluster:` mapping): `map` is that mapping, `path` its dotted name in
+ * messages ("cluster"), default_name the name when the mapping has none.
+ * Same schema, defaults and checks as a cluster file; errors go to c->d
+ * with the document's origin, line and column. out is written only on
+ * success. */
+struct cs_yctx;
+struct cs_ynode;
+int cs_config_cluster_from_node(const struct cs_yctx *c, const struct cs_ynode *map,
+                                const char *path, const char *default_name, cs_cluster *out);
+
 /* Edit distance used for did-you-mean suggestions (exposed for tests). */
 int cs_config_edit_distance(const char *a, const char *b);
 

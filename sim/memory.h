@@ -40,8 +40,20 @@ typedef struct cs_memory {
 void cs_memory_shard_degrees(const cs_training *t, const cs_topology *topo, int *params,
                              int *grads, int *optimizer);
 
+/* Ranks that share one copy of the sharded state: topo->ranks for
+ * fsdp_shard_grad_op / fsdp_full_shard / zero1, the hybrid group for
+ * fsdp_hybrid_shard (shard_group, 0 = the ranks of one node, capped at
+ * topo->ranks), 1 for ddp and fsdp_no_shard. */
+int cs_memory_shard_group(const cs_training *t, const cs_topology *topo);
+
+/* NCCL buffer bytes per rank derived from the cluster (used when
+ * t->nccl_buffer_bytes < 0): see memory.c for the formula. */
+double cs_memory_nccl_buffer_bytes(const cs_training *t, const cs_topology *topo);
+
 /* Footprint per rank. model_states_only: params + grads + optimizer only
- * (the ZeRO paper's view; everything else 0 and peak = model states). */
+ * (the ZeRO paper's view; everything else 0 and peak = model states).
+ * Returns 0, or CS_EINVAL with d filled (no parameters, micro_batch < 1,
+ * a hybrid shard group that does not divide the ranks). */
 int cs_memory_estimate(const cs_model *m, const cs_training *t, const cs_topology *topo,
                        int model_states_only, cs_memory *out, cs_diag *d);
 

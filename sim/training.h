@@ -43,6 +43,8 @@ typedef struct cs_training {
     /* DDP */
     double bucket_cap_bytes;    /* 25 MiB (torch DDP bucket_cap_mb) */
     double first_bucket_bytes;  /* 1 MiB (torch dist._DEFAULT_FIRST_BUCKET_BYTES) */
+    int gradient_as_bucket_view; /* torch DDP flag, default 0: buckets are a
+                                    second copy of the gradients */
     /* FSDP */
     int shard_group;            /* hybrid_shard group size; 0 = one node */
     cs_prefetch backward_prefetch; /* default BACKWARD_PRE */
@@ -54,21 +56,32 @@ typedef struct cs_training {
     double comm_compute_slowdown; /* both slowed by this factor while overlapping */
     /* per-GPU overheads that are not model state */
     double cuda_context_bytes;
-    double nccl_buffer_bytes;
+    double nccl_buffer_bytes;   /* < 0: derived from the cluster (memory.c) */
     double fragmentation;       /* fraction of allocated bytes lost */
 } cs_training;
 
 const char *cs_strategy_name(cs_strategy s);
 int cs_strategy_parse(const char *s, cs_strategy *out);
 const char *cs_optimizer_name(cs_optimizer o);
+int cs_optimizer_parse(const char *s, cs_optimizer *out);
 
 /* Defaults for a strategy (everything documented in training.c). */
 void cs_training_defaults(cs_training *t, cs_strategy s);
 
 /* Bytes of optimizer state per parameter (before sharding): Adam with
  * fp32 master weights 12 (master 4 + m 4 + v 4, ZeRO Sec 3.1's K = 12);
- * without master weights 8 (m, v); SGD+momentum 4 (+4 master); SGD 0 (+4). */
+ * without master weights 8 (m, v); SGD+momentum 4 (+4 master); SGD 0 (+4).
+ * The optimizer's states take the dtype of the tensors it updates (torch
+ * optimizers allocate them with zeros_like): fp32 with master weights,
+ * else the parameter dtype (pure bf16 Adam: 2 + 2). A master copy exists
+ * only when parameters are narrower than 4 bytes; with fp32 parameters
+ * the parameters are the master and master_weights_fp32 adds nothing. */
 double cs_training_optimizer_bytes_per_param(const cs_training *t);
+
+/* reshard_after_forward resolved: 1 for fsdp_full_shard / hybrid_shard
+ * unless set to 0, 0 for fsdp_shard_grad_op, 0 for strategies that keep
+ * full parameters (n/a). */
+int cs_training_reshard_after_forward(const cs_training *t);
 
 /* A scenario: the three parts a `collsim simulate SCENARIO.yaml` needs. */
 typedef struct cs_scenario {

@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-training.c - training defaults and names, and the scenario YAML
+ * loader: every key, preset and inline cluster/model, relative paths, the
+ * example scenarios (which must load, fit, and be listed in the README),
+ * and each class of error with its exact line and column. Runs with the
+ * project root as working directory.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memory.h"
+#include "topology.h"
+#include "training.h"
+
+#define MiB (1024.0 * 1024.0)
+
+/* Line numbers in the tests refer to this text. */
+static const char BASE[] = "cluster: dgx-h100\n"           /* 1 */
+                           "model: gpt3-1.3b\n"            /* 2 */
+                           "nodes: 2\n"                    /* 3 */
+                           "training:\n"                   /* 4 */
+                           "  strategy: fsdp_full_shard\n" /* 5 */
+                           "  micro_batch: 2\n";           /* 6 */
+
+static int load(const char *yaml, cs_scenario *sc, cs_diag *d)
+{
+    return cs_scenario_load_string("s.yaml", yaml, strlen(yaml), sc, d);
+}
+
+/* BASE with the first `from` replaced by `to` (from may be ""; then `to`
+ * is appended). Caller frees. */
+static char *edit(const char *from, const char *to)
+{
+    const char *at = from[0] ? strstr(BASE, from) : BASE + strlen(BASE);
+    ck_assert_msg(at != NULL, "'%s' not in BASE", from);
+    size_t pre = (size_t)(at - BASE), fl = strlen(from), tl = strlen(to);
+    char *s = malloc(strlen(BASE) - fl + tl + 1);
+    ck_assert_ptr_nonnull(s);
+    memcpy(s, BASE, pre);
+    memcpy(s + pre, to, tl);
+    strcpy(s + pre + tl, at + fl);
+    return s;
+}
+
+static cs_scenario expect_ok(const char *yaml)
+{
+    cs_scenario sc;
+    cs_diag d;
+    int rc = load(yaml, &sc, &d);
+    char buf[1024];
+    cs_diag_format(&d, buf, sizeof buf);
+    ck_assert_msg(rc == 0, "unexpected error: %s", buf);
+    return sc;
+}
+
+static void expect_error(const char *yaml, int line, int column, const char *needle)
+{
+    cs_scenario sc;
+    cs_diag d;
+    int rc = load(yaml, &sc, &d);
+    ck_assert_msg(rc != 0, "expected an error containing '%s'", needle);
+    char buf[1024];
+    cs_diag_format(&d, buf, sizeof buf);
+    ck_assert_msg(d.line == line && d.column == column, "expected %d:%d, got %s", line, column,
+                  buf);
+    ck_assert_msg(strstr(d.message, needle) != NULL, "expected '%s' in: %s", needle, buf);
+    ck_assert_str_eq(d.file, "s.yaml");
+}
+
+static void expect_edit_error(const char *from, const char *to, int line, int column,
+                              const char *needle)
+{
+    char *y = edit(from, to);
+    expect_error(y, line, column, needle);
+    free(y);
+}
+
+START_TEST(defaults)
+{
+    cs_training t;
+    cs_training_defaults(&t, CS_STRAT_FSDP_HYBRID_SHARD);
+    ck_assert_int_eq(t.strategy, CS_STRAT_FSDP_HYBRID_SHARD);
+    ck_assert_int_eq(t.param_dtype, CS_DTYPE_BF16);
+    ck_assert_int_eq(t.grad_reduce_dtype, CS_DTYPE_BF16);
+    ck_assert_int_eq(t.master_weights_fp32, 1);
+    ck_assert_int_eq(t.optimizer, CS_OPT_ADAMW);
+    ck_assert_int_eq(t.micro_batch, 1);
+    ck_assert_int_eq(t.grad_accum, 1);
+    ck_assert_int_eq(t.checkpointing, CS_CKPT_NONE);
+    ck_assert_double_eq(t.bucket_cap_bytes, 25 * MiB);
+    ck_assert_double_eq(t.first_bucket_bytes, 1 * MiB);
+    ck_assert_int_eq(t.gradient_as_bucket_view, 0);
+    ck_assert_int_eq(t.shard_group, 0);
+    ck_assert_int_eq(t.backward_prefetch, CS_PREFETCH_PRE);
+    ck_assert_int_eq(t.forward_prefetch, 0);
+    ck_assert_int_eq(t.limit_all_gathers, 2);
+    ck_assert_int_eq(t.reshard_after_forward, -1);
+    ck_assert_double_eq(t.compute_efficiency, 0.5);
+    ck_assert_double_eq(t.comm_compute_slowdown, 0.0);
+    ck_assert_double_eq(t.cuda_context_bytes, 512 * MiB);
+    ck_assert(t.nccl_buffer_bytes < 0);
+    ck_assert_double_eq(t.fragmentation, 0.05);
+}
+END_TEST
+
+START_TEST(names_and_reshard)
+{
+    static const char *const want[] = {"ddp",
+                                       "zero1",
+                                       "fsdp_no_shard",
+                                       "fsdp_shard_grad_op",
+                                       "fsdp_full_shard",
+                                       "fsdp_hybrid_shard"};
+    for (int s = 0; s < CS_STRAT_COUNT; s++) {
+        ck_assert_str_eq(cs_strategy_name((cs_strategy)s), want[s]);
+        cs_strategy back;
+        ck_assert_int_eq(cs_strategy_parse(want[s], &back), 0);
+        ck_assert_int_eq(back, s);
+    }
+    cs_strategy x;
+    ck_assert_int_eq(cs_strategy_parse("FULL_SHARD", &x), CS_EINVAL);
+    static const char *const opt[] = {"adam", "adamw", "sgd_momentum", "sgd"};
+    for (int o = 0; o < CS_OPT_COUNT; o++) {
+        ck_assert_str_eq(cs_optimizer_name((cs_optimizer)o), opt[o]);
+        cs_optimizer back;
+        ck_assert_int_eq(cs_optimizer_parse(opt[o], &back), 0);
+        ck_assert_int_eq(back, o);
+    }
+    cs_optimizer y;
+    ck_assert_int_eq(cs_optimizer_parse("lamb", &y), CS_EINVAL);
+
+    /* reshard_after_forward: -1 resolves by strategy. */
+    static const int resolved[CS_STRAT_COUNT] = {0, 0, 0, 0, 1, 1};
+    for (int s = 0; s < CS_STRAT_COUNT; s++) {
+        cs_training t;
+        cs_training_defaults(&t, (cs_strategy)s);
+        ck_assert_int_eq(cs_training_reshard_after_forward(&t), resolved[s]);
+    }
+    cs_training t;
+    cs_training_defaults(&t, CS_STRAT_FSDP_FULL_SHARD);
+    t.reshard_after_forward = 0;
+    ck_assert_int_eq(cs_training_reshard_after_forward(&t), 0);
+}
+END_TEST
+
+START_TEST(scenario_basic)
+{
+    cs_scenario sc = expect_ok(BASE);
+    ck_assert_str_eq(sc.cluster.name, "dgx-h100");
+    ck_assert_str_eq(sc.model.name, "gpt3-1.3b");
+    ck_assert_int_eq(sc.nodes, 2);
+    ck_assert_int_eq(sc.ranks, 0);
+    ck_assert_int_eq(sc.training.strategy, CS_STRAT_FSDP_FULL_SHARD);
+    ck_assert_int_eq(sc.training.micro_batch, 2);
+    /* Everything else is the strategy's default. */
+    cs_training t;
+    cs_training_defaults(&t, CS_STRAT_FSDP_FULL_SHARD);
+    t.micro_batch = 2;
+    ck_assert_mem_eq(&sc.training, &t, sizeof t);
+}
+END_TEST
+
+START_TEST(scenario_every_key)
+{
+    const char *y = "cluster: hgx-h200\n"
+                    "model: llama2-7b\n"
+                    "ranks: 16\n"
+                    "nodes: 2\n"
+                    "training:\n"
+                    "  strategy: ddp\n"
+                    "  param_dtype: fp16\n"
+                    "  grad_reduce_dtype: fp32\n"
+                    "  master_weights: false\n"
+                    "  optimizer: sgd_momentum\n"
+                    "  micro_batch: 3\n"
+                    "  grad_accum: 4\n"
+                    "  activation_checkpointing: full\n"
+                    "  bucket_cap_mb: 50\n"
+                    "  first_bucket_mb: 0.5\n"
+                    "  gradient_as_bucket_view: true\n"
+                    "  compute_efficiency: 0.42\n"
+                    "  comm_compute_slowdown: 0.1\n"
+                    "  cuda_context: 1GiB\n"
+                    "  nccl_buffers: 300MiB\n"
+                    "  fragmentation: 0.1\n";
+    cs_scenario sc = expect_ok(y);
+    const cs_training *t = &sc.training;
+    ck_assert_int_eq(sc.ranks, 16);
+    ck_assert_int_eq(t->param_dtype, CS_DTYPE_FP16);
+    ck_assert_int_eq(t->grad_reduce_dtype, CS_DTYPE_FP32);
+    ck_assert_int_eq(t->master_weights_fp32, 0);
+    ck_assert_int_eq(t->optimizer, CS_OPT_SGD_MOMENTUM);
+    ck_assert_int_eq(t->micro_batch, 3);
+    ck_assert_int_eq(t->grad_accum, 4);
+    ck_assert_int_eq(t->checkpointing, CS_CKPT_FULL);
+    ck_assert_double_eq(t->bucket_cap_bytes, 50 * MiB);
+    ck_assert_double_eq(t->first_bucket_bytes, 0.5 * MiB);
+    ck_assert_int_eq(t->gradient_as_bucket_view, 1);
+    ck_assert_double_eq(t->compute_efficiency, 0.42);
+    ck_assert_double_eq(t->comm_compute_slowdown, 0.1);
+    ck_assert_double_eq(t->cuda_context_bytes, 1024 * MiB);
+    ck_assert_double_eq(t->nccl_buffer_bytes, 300 * MiB);
+    ck_assert_double_eq(t->fragmentation, 0.1);
+
+    const char *f = "cluster: dgx-h100\n"
+                    "model: gpt3-1.3b\n"
+                    "nodes: 2\n"
+                    "training:\n"
+                    "  strategy: fsdp_hybrid_shard\n"
+                    "  shard_group: 4\n"
+                    "  backward_prefetch: post\n"
+                    "  forward_prefetch: true\n"
+                    "  limit_all_gathers: false\n"
+                    "  reshard_after_forward: false\n"
+                    "  nccl_buffers: auto\n";
+    sc = expect_ok(f);
+    t = &sc.training;
+    ck_assert_int_eq(t->shard_group, 4);
+    ck_assert_int_eq(t->backward_prefetch, CS_PREFETCH_POST);
+    ck_assert_int_eq(t->forward_prefetch, 1);
+    ck_assert_int_eq(t->limit_all_gathers, 0);
+    ck_assert_int_eq(t->reshard_after_forward, 0);
+    ck_assert(t->nccl_buffer_bytes < 0);
+
+    char *y2 = edit("", "  limit_all_gathers: true\n");
+    ck_assert_int_eq(expect_ok(y2).training.limit_all_gathers, 2);
+    free(y2);
+    y2 = edit("", "  limit_all_gathers: 3\n");
+    ck_assert_int_eq(expect_ok(y2).training.limit_all_gathers, 3);
+    free(y2);
+
+    /* Every dtype spelling cs_dtype_name gives is accepted. */
+    for (int dt = 0; dt < CS_DTYPE_COUNT; dt++) {
+        char line[64];
+        snprintf(line, sizeof line, "  param_dtype: %s\n", cs_dtype_name((cs_dtype)dt));
+        char *s = edit("", line);
+        ck_assert_int_eq(expect_ok(s).training.param_dtype, dt);
+        free(s);
+    }
+}
+END_TEST
+
+START_TEST(scenario_inline_cluster_and_model)
+{
+    const char *y = "cluster:\n"                               /* 1 */
+                    "  nodes: 2\n"                             /* 2 */
+                    "  gpus_per_node: 4\n"                     /* 3 */
+                    "  gpu:\n"                                 /* 4 */
+                    "    model: X\n"                           /* 5 */
+                    "    memory: 40GiB\n"                      /* 6 */
+                    "    compute_capability: 80\n"             /* 7 */
+                    "    tflops: {bf16: 312}\n"                /* 8 */
+                    "    hbm_bandwidth: 1.5TB/s\n"             /* 9 */
+                    "  intra:\n"                               /* 10 */
+                    "    fabric: nvlink\n"                     /* 11 */
+                    "    bandwidth: 100GB/s\n"                 /* 12 */
+                    "  inter:\n"                               /* 13 */
+                    "    nics_per_node: 1\n"                   /* 14 */
+                    "    nic_bandwidth: 100Gbps\n"             /* 15 */
+                    "model: {parameters: 2e9, seq_len: 1024}\n" /* 16 */
+                    "training: {strategy: zero1}\n";           /* 17 */
+    cs_scenario sc = expect_ok(y);
+    ck_assert_str_eq(sc.cluster.name, "cluster");
+    ck_assert_int_eq(sc.cluster.nodes, 2);
+    ck_assert_int_eq(sc.cluster.gpus_per_node, 4);
+    ck_assert_int_eq(sc.cluster.coll.channels, 16); /* resolved default for NVLink */
+    ck_assert_double_eq(sc.model.params, 2e9);
+    ck_assert_int_eq(sc.model.seq_len, 1024);
+    ck_assert_int_eq(sc.training.strategy, CS_STRAT_ZERO1);
+
+    /* Errors inside the inline parts keep the scenario's positions. */
+    char *bad = strdup(y);
+    char *at = strstr(bad, "fabric: nvlink");
+    memcpy(at, "fabrc:", 6);
+    expect_error(bad, 11, 5, "did you mean 'fabric'");
+    free(bad);
+    const char *no_gpu = "cluster:\n"
+                         "  nodes: 1\n"
+                         "  gpus_per_node: 4\n"
+                         "model: gpt2-124m\n"
+                         "training: {strategy: ddp}\n";
+    expect_error(no_gpu, 2, 3, "missing required key 'gpu' in cluster");
+    const char *mixed = "cluster: dgx-h100\n"
+                        "model: {parameters: 2e9, layers: 4}\n"
+                        "training: {strategy: ddp}\n";
+    expect_error(mixed, 2, 26, "cannot be combined");
+}
+END_TEST
+
+START_TEST(scenario_errors)
+{
+    expect_edit_error("  micro_batch: 2\n", "  micro_batc: 2\n", 6, 3,
+                      "did you mean 'micro_batch'");
+    expect_edit_error("fsdp_full_shard", "fsdp_ful_shard", 5, 13,
+                      "did you mean 'fsdp_full_shard'");
+    expect_edit_error("cluster: dgx-h100", "cluster: dgx-h10", 1, 10, "did you mean 'dgx-h100'");
+    expect_edit_error("model: gpt3-1.3b", "model: gpt3-1.3c", 2, 8, "did you mean 'gpt3-1.3b'");
+    expect_edit_error("nodes: 2", "nodes: 0", 3, 8, "'nodes' must be");
+    expect_edit_error("nodes: 2\n", "nodes: 2\nranks: 64\n", 4, 8, "32 GPUs per node");
+    expect_edit_error("", "  shard_group: 4\n", 7, 3, "applies only to fsdp_hybrid_shard");
+    expect_edit_error("", "  bucket_cap_mb: 50\n", 7, 3, "applies only to ddp and zero1");
+    expect_edit_error("", "  micro_batch: 0\n", 7, 3, "duplicate");
+    expect_edit_error("  micro_batch: 2\n", "  micro_batch: 0\n", 6, 16, "'micro_batch' must be");
+    expect_edit_error("", "  fragmentation: 1\n", 7, 18, "'fragmentation' must be");
+    expect_edit_error("", "  compute_efficiency: 0\n", 7, 23, "'compute_efficiency' must be");
+    expect_edit_error("", "  limit_all_gathers: maybe\n", 7, 22, "false (no limit)");
+    expect_edit_error("", "  nccl_buffers: lots\n", 7, 17, "'nccl_buffers'");
+    expect_edit_error("", "  activation_checkpointing: partial\n", 7, 29,
+                      "one of none, selective, full");
+    expect_edit_error("fsdp_full_shard", "fsdp_shard_grad_op\n  reshard_after_forward: true", 6,
+                      3, "is fsdp_full_shard");
+    expect_edit_error("fsdp_full_shard", "ddp\n  reshard_after_forward: false", 6, 3,
+                      "applies only to fsdp_shard_grad_op");
+    expect_edit_error("fsdp_full_shard", "fsdp_hybrid_shard\n  shard_group: 3", 6, 3,
+                      "divide the 16 ranks");
+    expect_edit_error("  strategy: fsdp_full_shard\n", "  optimizer: adam\n", 5, 3,
+                      "missing required key 'strategy' in training");
+    expect_error("cluster: dgx-h100\nmodel: gpt2-124m\n", 1, 1,
+                 "missing required key 'training' in scenario");
+    expect_error("cluster: dgx-h100\nmodel: gpt2-124m\ntraining: ddp\n", 3, 11,
+                 "'training' must be a mapping");
+    expect_error("cluster: [a, b]\nmodel: gpt2-124m\ntraining: {strategy: ddp}\n", 1, 10,
+                 "'cluster' must be");
+    expect_error("- a\n- b\n", 1, 1, "expected a mapping");
+    expect_error("# nothing\n", 1, 1, "empty scenario");
+    expect_error("cluster: dgx-h100\nclusters: x\n", 2, 1, "unknown key 'clusters'");
+}
+END_TEST
+
+/* A scenario's file references are relative to the scenario file. */
+START_TEST(scenario_files_and_relative_paths)
+{
+    char dir[] = "/tmp/cs-scenario-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[256], cl[256], sc_path[256];
+    snprintf(cl, sizeof cl, "%s/mine.yaml", dir);
+    FILE *f = fopen(cl, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("nodes: 1\ngpus_per_node: 2\ngpu: {model: G, memory: 24GiB, compute_capability: 89, "
+          "tflops: {bf16: 100}, hbm_bandwidth: 1TB/s}\nintra: {fabric: pcie, bandwidth: "
+          "32GB/s}\n",
+          f);
+    fclose(f);
+    snprintf(sc_path, sizeof sc_path, "%s/s.yaml", dir);
+    f = fopen(sc_path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("cluster: mine.yaml\nmodel: gpt2-124m\ntraining: {strategy: ddp}\n", f);
+    fclose(f);
+    cs_scenario sc;
+    cs_diag d;
+    int rc = cs_scenario_load_file(sc_path, &sc, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    ck_assert_str_eq(sc.cluster.name, "mine");
+    ck_assert_int_eq(sc.cluster.gpus_per_node, 2);
+
+    /* A missing referenced file is reported at the scenario's node. */
+    f = fopen(sc_path, "w");
+    fputs("cluster: absent.yaml\nmodel: gpt2-124m\ntraining: {strategy: ddp}\n", f);
+    fclose(f);
+    ck_assert_int_ne(cs_scenario_load_file(sc_path, &sc, &d), 0);
+    ck_assert_str_eq(d.file, sc_path);
+    ck_assert_int_eq(d.line, 1);
+    ck_assert_int_eq(d.column, 10);
+    ck_assert_ptr_nonnull(strstr(d.message, "absent.yaml"));
+
+    /* An error inside the referenced file names that file. */
+    f = fopen(cl, "w");
+    fputs("nodes: 1\ngpus_per_node: two\n", f);
+    fclose(f);
+    f = fopen(sc_path, "w");
+    fputs("cluster: mine.yaml\nmodel: gpt2-124m\ntraining: {strategy: ddp}\n", f);
+    fclose(f);
+    ck_assert_int_ne(cs_scenario_load_file(sc_path, &sc, &d), 0);
+    ck_assert_str_eq(d.file, cl);
+    ck_assert_int_eq(d.line, 2);
+
+    snprintf(path, sizeof path, "%s/none.yaml", dir);
+    ck_assert_int_eq(cs_scenario_load_file(path, &sc, &d), CS_ENOENT);
+    unlink(cl);
+    unlink(sc_path);
+    rmdir(dir);
+}
+END_TEST
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* Every example loads, builds a topology, fits, and is documented. */
+START_TEST(example_scenarios)
+{
+    DIR *dir = opendir("configs/scenarios");
+    ck_assert_ptr_nonnull(dir);
+    char *readme = slurp("configs/scenarios/README.md");
+    int count = 0;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 5, ".yaml")) continue;
+        char path[512];
+        snprintf(path, sizeof path, "configs/scenarios/%s", e->d_name);
+        cs_scenario sc;
+        cs_diag d;
+        int rc = cs_scenario_load_file(path, &sc, &d);
+        char buf[1024];
+        cs_diag_format(&d, buf, sizeof buf);
+        ck_assert_msg(rc == 0, "%s", buf);
+        cs_topology topo;
+        ck_assert_int_eq(cs_topology_build(&sc.cluster, sc.ranks, sc.nodes, &topo, &d), 0);
+        cs_memory mem;
+        ck_assert_int_eq(cs_memory_estimate(&sc.model, &sc.training, &topo, 0, &mem, &d), 0);
+        ck_assert_msg(mem.fits, "%s: %.1f GB > %.1f GB", path, mem.peak_bytes / 1e9,
+                      mem.capacity_bytes / 1e9);
+        ck_assert_msg(strstr(readme, e->d_name) != NULL, "README.md does not list %s",
+                      e->d_name);
+        count++;
+    }
+    closedir(dir);
+    free(readme);
+    ck_assert_int_ge(count, 3);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("training");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, defaults);
+    tcase_add_test(tc, names_and_reshard);
+    tcase_add_test(tc, scenario_basic);
+    tcase_add_test(tc, scenario_every_key);
+    tcase_add_test(tc, scenario_inline_cluster_and_model);
+    tcase_add_test(tc, scenario_errors);
+    tcase_add_test(tc, scenario_files_and_relative_paths);
+    tcase_add_test(tc, example_scenarios);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
