@@ -32,7 +32,7 @@ typedef struct train_args {
     int ranks, nodes;
     int strategies[MAX_STRATEGIES], nstrategies;
     int dtype; /* -1 = from scenario */
-    int micro_batch, grad_accum, ckpt;
+    int micro_batch, grad_accum, ckpt, attention;
     int model_states_only;
     cs_format fmt;
 } train_args;
@@ -56,6 +56,8 @@ static void common_help(FILE *f)
             "  --micro-batch B        sequences per GPU per micro-step (default 1)\n"
             "  --grad-accum G         micro-steps per optimizer step (default 1)\n"
             "  --checkpointing C      activation checkpointing: none | selective | full\n"
+            "  --attention A          flash (default: fused attention, no stored s x s scores,\n"
+            "                         as PyTorch SDPA) or standard (Korthikanti Table 2 as is)\n"
             "  --format F             table (default), csv or json;  -o FILE  output file\n",
             CS_DEFAULT_CLUSTER);
 }
@@ -78,7 +80,7 @@ static int parse_params(const char *s, double *v)
 static int parse(int argc, char **argv, train_args *a, void (*help)(FILE *))
 {
     enum { O_CLUSTER = 256, O_NODES, O_RANKS, O_MODEL, O_PARAMS, O_STRATEGY, O_DTYPE, O_MB,
-           O_GA, O_CKPT, O_FORMAT, O_MSO, O_TRACE, O_SCHED };
+           O_GA, O_CKPT, O_FORMAT, O_MSO, O_TRACE, O_SCHED, O_ATTN };
     static const struct option opts[] = {
         {"cluster", required_argument, 0, O_CLUSTER}, {"nodes", required_argument, 0, O_NODES},
         {"ranks", required_argument, 0, O_RANKS},     {"model", required_argument, 0, O_MODEL},
@@ -87,6 +89,7 @@ static int parse(int argc, char **argv, train_args *a, void (*help)(FILE *))
         {"grad-accum", required_argument, 0, O_GA},   {"checkpointing", required_argument, 0, O_CKPT},
         {"format", required_argument, 0, O_FORMAT},   {"model-states-only", no_argument, 0, O_MSO},
         {"trace", required_argument, 0, O_TRACE},     {"emit-schedule", required_argument, 0, O_SCHED},
+        {"attention", required_argument, 0, O_ATTN},
         {"output", required_argument, 0, 'o'},        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
@@ -143,6 +146,11 @@ static int parse(int argc, char **argv, train_args *a, void (*help)(FILE *))
             a->ckpt = k;
             break;
         }
+        case O_ATTN:
+            if (!strcmp(optarg, "flash")) a->attention = 1;
+            else if (!strcmp(optarg, "standard")) a->attention = 0;
+            else return cs_cli_usage(cmd, "--attention expects flash or standard, got '%s'", optarg);
+            break;
         case O_FORMAT:
             if (cs_format_parse(optarg, &a->fmt))
                 return cs_cli_usage(cmd, "unknown --format '%s' (expected table, csv or json)", optarg);
@@ -197,6 +205,7 @@ static void apply_overrides(const train_args *a, cs_training *t, cs_strategy s, 
     if (a->micro_batch) t->micro_batch = a->micro_batch;
     if (a->grad_accum) t->grad_accum = a->grad_accum;
     if (a->ckpt >= 0) t->checkpointing = (cs_ckpt)a->ckpt;
+    if (a->attention >= 0) t->flash_attention = a->attention;
 }
 
 typedef struct row {
@@ -333,7 +342,7 @@ static void render(cs_buf *b, cs_format f, const char *title, const row *rows, i
 
 static int run(int argc, char **argv, int sim, void (*help)(FILE *))
 {
-    train_args a = {.cmd = sim ? "simulate" : "memory", .dtype = -1, .ckpt = -1,
+    train_args a = {.cmd = sim ? "simulate" : "memory", .dtype = -1, .ckpt = -1, .attention = -1,
                     .fmt = CS_FORMAT_TABLE};
     int rc = parse(argc, argv, &a, help);
     if (rc >= 0) return rc;

@@ -194,7 +194,7 @@ int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *o
     double it = out->iteration_time_s;
     out->dyn_peak_bytes = x.mem_peak;
     const cs_memory *m = cs_workload_memory(w);
-    double states = m->params_bytes + m->grads_bytes + m->optimizer_bytes;
+    double states = m->params_bytes + m->grads_bytes + m->optimizer_bytes + m->buckets_bytes;
     out->peak_bytes = (states + x.mem_peak) * (1.0 + t->fragmentation) + m->cuda_context_bytes +
                       m->nccl_bytes;
     if (it > 0) {

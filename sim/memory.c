@@ -183,9 +183,11 @@ int cs_memory_estimate(const cs_model *m, const cs_training *t, const cs_topolog
     }
 
     int b = t->micro_batch;
-    out->activations_bytes = m->layers * cs_model_activation_bytes_per_layer(m, b, t->checkpointing);
+    out->activations_bytes =
+        m->layers * cs_model_activation_bytes_per_layer(m, b, cs_training_kept_activations(t));
     if (t->checkpointing == CS_CKPT_FULL)
-        out->activations_bytes += cs_model_activation_bytes_per_layer(m, b, CS_CKPT_NONE);
+        out->activations_bytes +=
+            cs_model_activation_bytes_per_layer(m, b, cs_training_running_activations(t));
 
     double unit = m->layer_params * ps, root = m->embedding_params * ps;
     switch (t->strategy) {

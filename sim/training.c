@@ -120,6 +120,10 @@ void cs_training_defaults(cs_training *t, cs_strategy s)
     t->micro_batch = 1;
     t->grad_accum = 1;
     t->checkpointing = CS_CKPT_NONE;
+    /* PyTorch >= 2.0 scaled_dot_product_attention dispatches bf16/fp16
+     * attention to FlashAttention (Dao et al. 2022) or memory-efficient
+     * kernels, which never materialise the s x s score matrix */
+    t->flash_attention = 1;
     /* torch DDP: bucket_cap_mb=25 and dist._DEFAULT_FIRST_BUCKET_BYTES =
      * 1 MiB (torch/nn/parallel/distributed.py); gradient_as_bucket_view
      * defaults to False. */
@@ -271,6 +275,7 @@ static const cs_yfield training_fields[] = {
     {ROW("micro_batch", CS_YF_INT, OFF(micro_batch), 0), .lo = 1, .hi = 1 << 20},
     {ROW("grad_accum", CS_YF_INT, OFF(grad_accum), 0), .lo = 1, .hi = 1 << 20},
     {ROW("activation_checkpointing", CS_YF_ENUM, OFF(checkpointing), 0), .names = ckpt_names},
+    {ROW("flash_attention", CS_YF_BOOL, OFF(flash_attention), 0)},
     {ROW("bucket_cap_mb", CS_YF_CUSTOM, OFF(bucket_cap_bytes), 0), .fn = read_mib},
     {ROW("first_bucket_mb", CS_YF_CUSTOM, OFF(first_bucket_bytes), 0), .fn = read_mib},
     {ROW("gradient_as_bucket_view", CS_YF_BOOL, OFF(gradient_as_bucket_view), 0)},
@@ -482,4 +487,15 @@ int cs_scenario_load_file(const char *path, cs_scenario *out, cs_diag *d)
     }
     free(buf);
     return rc;
+}
+
+cs_ckpt cs_training_running_activations(const cs_training *t)
+{
+    return t->flash_attention ? CS_CKPT_SELECTIVE : CS_CKPT_NONE;
+}
+
+cs_ckpt cs_training_kept_activations(const cs_training *t)
+{
+    if (t->checkpointing == CS_CKPT_NONE) return cs_training_running_activations(t);
+    return t->checkpointing;
 }

@@ -40,6 +40,10 @@ typedef struct cs_training {
     int micro_batch;            /* sequences per rank per micro-step */
     int grad_accum;             /* micro-steps per optimizer step */
     cs_ckpt checkpointing;
+    int flash_attention;        /* fused attention (FlashAttention / PyTorch SDPA):
+                                 * the s x s scores are never stored, so activation
+                                 * memory is Korthikanti's selective-recompute
+                                 * figure; default 1 */
     /* DDP */
     double bucket_cap_bytes;    /* 25 MiB (torch DDP bucket_cap_mb) */
     double first_bucket_bytes;  /* 1 MiB (torch dist._DEFAULT_FIRST_BUCKET_BYTES) */
@@ -63,6 +67,13 @@ typedef struct cs_training {
 const char *cs_strategy_name(cs_strategy s);
 int cs_strategy_parse(const char *s, cs_strategy *out);
 const char *cs_optimizer_name(cs_optimizer o);
+
+/* Activation mode for memory: what is kept per layer (flash attention keeps
+ * no attention scores: Korthikanti's selective figure) and what a layer
+ * holds while it runs (`running`, for recomputation under full
+ * checkpointing). */
+cs_ckpt cs_training_kept_activations(const cs_training *t);
+cs_ckpt cs_training_running_activations(const cs_training *t);
 int cs_optimizer_parse(const char *s, cs_optimizer *out);
 
 /* Defaults for a strategy (everything documented in training.c). */

@@ -246,6 +246,7 @@ int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology
     w->eff = t->compute_efficiency;
     w->hbm_Bps = c->gpu.hbm_Bps;
     w->static_bytes = w->mem.params_bytes + w->mem.grads_bytes + w->mem.optimizer_bytes +
+                      w->mem.buckets_bytes +
                       w->mem.cuda_context_bytes + w->mem.nccl_bytes;
 
     const int L = m->layers, M = t->grad_accum;
@@ -258,8 +259,10 @@ int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology
     double recompute = t->checkpointing == CS_CKPT_FULL        ? f_layer
                        : t->checkpointing == CS_CKPT_SELECTIVE ? 4.0 * m->seq_len * m->hidden * tokens
                                                                : 0;
-    double act_kept = cs_model_activation_bytes_per_layer(m, t->micro_batch, t->checkpointing);
-    double act_full = cs_model_activation_bytes_per_layer(m, t->micro_batch, CS_CKPT_NONE);
+    double act_kept = cs_model_activation_bytes_per_layer(m, t->micro_batch,
+                                                          cs_training_kept_activations(t));
+    double act_full = cs_model_activation_bytes_per_layer(m, t->micro_batch,
+                                                          cs_training_running_activations(t));
     double logits = tokens * m->vocab * 4.0; /* fp32 logits for the loss */
     w->tokens = tokens * M * topo->ranks;
     w->model_flops = cs_model_flops_per_token(m) * tokens * M;
@@ -273,6 +276,10 @@ int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology
                                                    st == CS_STRAT_FSDP_HYBRID_SHARD);
     if (st == CS_STRAT_FSDP_SHARD_GRAD_OP && t->reshard_after_forward < 0) reshard = 0;
     cs_group sg = st == CS_STRAT_FSDP_HYBRID_SHARD ? CS_GROUP_SHARD : CS_GROUP_WORLD;
+    /* SHARD_GRAD_OP keeps every unit unsharded from forward to backward:
+     * memory.c counts those parameters whole and static (ZeRO's P_os+g), so
+     * its gathers add nothing to the timeline */
+    double gathered = st == CS_STRAT_FSDP_SHARD_GRAD_OP ? 0.0 : 1.0;
     int limit = t->limit_all_gathers > 0 ? t->limit_all_gathers : 1 << 30;
     double unit_p[1 + 1]; /* [0] root unit, [1] a layer unit: parameters */
     unit_p[0] = m->embedding_params;
@@ -288,13 +295,13 @@ int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology
         if (shards) {
             root_ag = collective(w, CS_STREAM_COMM, mi, -1, CS_OP_ALL_GATHER, unit_p[0] * psz, cdt,
                                  sg, "root");
-            w->tasks[root_ag].mem_at_start = unit_p[0] * psz;
+            w->tasks[root_ag].mem_at_start = gathered * unit_p[0] * psz;
         }
         for (int l = 0; l < L; l++) {
             if (shards) {
                 ag_f[l] = collective(w, CS_STREAM_COMM, mi, l, CS_OP_ALL_GATHER, unit_p[1] * psz,
                                      cdt, sg, "fwd");
-                w->tasks[ag_f[l]].mem_at_start = unit_p[1] * psz;
+                w->tasks[ag_f[l]].mem_at_start = gathered * unit_p[1] * psz;
                 /* rate limiter: unit l - limit must have been freed */
                 if (reshard && l >= limit) dep(&w->tasks[ag_f[l]], fwd[l - limit], 0);
             }
@@ -332,7 +339,7 @@ int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology
             /* recomputed activations live during the layer's backward, and
              * FSDP allocates the unit's unsharded gradient */
             b->mem_at_start = (act_full - act_kept) + (fsdp && st != CS_STRAT_FSDP_NO_SHARD ? unit_p[1] * psz : 0);
-            b->mem_at_end = -act_full - (shards ? unit_p[1] * psz : 0);
+            b->mem_at_end = -act_full - (shards ? gathered * unit_p[1] * psz : 0);
             if (ag_b >= 0) dep(b, ag_b, 0);
             if (fsdp) {
                 cs_op op = st == CS_STRAT_FSDP_NO_SHARD ? CS_OP_ALL_REDUCE : CS_OP_REDUCE_SCATTER;
@@ -359,7 +366,7 @@ int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology
             int r = collective(w, CS_STREAM_COMM_REDUCE, mi, -1, op, unit_p[0] * gsz,
                                t->grad_reduce_dtype, sg, "root grads");
             dep(&w->tasks[r], bwd[0], 0);
-            if (shards) w->tasks[r].mem_at_end = -unit_p[0] * psz; /* root resharded */
+            if (shards) w->tasks[r].mem_at_end = -gathered * unit_p[0] * psz; /* root resharded */
             if (st == CS_STRAT_FSDP_HYBRID_SHARD && w->group_ranks[CS_GROUP_REPLICA] > 1)
                 collective(w, CS_STREAM_COMM_REDUCE, mi, -1, CS_OP_ALL_REDUCE,
                            unit_p[0] * gsz / w->group_ranks[CS_GROUP_SHARD], t->grad_reduce_dtype,
@@ -376,9 +383,7 @@ int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology
                 int r = collective(w, CS_STREAM_COMM, mi, -1, op, bs[k], t->grad_reduce_dtype,
                                    CS_GROUP_WORLD, what);
                 dep(&w->tasks[r], br[k], 0);
-                w->tasks[r].mem_at_start = bs[k];
-                w->tasks[r].mem_at_end = -bs[k];
-                last_comm = r;
+                last_comm = r; /* bucket tensors are static (cs_memory.buckets_bytes) */
             }
             free(bs);
             free(br);

@@ -403,9 +403,14 @@ START_TEST(full_estimate_lines)
     cs_model m = preset_model("gpt3-13b");
     cs_training t = training(CS_STRAT_FSDP_FULL_SHARD);
     t.micro_batch = 2;
+    t.flash_attention = 0; /* Korthikanti Table 2 as printed: scores stored */
     cs_memory mem = estimate(&m, &t, &topo, 0);
+    cs_training tf = t;
+    tf.flash_attention = 1; /* fused attention keeps no s x s scores */
+    cs_memory memf = estimate(&m, &tf, &topo, 0);
 
     double P = m.params, s = 2048, b = 2, h = 5120, a = 40, L = 40, v = 50257;
+    ck_assert_double_eq_tol(memf.activations_bytes, L * s * b * h * 34, 1e-9 * L * s * b * h * 34);
     ck_assert_double_eq_tol(mem.params_bytes, 2 * P / 64, 1e-6 * P);
     ck_assert_double_eq_tol(mem.grads_bytes, 2 * P / 64, 1e-6 * P);
     ck_assert_double_eq_tol(mem.optimizer_bytes, 12 * P / 64, 1e-6 * P);

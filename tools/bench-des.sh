@@ -13,3 +13,5 @@ echo "DES tree all_reduce 1 GiB, N=4096:"
 run "$C" collective --op all_reduce --ranks 4096 --bytes 1G --algo tree --engine des
 echo "closed form (auto-free ring/simple evaluations, 4 rank counts x 5 ops x 11 sizes):"
 "$B/tools/bench-closed-form"
+echo "training iteration:"
+"$B/tools/bench-iteration"

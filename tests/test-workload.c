@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-workload.c - the training-iteration graph and its execution:
+ * bytes on the wire per primitive (the seed's figures), no_sync, overlap,
+ * prefetch, the memory timeline's bookkeeping, determinism.
+ */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "config.h"
+#include "iteration.h"
+#include "workload.h"
+
+typedef struct setup {
+    cs_cluster c;
+    cs_model m;
+    cs_training t;
+    cs_topology topo;
+} setup;
+
+static void make(setup *s, const char *cluster, const char *model, cs_strategy st, int ranks)
+{
+    cs_diag d;
+    ck_assert_msg(cs_config_cluster(cluster, &s->c, &d) == 0, "%s", d.message);
+    ck_assert_msg(cs_model_load(model, &s->m, &d) == 0, "%s", d.message);
+    cs_training_defaults(&s->t, st);
+    ck_assert_msg(cs_topology_build(&s->c, ranks, 0, &s->topo, &d) == 0, "%s", d.message);
+}
+
+static void simulate(const setup *s, cs_iteration *it)
+{
+    cs_workload *w;
+    cs_diag d;
+    ck_assert_msg(cs_workload_build(&s->m, &s->t, &s->topo, &w, &d) == 0, "%s", d.message);
+    ck_assert_int_eq(cs_iteration_run(w, &s->t, it, &d), 0);
+    cs_workload_free(w);
+}
+
+/* The seed's bytes on the wire, per rank per iteration, for large N. */
+START_TEST(wire_bytes_match_the_seed)
+{
+    const int n = 4096;
+    const double f = (double)(n - 1) / n;
+    setup s;
+    cs_iteration it;
+    make(&s, "dgx-h100", "llama2-7b", CS_STRAT_DDP, n);
+    s.t.param_dtype = s.t.grad_reduce_dtype = CS_DTYPE_BF16;
+    double pb = s.m.params * 2.0;
+    simulate(&s, &it);
+    ck_assert_double_eq_tol(it.wire_bytes_by_op[CS_OP_ALL_REDUCE], 2 * f * pb, 1e-6 * pb);
+    ck_assert(it.wire_bytes_by_op[CS_OP_ALL_GATHER] == 0 && it.wire_bytes_by_op[CS_OP_REDUCE_SCATTER] == 0);
+    cs_iteration_free(&it);
+
+    s.t = (cs_training){0};
+    cs_training_defaults(&s.t, CS_STRAT_FSDP_SHARD_GRAD_OP);
+    simulate(&s, &it);
+    double total = it.wire_bytes_by_op[CS_OP_ALL_GATHER] + it.wire_bytes_by_op[CS_OP_REDUCE_SCATTER];
+    ck_assert_double_eq_tol(total, 2 * f * pb, 1e-6 * pb);
+    cs_iteration_free(&it);
+
+    /* FULL_SHARD: the layer units are gathered twice and reduce-scattered
+     * once: 3(N-1)/N x their bytes. The root unit (embeddings, head) is not
+     * freed after forward, as PyTorch FSDP's _post_forward_reshard skips the
+     * root, so it is gathered once. */
+    cs_training_defaults(&s.t, CS_STRAT_FSDP_FULL_SHARD);
+    simulate(&s, &it);
+    total = it.wire_bytes_by_op[CS_OP_ALL_GATHER] + it.wire_bytes_by_op[CS_OP_REDUCE_SCATTER];
+    double layers = s.m.layer_params * s.m.layers * 2.0, root = s.m.embedding_params * 2.0;
+    ck_assert_double_eq_tol(total, 3 * f * layers + 2 * f * root, 1e-6 * pb);
+    ck_assert_double_eq_tol(it.wire_bytes_by_op[CS_OP_REDUCE_SCATTER], f * pb, 1e-6 * pb);
+    ck_assert(fabs(total - 3 * f * pb) / (3 * f * pb) < 0.02);
+    cs_iteration_free(&it);
+}
+END_TEST
+
+START_TEST(ddp_communicates_once_per_step_fsdp_per_micro_batch)
+{
+    setup s;
+    cs_iteration a, b;
+    make(&s, "dgx-h100", "gpt3-1.3b", CS_STRAT_DDP, 16);
+    simulate(&s, &a);
+    s.t.grad_accum = 4;
+    simulate(&s, &b);
+    ck_assert_double_eq_tol(a.wire_bytes_by_op[CS_OP_ALL_REDUCE], b.wire_bytes_by_op[CS_OP_ALL_REDUCE], 1);
+    ck_assert(b.iteration_time_s > 3 * a.compute_s);
+    cs_iteration_free(&a);
+    cs_iteration_free(&b);
+    cs_training_defaults(&s.t, CS_STRAT_FSDP_FULL_SHARD);
+    simulate(&s, &a);
+    s.t.grad_accum = 4;
+    simulate(&s, &b);
+    ck_assert_double_eq_tol(b.wire_bytes_by_op[CS_OP_REDUCE_SCATTER],
+                            4 * a.wire_bytes_by_op[CS_OP_REDUCE_SCATTER], 1);
+    cs_iteration_free(&a);
+    cs_iteration_free(&b);
+}
+END_TEST
+
+START_TEST(time_accounting_is_consistent)
+{
+    static const cs_strategy st[] = {CS_STRAT_DDP, CS_STRAT_ZERO1, CS_STRAT_FSDP_NO_SHARD,
+                                     CS_STRAT_FSDP_SHARD_GRAD_OP, CS_STRAT_FSDP_FULL_SHARD,
+                                     CS_STRAT_FSDP_HYBRID_SHARD};
+    for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+        setup s;
+        cs_iteration it;
+        make(&s, "dgx-a100", "gpt3-1.3b", st[i], 64);
+        simulate(&s, &it);
+        /* every instant is compute, exposed communication, or idle waiting:
+         * with one rank's graph there is no idle time */
+        ck_assert_double_eq_tol(it.compute_s + it.exposed_comm_s, it.iteration_time_s,
+                                1e-9 * it.iteration_time_s);
+        double parts = 0;
+        for (int op = 0; op < CS_OP_COUNT; op++) parts += it.exposed_by_op_s[op];
+        ck_assert_double_eq_tol(parts, it.exposed_comm_s, 1e-9 * it.iteration_time_s + 1e-15);
+        ck_assert(it.mfu > 0 && it.mfu < 1);
+        /* every allocation on the timeline is released by the end */
+        ck_assert_double_eq_tol(it.mem_bytes[it.nmem - 1], 0, 1e-3);
+        ck_assert(it.dyn_peak_bytes > 0);
+        cs_iteration_free(&it);
+    }
+}
+END_TEST
+
+START_TEST(overlap_hides_communication_on_fast_networks)
+{
+    setup s;
+    cs_iteration fast, slow;
+    make(&s, "dgx-h100", "llama2-7b", CS_STRAT_DDP, 64);
+    s.t.micro_batch = 2;
+    simulate(&s, &fast);
+    s.c.inter.nic_bw_Bps /= 20; /* 20 Gb/s NICs */
+    cs_diag d;
+    ck_assert_int_eq(cs_topology_build(&s.c, 64, 0, &s.topo, &d), 0);
+    simulate(&s, &slow);
+    ck_assert(fast.exposed_comm_s < 0.25 * fast.iteration_time_s);
+    ck_assert(slow.exposed_comm_s > 3 * fast.exposed_comm_s);
+    ck_assert(slow.iteration_time_s > fast.iteration_time_s);
+    cs_iteration_free(&fast);
+    cs_iteration_free(&slow);
+}
+END_TEST
+
+START_TEST(backward_prefetch_helps_fsdp)
+{
+    setup s;
+    cs_iteration pre, none;
+    make(&s, "dgx-h100", "llama2-13b", CS_STRAT_FSDP_FULL_SHARD, 128);
+    s.t.backward_prefetch = CS_PREFETCH_PRE;
+    simulate(&s, &pre);
+    s.t.backward_prefetch = CS_PREFETCH_NONE;
+    simulate(&s, &none);
+    ck_assert(pre.iteration_time_s < none.iteration_time_s);
+    ck_assert(pre.exposed_by_op_s[CS_OP_ALL_GATHER] < none.exposed_by_op_s[CS_OP_ALL_GATHER]);
+    cs_iteration_free(&pre);
+    cs_iteration_free(&none);
+}
+END_TEST
+
+START_TEST(slowdown_factor_costs_time_when_overlapping)
+{
+    setup s;
+    cs_iteration a, b;
+    make(&s, "dgx-h100", "llama2-7b", CS_STRAT_FSDP_FULL_SHARD, 64);
+    s.t.comm_compute_slowdown = 0;
+    simulate(&s, &a);
+    s.t.comm_compute_slowdown = 0.2;
+    simulate(&s, &b);
+    ck_assert(b.iteration_time_s > a.iteration_time_s);
+    ck_assert(b.iteration_time_s < 1.2 * a.iteration_time_s + 1e-12);
+    cs_iteration_free(&a);
+    cs_iteration_free(&b);
+}
+END_TEST
+
+START_TEST(fsdp_full_shard_timeline_holds_few_units)
+{
+    setup s;
+    cs_iteration it;
+    make(&s, "dgx-h100", "llama2-70b", CS_STRAT_FSDP_FULL_SHARD, 64);
+    simulate(&s, &it);
+    /* activations of every layer plus at most a few unsharded units */
+    double act = s.m.layers *
+                 cs_model_activation_bytes_per_layer(&s.m, 1, cs_training_kept_activations(&s.t));
+    double unit = s.m.layer_params * 2.0;
+    ck_assert(it.dyn_peak_bytes > act);
+    ck_assert(it.dyn_peak_bytes < act + (s.t.limit_all_gathers + 3) * unit + s.m.embedding_params * 2 +
+                                      s.m.seq_len * (double)s.m.vocab * 4);
+    cs_iteration_free(&it);
+}
+END_TEST
+
+/* The analytic estimate (memory.c) and the simulated timeline share their
+ * accounting: equal where nothing is gathered, within 10% for FSDP (the
+ * estimate assumes the worst overlap of prefetched units and gradients). */
+START_TEST(timeline_peak_agrees_with_estimate)
+{
+    static const cs_strategy st[] = {CS_STRAT_DDP, CS_STRAT_ZERO1, CS_STRAT_FSDP_NO_SHARD,
+                                     CS_STRAT_FSDP_SHARD_GRAD_OP, CS_STRAT_FSDP_FULL_SHARD,
+                                     CS_STRAT_FSDP_HYBRID_SHARD};
+    for (size_t i = 0; i < sizeof st / sizeof st[0]; i++)
+        for (int ck = 0; ck < CS_CKPT_COUNT; ck++) {
+            setup s;
+            cs_iteration it;
+            make(&s, "dgx-h100", "gpt3-6.7b", st[i], 64);
+            s.t.checkpointing = (cs_ckpt)ck;
+            cs_memory m;
+            cs_diag d;
+            ck_assert_int_eq(cs_memory_estimate(&s.m, &s.t, &s.topo, 0, &m, &d), 0);
+            simulate(&s, &it);
+            double e = fabs(it.peak_bytes - m.peak_bytes) / m.peak_bytes;
+            ck_assert_msg(e <= 0.10, "%s ckpt %d: timeline %.3g vs estimate %.3g",
+                          cs_strategy_name(st[i]), ck, it.peak_bytes, m.peak_bytes);
+            if (ck == CS_CKPT_NONE && (st[i] == CS_STRAT_DDP || st[i] == CS_STRAT_ZERO1 ||
+                                       st[i] == CS_STRAT_FSDP_NO_SHARD))
+                ck_assert_double_eq_tol(it.peak_bytes, m.peak_bytes, 1e-9 * m.peak_bytes);
+            cs_iteration_free(&it);
+        }
+}
+END_TEST
+
+START_TEST(deterministic)
+{
+    setup s;
+    cs_iteration a, b;
+    make(&s, "dgx-a100", "gpt3-6.7b", CS_STRAT_FSDP_HYBRID_SHARD, 32);
+    simulate(&s, &a);
+    simulate(&s, &b);
+    ck_assert(memcmp(&a.iteration_time_s, &b.iteration_time_s, sizeof(double)) == 0);
+    ck_assert(memcmp(a.end_s, b.end_s, a.ntasks * sizeof(double)) == 0);
+    cs_iteration_free(&a);
+    cs_iteration_free(&b);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("workload");
+    TCase *tc = tcase_create("iteration");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, wire_bytes_match_the_seed);
+    tcase_add_test(tc, ddp_communicates_once_per_step_fsdp_per_micro_batch);
+    tcase_add_test(tc, time_accounting_is_consistent);
+    tcase_add_test(tc, overlap_hides_communication_on_fast_networks);
+    tcase_add_test(tc, backward_prefetch_helps_fsdp);
+    tcase_add_test(tc, slowdown_factor_costs_time_when_overlapping);
+    tcase_add_test(tc, fsdp_full_shard_timeline_holds_few_units);
+    tcase_add_test(tc, timeline_peak_agrees_with_estimate);
+    tcase_add_test(tc, deterministic);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
