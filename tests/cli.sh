@@ -169,6 +169,56 @@ for ranks in 8 16 4096; do
         fail "busbw ($ranks ranks): no rows"
 done
 
+# ---- memory and simulate --------------------------------------------------------
+
+MEMCOLS='strategy,ranks,params,params_bytes,grads_bytes,optimizer_bytes,model_states_bytes,activations_bytes,overhead_bytes,peak_bytes,capacity_bytes,fits'
+SIMCOLS='iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,exposed_comm_s,all_reduce_bytes,all_gather_bytes,reduce_scatter_bytes'
+expect_ok mem-csv memory --params 13e9 --strategy ddp,zero1,fsdp_shard_grad_op,fsdp_full_shard \
+    --ranks 64 --format csv --model-states-only
+head -n 1 "$TMP/mem-csv.out" | grep -q "^$MEMCOLS" || fail "memory csv: header does not start with the contract columns"
+[ "$(tail -n +2 "$TMP/mem-csv.out" | wc -l | tr -d ' ')" -eq 4 ] || fail "memory csv: want 4 rows"
+# the seed's figure: 13B under DDP with Adam needs > 200 GB of model states per GPU
+awk -F, 'NR == 2 && !($1 == "ddp" && $7 > 200e9) { exit 1 }' "$TMP/mem-csv.out" ||
+    fail "memory: 13B ddp model states not > 200 GB"
+# model states shrink ddp > zero1 > shard_grad_op > full_shard
+awk -F, 'NR > 2 && $7 >= prev { exit 1 } { prev = $7 }' "$TMP/mem-csv.out" ||
+    fail "memory: model states do not shrink along the ZeRO stages"
+
+expect_ok sim-csv simulate --model gpt3-1.3b --ranks 16 --strategy ddp,fsdp_full_shard --format csv
+head -n 1 "$TMP/sim-csv.out" | grep -q "^$MEMCOLS" || fail "simulate csv: memory columns missing"
+head -n 1 "$TMP/sim-csv.out" | grep -qF "$SIMCOLS" || fail "simulate csv: iteration columns missing"
+expect_ok sim-csv2 simulate --model gpt3-1.3b --ranks 16 --strategy ddp,fsdp_full_shard --format csv
+cmp -s "$TMP/sim-csv.out" "$TMP/sim-csv2.out" || fail "simulate: two runs differ"
+
+expect_ok sim-trace simulate --model gpt2-124m --ranks 8 --strategy fsdp_full_shard \
+    --trace "$TMP/trace.json" --emit-schedule "$TMP/sched.json"
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$TMP/trace.json" "$TMP/sched.json" <<'PY' || fail "trace/schedule: invalid JSON or content"
+import json, sys
+tr = json.load(open(sys.argv[1]))
+ev = tr["traceEvents"]
+assert any(e["ph"] == "X" for e in ev) and any(e["ph"] == "C" for e in ev)
+assert {e["tid"] for e in ev if e["ph"] == "X"} >= {0, 1}
+sc = json.load(open(sys.argv[2]))
+ids = {t["id"] for t in sc["tasks"]}
+assert sc["format"] == "collsim-schedule"
+for t in sc["tasks"]:
+    for dep in t["deps"]:
+        assert dep["task"] in ids and dep["task"] < t["id"]
+assert any(t["kind"] == "collective" and t["op"] == "all_gather" for t in sc["tasks"])
+PY
+fi
+
+SCEN=$(ls configs/scenarios/*.yaml | head -n 1)
+expect_ok sim-scenario simulate "$SCEN" --format json
+expect_usage sim-bad-strategy simulate --strategy fsdp_full_shrd
+expect_usage sim-bad-model simulate --model llama2-7 --ranks 8
+expect_usage sim-model-and-params memory --model llama2-7b --params 7e9
+printf 'cluster: dgx-h100\nmodel: llama2-7b\ntraining:\n  strategy: ddp\n  micro_bach: 2\n' >"$TMP/bad-scen.yaml"
+expect_usage sim-bad-scenario simulate "$TMP/bad-scen.yaml" -o "$TMP/never.csv"
+grep -q 'bad-scen.yaml:5:' "$TMP/sim-bad-scenario.err" || fail "bad scenario: no file:line in '$(cat "$TMP/sim-bad-scenario.err")'"
+[ -e "$TMP/never.csv" ] && fail "bad scenario: output file was written"
+
 if [ "$failures" -ne 0 ]; then
     echo "cli: $failures failure(s) in $checks runs"
     exit 1
