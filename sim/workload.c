@@ -35,6 +35,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Collective choices already made in this build: the per-unit collectives
+ * of a model repeat a few (op, size, group) triples, and choosing one is
+ * the costliest step of a build (every algorithm x protocol priced). The
+ * choice is a pure function of the triple, so reusing it changes nothing. */
+#define CHOICE_CACHE 16
+typedef struct choice {
+    cs_op op;
+    cs_group group;
+    double size_bytes;
+    cs_algo_id algo;
+    cs_proto proto;
+    double duration_s;
+} choice;
+
 struct cs_workload {
     cs_task *tasks;
     size_t n, cap;
@@ -47,6 +61,8 @@ struct cs_workload {
     double peak_flops;
     double eff;
     double hbm_Bps;
+    choice cache[CHOICE_CACHE];
+    int ncache, next_slot;
 };
 
 static const char *const stream_names[CS_STREAM_COUNT] = {"compute", "comm", "comm_reduce"};
@@ -74,12 +90,40 @@ void cs_workload_free(cs_workload *w)
     free(w);
 }
 
-static cs_task *add(cs_workload *w, cs_task_kind k, cs_stream s, int micro, int layer,
-                    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Appends n bytes of src at dst[o], keeping room for the NUL. */
+static size_t put(char *dst, size_t o, size_t len, const char *src, size_t n)
+{
+    if (o + n > len - 1) n = len - 1 - o;
+    memcpy(dst + o, src, n);
+    return o + n;
+}
 
-#include <stdarg.h>
+/* Writes "<a>[ <b>][ <num>]" (num >= 0) into a task name, truncated as
+ * snprintf would: task names are built for every task of every sweep
+ * point, and printf's machinery was a quarter of a build. */
+static void set_name(char *dst, size_t len, const char *a, const char *b, int num)
+{
+    size_t o = put(dst, 0, len, a, strlen(a));
+    if (b) {
+        o = put(dst, o, len, " ", 1);
+        o = put(dst, o, len, b, strlen(b));
+    }
+    if (num >= 0) {
+        char out[12]; /* " " and up to 10 digits, filled from the end */
+        size_t i = sizeof out;
+        do {
+            out[--i] = (char)('0' + num % 10);
+            num /= 10;
+        } while (num > 0);
+        out[--i] = ' ';
+        o = put(dst, o, len, out + i, sizeof out - i);
+    }
+    dst[o] = 0;
+}
+
+/* Appends a task named "<a>[ <b>][ <num>]" (see set_name). */
 static cs_task *add(cs_workload *w, cs_task_kind k, cs_stream s, int micro, int layer,
-                    const char *fmt, ...)
+                    const char *a, const char *b, int num)
 {
     if (w->n == w->cap) {
         w->cap = w->cap ? 2 * w->cap : 256;
@@ -87,10 +131,7 @@ static cs_task *add(cs_workload *w, cs_task_kind k, cs_stream s, int micro, int 
     }
     cs_task *t = &w->tasks[w->n];
     *t = (cs_task){.id = (int)w->n, .kind = k, .stream = s, .micro = micro, .layer = layer};
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(t->name, sizeof t->name, fmt, ap);
-    va_end(ap);
+    set_name(t->name, sizeof t->name, a, b, num);
     w->n++;
     return t;
 }
@@ -108,7 +149,8 @@ static void dep(cs_task *t, int on, int on_start)
 
 static int compute(cs_workload *w, int micro, int layer, double flops, const char *what, int l)
 {
-    cs_task *t = add(w, CS_TASK_COMPUTE, CS_STREAM_COMPUTE, micro, layer, "%s %d", what, l);
+    CS_ASSERT(l >= 0);
+    cs_task *t = add(w, CS_TASK_COMPUTE, CS_STREAM_COMPUTE, micro, layer, what, NULL, l);
     t->flops = flops;
     t->duration_s = flops / (w->peak_flops * w->eff);
     return t->id;
@@ -119,13 +161,22 @@ static int collective(cs_workload *w, cs_stream s, int micro, int layer, cs_op o
 {
     const cs_topology *topo = &w->topo[g];
     int n = w->group_ranks[g];
-    cs_task *t = add(w, CS_TASK_COLLECTIVE, s, micro, layer, "%s %s", cs_op_name(op), what);
+    cs_task *t = add(w, CS_TASK_COLLECTIVE, s, micro, layer, cs_op_name(op), what, -1);
     t->op = op;
     t->size_bytes = size;
     t->dtype = dt;
     t->group = g;
     t->wire_bytes = size * cs_op_busbw_factor(op, n);
     if (n > 1) {
+        for (int i = 0; i < w->ncache; i++) {
+            const choice *c = &w->cache[i];
+            if (c->op == op && c->group == g && c->size_bytes == size) {
+                t->algo = c->algo;
+                t->proto = c->proto;
+                t->duration_s = c->duration_s;
+                return t->id;
+            }
+        }
         cs_algo_id a;
         cs_proto p;
         int rc = cs_collective_choose(topo, op, size, CS_CHOICE_AUTO, CS_CHOICE_AUTO, &a, &p, NULL);
@@ -134,6 +185,8 @@ static int collective(cs_workload *w, cs_stream s, int micro, int layer, cs_op o
         t->proto = p;
         rc = cs_collective_time(topo, op, size, a, p, &t->duration_s);
         CS_ASSERT(rc == 0);
+        int slot = w->ncache < CHOICE_CACHE ? w->ncache++ : w->next_slot++ % CHOICE_CACHE;
+        w->cache[slot] = (choice){op, g, size, a, p, t->duration_s};
     }
     return t->id;
 }
@@ -379,7 +432,7 @@ int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology
             cs_op op = st == CS_STRAT_ZERO1 ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE;
             for (int k = 0; k < nb; k++) {
                 char what[24];
-                snprintf(what, sizeof what, "bucket %d", k);
+                set_name(what, sizeof what, "bucket", NULL, k);
                 int r = collective(w, CS_STREAM_COMM, mi, -1, op, bs[k], t->grad_reduce_dtype,
                                    CS_GROUP_WORLD, what);
                 dep(&w->tasks[r], br[k], 0);
@@ -394,7 +447,7 @@ int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology
     /* ---- optimizer step on this rank's shard ---- */
     int deg_p, deg_g, deg_o;
     cs_memory_shard_degrees(t, topo, &deg_p, &deg_g, &deg_o);
-    cs_task *opt = add(w, CS_TASK_MEMORY, CS_STREAM_COMPUTE, -1, -1, "optimizer step");
+    cs_task *opt = add(w, CS_TASK_MEMORY, CS_STREAM_COMPUTE, -1, -1, "optimizer step", NULL, -1);
     opt->mem_bytes = m->params / deg_o * optimizer_traffic_per_param(t);
     opt->duration_s = opt->mem_bytes / w->hbm_Bps;
     int opt_id = opt->id;
@@ -412,7 +465,7 @@ int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology
         int k = 0;
         for (double left = total; left > 0; left -= cap, k++) {
             char what[24];
-            snprintf(what, sizeof what, "params %d", k);
+            set_name(what, sizeof what, "params", NULL, k);
             int a = collective(w, CS_STREAM_COMM, -1, -1, CS_OP_ALL_GATHER, fmin(cap, left), cdt,
                                CS_GROUP_WORLD, what);
             dep(&w->tasks[a], opt_id, 0);
