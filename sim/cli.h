@@ -21,5 +21,6 @@ int cs_cli_number(const char *cmd, const char *opt, const char *s, double lo, do
 
 int cs_cmd_memory(int argc, char **argv);
 int cs_cmd_simulate(int argc, char **argv);
+int cs_cmd_plan(int argc, char **argv);
 
 #endif

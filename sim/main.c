@@ -282,6 +282,8 @@ static const struct command {
      cs_cmd_memory},
     {"simulate", "one training iteration: overlap, exposed communication, tokens/s, MFU",
      cs_cmd_simulate},
+    {"plan", "recommend a strategy and micro-batch for a scenario; check the rule of thumb",
+     cs_cmd_plan},
 };
 
 static void main_help(FILE *f)

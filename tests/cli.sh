@@ -219,6 +219,62 @@ expect_usage sim-bad-scenario simulate "$TMP/bad-scen.yaml" -o "$TMP/never.csv"
 grep -q 'bad-scen.yaml:5:' "$TMP/sim-bad-scenario.err" || fail "bad scenario: no file:line in '$(cat "$TMP/sim-bad-scenario.err")'"
 [ -e "$TMP/never.csv" ] && fail "bad scenario: output file was written"
 
+# ---- plan ------------------------------------------------------------------------
+
+PLAN_SCEN=configs/scenarios/gpt3-13b-fsdp-64.yaml
+expect_ok plan plan "$PLAN_SCEN"
+expect_ok plan2 plan "$PLAN_SCEN"
+cmp -s "$TMP/plan.out" "$TMP/plan2.out" || fail "plan: two runs differ"
+rec=$(sed -n 's/^recommended: \([a-z0-9_]*\),.*/\1/p' "$TMP/plan.out")
+case "$rec" in
+    ddp|zero1|fsdp_no_shard|fsdp_shard_grad_op|fsdp_full_shard|fsdp_hybrid_shard) ;;
+    *) fail "plan: no recommended strategy in '$(grep '^recommended' "$TMP/plan.out")'" ;;
+esac
+# the row marked as recommended is that strategy and fits
+awk -v s="$rec" '/<- recommended/ { n++; if ($1 != s || $5 != "yes") bad = 1 }
+    END { exit !(n == 1 && !bad) }' "$TMP/plan.out" || fail "plan: the recommended row is not one fitting $rec row"
+awk '/^  peak memory/ { if ($3 + 0 > $6 + 0) bad = 1; n++ } END { exit !(n == 1 && !bad) }' \
+    "$TMP/plan.out" || fail "plan: recommended peak memory exceeds capacity"
+grep -q '^Rule of thumb: "DDP below 3B params' "$TMP/plan.out" || fail "plan: no rule-of-thumb check"
+grep -q 'runner-up' "$TMP/plan.out" || fail "plan: no runner-up"
+expect_ok plan-json plan "$PLAN_SCEN" --format json
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$TMP/plan-json.out" <<'PY' || fail "plan json: invalid or inconsistent"
+import json, sys
+j = json.load(open(sys.argv[1]))
+names = {"ddp", "zero1", "fsdp_no_shard", "fsdp_shard_grad_op", "fsdp_full_shard", "fsdp_hybrid_shard"}
+cfgs = j["configs"]
+assert {c["strategy"] for c in cfgs} == names, "not all six strategies searched"
+ok = [c for c in cfgs if c["simulated"] and c["fits"] and c["batch_kept"]]
+r = j["recommendation"]
+assert r and r["fits"] and r["peak_bytes"] <= r["capacity_bytes"] and r["batch_kept"]
+assert r["tokens_per_s"] == max(c["tokens_per_s"] for c in ok), "not the fastest that fits"
+assert r["micro_batch"] * r["grad_accum"] * j["ranks"] == j["global_batch"]
+ru = j["runner_up"]
+assert ru and ru["strategy"] != r["strategy"] and ru["fits"]
+assert ru["tokens_per_s"] == max(c["tokens_per_s"] for c in ok if c["strategy"] != r["strategy"])
+assert abs(j["runner_up_slower_pct"] - 100 * (1 - ru["tokens_per_s"] / r["tokens_per_s"])) < 0.01
+rows = j["rule_of_thumb"]["rows"]
+assert len(rows) == 10 and j["rule_of_thumb"]["agrees"] == sum(x["agrees"] for x in rows)
+for x in rows:
+    want = "ddp" if x["params"] < 3e9 else "fsdp_shard_grad_op" if x["params"] <= 7e9 else "fsdp_full_shard"
+    assert x["rule"] == want, x
+    t = {s: x[s + "_tokens_per_s"] for s in ("ddp", "fsdp_shard_grad_op", "fsdp_full_shard")}
+    fit = {s: v for s, v in t.items() if v is not None}
+    assert (x["winner"] is None) == (not fit)
+    if fit:
+        assert t[x["winner"]] == max(fit.values())
+    assert (x["ddp_vs_full_shard_pct"] is not None) == (x["params"] < 3e9 and t["ddp"] is not None
+                                                      and t["fsdp_full_shard"] is not None)
+PY
+fi
+expect_usage plan-no-scenario plan
+expect_usage plan-bad-format plan "$PLAN_SCEN" --format csv
+expect_usage plan-bad-scenario plan "$TMP/bad-scen.yaml" -o "$TMP/never-plan.txt"
+grep -q 'bad-scen.yaml:5:' "$TMP/plan-bad-scenario.err" || fail "plan bad scenario: no file:line in '$(cat "$TMP/plan-bad-scenario.err")'"
+[ -e "$TMP/never-plan.txt" ] && fail "plan bad scenario: output file was written"
+expect_ok plan-help plan --help
+
 if [ "$failures" -ne 0 ]; then
     echo "cli: $failures failure(s) in $checks runs"
     exit 1
