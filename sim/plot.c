@@ -404,7 +404,7 @@ static void plot_vs_params(const ctx *cx, int what, dfile *df, const char *dataf
             cap_gib = g->pts[g->cell[i]].capacity_bytes / GIB;
             break;
         }
-    if (cap_gib <= 0) cap_gib = cx->s->cluster.gpu.memory_bytes / GIB;
+    if (cap_gib <= 0 && cx->s) cap_gib = cx->s->cluster.gpu.memory_bytes / GIB;
     for (int r = 0; r < g->nr; r++) {
         cs_buf_printf(b, "unset object\nunset arrow\nunset label\nset autoscale y\n");
         cs_buf_printf(b, "set title 'N = %d GPUs'\n", g->ranks[r]);
