@@ -62,20 +62,6 @@ static void common_help(FILE *f)
             CS_DEFAULT_CLUSTER);
 }
 
-static int parse_params(const char *s, double *v)
-{
-    char *end;
-    double x = strtod(s, &end);
-    double mul = 1;
-    if (*end == 'K' || *end == 'k') mul = 1e3, end++;
-    else if (*end == 'M') mul = 1e6, end++;
-    else if (*end == 'B' || *end == 'G') mul = 1e9, end++;
-    else if (*end == 'T') mul = 1e12, end++;
-    if (!*s || *end || !(x > 0) || !isfinite(x)) return -1;
-    *v = x * mul;
-    return 0;
-}
-
 /* Parses argv; returns -1 on success-continue, else an exit code. */
 static int parse(int argc, char **argv, train_args *a, void (*help)(FILE *))
 {
@@ -107,7 +93,7 @@ static int parse(int argc, char **argv, train_args *a, void (*help)(FILE *))
             break;
         case O_MODEL: a->model = optarg; break;
         case O_PARAMS:
-            if (parse_params(optarg, &a->params))
+            if (cs_cli_params(optarg, &a->params))
                 return cs_cli_usage(cmd, "--params expects a count > 0 such as 13e9 or 7B, got '%s'", optarg);
             break;
         case O_STRATEGY: {

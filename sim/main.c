@@ -55,6 +55,19 @@ int cs_cli_number(const char *cmd, const char *opt, const char *s, double lo, do
     return 0;
 }
 
+int cs_cli_params(const char *s, double *v)
+{
+    char *end;
+    double x = strtod(s, &end);
+    double mul = 1;
+    if (*end == 'K' || *end == 'k') mul = 1e3, end++;
+    else if (*end == 'M') mul = 1e6, end++;
+    else if (*end == 'B' || *end == 'G') mul = 1e9, end++;
+    else if (*end == 'T') mul = 1e12, end++;
+    if (!*s || *end || !(x > 0) || !isfinite(x) || !isfinite(x * mul)) return -1;
+    *v = x * mul;
+    return 0;
+}
 
 static void list_presets(FILE *f)
 {
@@ -284,6 +297,12 @@ static const struct command {
      cs_cmd_simulate},
     {"plan", "recommend a strategy and micro-batch for a scenario; check the rule of thumb",
      cs_cmd_plan},
+    {"calibrate", "fit the cluster's cost model to nccl-tests / collsim-hw measurements",
+     cs_cmd_calibrate},
+    {"compare", "predicted vs measured collectives: per-row and per-dataset % errors",
+     cs_cmd_compare},
+    {"crossover", "sweep P x N x strategies: where DDP and FSDP overtake each other, OOM limits",
+     cs_cmd_crossover},
 };
 
 static void main_help(FILE *f)

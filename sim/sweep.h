@@ -64,6 +64,21 @@ int cs_sweep_point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, doubl
 size_t cs_sweep_size(const cs_sweep_spec *s);
 void cs_sweep_coords(const cs_sweep_spec *s, size_t i, int *ranks, double *params, int *model,
                      cs_strategy *st);
+/* The k-th P of the log grid (0 <= k < params_points): params_min and
+ * params_max exactly at the ends, 10^(log10 min + k (log10 max - log10
+ * min) / (points - 1)) between. */
+double cs_sweep_grid_params(const cs_sweep_spec *s, int k);
+
+/* Called after each evaluated point with the count done and the count this
+ * call evaluates. */
+typedef void (*cs_sweep_progress_fn)(void *ctx, size_t done, size_t total);
+/* Evaluates points i = first, first + stride, ... < cs_sweep_size(s) into
+ * pts[i] (pts holds the whole grid; other entries are untouched): the
+ * share of one MPI rank, or the whole grid with (0, 1). Stops at the
+ * first point that fails: returns its code with d filled and *failed (if
+ * not NULL) set to its index. progress may be NULL. */
+int cs_sweep_run(const cs_sweep_spec *s, size_t first, size_t stride, cs_sweep_point *pts,
+                 cs_sweep_progress_fn progress, void *ctx, size_t *failed, cs_diag *d);
 
 typedef enum cs_crossing_kind { CS_CROSS_THROUGHPUT, CS_CROSS_OOM } cs_crossing_kind;
 
@@ -72,11 +87,20 @@ typedef struct cs_crossing {
     cs_strategy a, b;          /* for OOM: a = b = the strategy */
     cs_crossing_kind kind;
     double params;             /* where it happens */
-    double margin;             /* throughput: a's advantage (fraction) just below params */
+    double margin;             /* throughput: a's advantage (fraction) just below params,
+                                  read at the last untied grid point below; oom: 0 */
+    int fits_below;            /* oom: 1 if the strategy fits below params and not above
+                                  (the usual way round), 0 if it fits only above;
+                                  throughput: 1 */
 } cs_crossing;
 
 /* Finds crossings for generic-model sweeps from evaluated points (all of
- * the grid, canonical order). Caller frees *out. */
+ * the grid, canonical order), refining each one by evaluating more points
+ * (sweep.c states the method: Brent on log10 P for throughput, counted
+ * only where both strategies fit; bisection for OOM; both to 1e-4
+ * relative). For throughput crossings `a` is the winner below params.
+ * Per ranks value the crossings are sorted by params. A list of models
+ * gives none. Caller frees *out (NULL when none). */
 int cs_sweep_crossings(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t n,
                        cs_crossing **out, size_t *nout, cs_diag *d);
 

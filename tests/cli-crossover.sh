@@ -1,0 +1,114 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# cli-crossover.sh - end-to-end tests of `collsim crossover` (one process):
+# the CSV column contract and grid size, the crossings CSV, the table's
+# sentences, JSON validity, determinism, --models, usage errors (exit 2,
+# stderr only, no -o file), and no progress bar when stderr is not a
+# terminal.
+#
+# Usage: sh tests/cli-crossover.sh PATH/TO/collsim   (from the source root)
+# Prints one line per failure; exits 1 if any failed.
+set -eu
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 PATH/TO/collsim" >&2
+    exit 2
+fi
+COLLSIM=$1
+HEADER='strategy,ranks,params,fits,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,peak_bytes,exposed_comm_s'
+XHEADER='ranks,strategy_a,strategy_b,kind,params'
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-crossover.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT INT TERM
+
+failures=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+run() {
+    name=$1
+    shift
+    rc=0
+    "$COLLSIM" crossover "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
+}
+expect_ok() {
+    run "$@"
+    [ "$rc" -eq 0 ] || fail "$1: exit $rc (stderr: $(head -c 300 "$TMP/$1.err"))"
+    [ -s "$TMP/$1.err" ] && fail "$1: unexpected stderr: $(head -c 300 "$TMP/$1.err")"
+    return 0
+}
+expect_usage() {
+    run "$@"
+    [ "$rc" -eq 2 ] || fail "$1: exit $rc, want 2"
+    [ -s "$TMP/$1.err" ] || fail "$1: no message on stderr"
+    [ -s "$TMP/$1.out" ] && fail "$1: stdout not empty"
+    return 0
+}
+
+expect_ok help --help
+grep -qF "$HEADER" "$TMP/help.out" || fail "help: does not show the CSV columns"
+
+# CSV contract: header, 2 ranks x 7 P x 3 strategies rows, canonical order
+expect_ok csv --ranks 8,64 --params 10M:10B:7 --format csv --crossings "$TMP/x.csv"
+case "$(head -n 1 "$TMP/csv.out")" in
+"$HEADER"*) ;;
+*) fail "csv: header '$(head -n 1 "$TMP/csv.out")' does not start with the contract" ;;
+esac
+rows=$(tail -n +2 "$TMP/csv.out" | wc -l | tr -d ' ')
+[ "$rows" = 42 ] || fail "csv: $rows rows, want 42"
+sed -n 2p "$TMP/csv.out" | grep -q '^ddp,8,10000000,' || fail "csv: first row is not ddp,8,10000000"
+tail -n 1 "$TMP/csv.out" | grep -q '^fsdp_full_shard,64,10000000000,' ||
+    fail "csv: last row is not fsdp_full_shard,64,10000000000"
+case "$(head -n 1 "$TMP/x.csv")" in
+"$XHEADER"*) ;;
+*) fail "crossings: header '$(head -n 1 "$TMP/x.csv")' does not start with $XHEADER" ;;
+esac
+grep -q '^8,ddp,ddp,oom,' "$TMP/x.csv" || fail "crossings: no ddp OOM boundary on 8 GPUs"
+grep -q '^64,ddp,fsdp_full_shard,throughput,' "$TMP/x.csv" ||
+    fail "crossings: no ddp/fsdp_full_shard crossing on 64 GPUs"
+
+# table: the grid, then one sentence per crossing
+expect_ok table --ranks 8,64 --params 10M:10B:7
+nx=$(tail -n +2 "$TMP/x.csv" | wc -l | tr -d ' ')
+ns=$(grep -c '^  on dgx-h100 with [0-9]* GPUs, ' "$TMP/table.out" || true)
+[ "$nx" = "$ns" ] || fail "table: $ns sentences for $nx crossings"
+grep -Eq 'ddp beats fsdp_full_shard below [0-9.]+M params by [0-9.]+%' "$TMP/table.out" ||
+    fail "table: no 'ddp beats fsdp_full_shard below X params by Y%' sentence"
+grep -Eq 'ddp OOMs above [0-9.]+B params' "$TMP/table.out" || fail "table: no 'ddp OOMs above' sentence"
+
+# determinism, and -o writes what stdout gets
+expect_ok csv2 --ranks 8,64 --params 10M:10B:7 --format csv -o "$TMP/o.csv"
+cmp -s "$TMP/csv.out" "$TMP/o.csv" || fail "determinism: -o output differs from the stdout run"
+[ -s "$TMP/csv2.out" ] && fail "csv2: stdout not empty with -o"
+
+# JSON
+expect_ok json --ranks 64 --params 1e8:1e10:3 --format json
+if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["points"]) == 9 and all("kind" in c for c in d["crossings"])' \
+        <"$TMP/json.out" 2>"$TMP/json.py.err" || fail "json: invalid: $(tail -n 1 "$TMP/json.py.err")"
+fi
+
+# a list of models
+expect_ok models --models gpt2-124m,llama2-7b,13B --format csv
+rows=$(tail -n +2 "$TMP/models.out" | wc -l | tr -d ' ')
+[ "$rows" = 9 ] || fail "models: $rows rows, want 9"
+grep -q ',llama2-7b,' "$TMP/models.out" || fail "models: no llama2-7b row"
+
+# usage errors: exit 2, message, nothing on stdout, no -o file
+expect_usage bad-params --params 1e8:1e7:5 -o "$TMP/never.csv"
+expect_usage bad-params2 --params 1e8:1e9
+expect_usage bad-strategy --strategies ddp,fsdp_fool_shard
+expect_usage both --params 1e8:1e9:3 --models gpt2-124m
+expect_usage bad-ranks --ranks 8,x
+expect_usage tiny --params 10:1e9:3
+expect_usage bad-model --models gpt2-124m,gpt9
+[ -e "$TMP/never.csv" ] && fail "bad-params: -o file written on error"
+
+if [ "$failures" -ne 0 ]; then
+    echo "$failures crossover CLI check(s) failed"
+    exit 1
+fi
+echo "crossover CLI: all checks passed"
+exit 0

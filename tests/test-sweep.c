@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-sweep.c - grids and crossovers: the grid's size and canonical order,
+ * a point against the simulate path it wraps (a reference evaluation), a
+ * throughput crossing on a deliberately slow network (the root lies in its
+ * grid bracket and the winner really flips across it, while a wrong root
+ * fails the same check), the DDP OOM boundary at 80 GiB against ZeRO's
+ * 16 bytes per parameter, ties that are not crossings, and determinism,
+ * also of a grid split the way MPI ranks split it.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "iteration.h"
+#include "sweep.h"
+#include "workload.h"
+
+static cs_sweep_spec *spec_new(const char *cluster, int ranks, double pmin, double pmax, int points)
+{
+    cs_sweep_spec *s = calloc(1, sizeof *s);
+    ck_assert_ptr_nonnull(s);
+    cs_diag d;
+    ck_assert_msg(cs_config_cluster(cluster, &s->cluster, &d) == 0, "%s", d.message);
+    cs_training_defaults(&s->training, CS_STRAT_DDP);
+    s->nranks = 1;
+    s->ranks[0] = ranks;
+    s->nstrategies = 2;
+    s->strategies[0] = CS_STRAT_DDP;
+    s->strategies[1] = CS_STRAT_FSDP_FULL_SHARD;
+    s->params_min = pmin;
+    s->params_max = pmax;
+    s->params_points = points;
+    return s;
+}
+
+static cs_sweep_point *run_all(const cs_sweep_spec *s)
+{
+    size_t n = cs_sweep_size(s);
+    cs_sweep_point *p = calloc(n, sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    cs_diag d;
+    ck_assert_msg(cs_sweep_run(s, 0, 1, p, NULL, NULL, NULL, &d) == 0, "%s", d.message);
+    return p;
+}
+
+static cs_sweep_point eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params)
+{
+    cs_sweep_point p;
+    cs_diag d;
+    ck_assert_msg(cs_sweep_point_eval(s, st, ranks, params, -1, &p, &d) == 0, "%s", d.message);
+    return p;
+}
+
+/* Whether the winner between a and b differs at P / f and P x f (a wins
+ * below, b above). */
+static int flips_around(const cs_sweep_spec *s, const cs_crossing *c, double f)
+{
+    cs_sweep_point a_lo = eval(s, c->a, c->ranks, c->params / f);
+    cs_sweep_point b_lo = eval(s, c->b, c->ranks, c->params / f);
+    cs_sweep_point a_hi = eval(s, c->a, c->ranks, c->params * f);
+    cs_sweep_point b_hi = eval(s, c->b, c->ranks, c->params * f);
+    return a_lo.tokens_per_s > b_lo.tokens_per_s && a_hi.tokens_per_s < b_hi.tokens_per_s;
+}
+
+START_TEST(grid_size_and_order)
+{
+    cs_sweep_spec *s = spec_new("dgx-h100", 8, 1e8, 1e11, 4);
+    s->nranks = 2;
+    s->ranks[1] = 64;
+    s->nstrategies = 3;
+    s->strategies[2] = CS_STRAT_ZERO1;
+    ck_assert_uint_eq(cs_sweep_size(s), 2 * 4 * 3);
+    /* log grid: exact ends, constant ratio (10x per step here) */
+    ck_assert(cs_sweep_grid_params(s, 0) == 1e8);
+    ck_assert(cs_sweep_grid_params(s, 3) == 1e11);
+    for (int k = 1; k < 4; k++)
+        ck_assert_double_eq_tol(cs_sweep_grid_params(s, k) / cs_sweep_grid_params(s, k - 1), 10.0, 1e-12);
+    /* canonical order: ranks, then P, then strategy */
+    size_t i = 0;
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 4; k++)
+            for (int j = 0; j < 3; j++, i++) {
+                int ranks, model;
+                double p;
+                cs_strategy st;
+                cs_sweep_coords(s, i, &ranks, &p, &model, &st);
+                ck_assert_int_eq(ranks, s->ranks[r]);
+                ck_assert(p == cs_sweep_grid_params(s, k));
+                ck_assert_int_eq(model, -1);
+                ck_assert_int_eq(st, s->strategies[j]);
+            }
+    /* a list of models replaces the P axis; it has no crossings */
+    cs_diag d;
+    s->nmodels = 2;
+    ck_assert_int_eq(cs_model_load("gpt2-124m", &s->models[0], &d), 0);
+    ck_assert_int_eq(cs_model_load("llama2-7b", &s->models[1], &d), 0);
+    ck_assert_uint_eq(cs_sweep_size(s), 2 * 2 * 3);
+    int ranks, model;
+    double p;
+    cs_strategy st;
+    cs_sweep_coords(s, 3, &ranks, &p, &model, &st);
+    ck_assert_int_eq(model, 1);
+    ck_assert(p == s->models[1].params);
+    cs_sweep_point *pts = run_all(s);
+    ck_assert_str_eq(pts[3].model, "llama2-7b");
+    cs_crossing *c;
+    size_t nc = 99;
+    ck_assert_int_eq(cs_sweep_crossings(s, pts, cs_sweep_size(s), &c, &nc, &d), 0);
+    ck_assert_uint_eq(nc, 0);
+    free(c);
+    free(pts);
+    free(s);
+}
+END_TEST
+
+/* A point is one `collsim simulate` iteration: same numbers as building
+ * and running the graph directly. */
+START_TEST(point_matches_the_simulate_path)
+{
+    cs_sweep_spec *s = spec_new("dgx-h100", 64, 1e9, 1e10, 2);
+    cs_sweep_point p = eval(s, CS_STRAT_FSDP_FULL_SHARD, 64, 13e9);
+    cs_diag d;
+    cs_model m;
+    cs_topology topo;
+    cs_training t = s->training;
+    t.strategy = CS_STRAT_FSDP_FULL_SHARD;
+    ck_assert_int_eq(cs_model_generic(13e9, &m, &d), 0);
+    ck_assert_int_eq(cs_topology_build(&s->cluster, 64, 0, &topo, &d), 0);
+    cs_workload *w;
+    cs_iteration it;
+    ck_assert_int_eq(cs_workload_build(&m, &t, &topo, &w, &d), 0);
+    ck_assert_int_eq(cs_iteration_run(w, &t, &it, &d), 0);
+    ck_assert(p.iteration_time_s == it.iteration_time_s);
+    ck_assert(p.tokens_per_s == it.tokens_per_s);
+    ck_assert(p.peak_bytes == it.peak_bytes);
+    ck_assert(p.capacity_bytes == cs_workload_memory(w)->capacity_bytes);
+    ck_assert_int_eq(p.fits, it.peak_bytes <= p.capacity_bytes);
+    ck_assert(p.params == 13e9);
+    ck_assert_str_eq(p.model, m.name);
+    cs_iteration_free(&it);
+    cs_workload_free(w);
+    /* an OOM point still has its time */
+    cs_sweep_point big = eval(s, CS_STRAT_DDP, 64, 20e9);
+    ck_assert_int_eq(big.fits, 0);
+    ck_assert(big.iteration_time_s > 0 && big.tokens_per_s > 0);
+    free(s);
+}
+END_TEST
+
+/* On a slow network (100 Gb/s NICs instead of 400) DDP's 2P bytes beat
+ * FSDP FULL_SHARD's 3P for small models; FSDP's sharded optimizer step
+ * wins for large ones: one crossing, refined inside its grid bracket. */
+START_TEST(throughput_crossing_on_a_slow_network)
+{
+    cs_sweep_spec *s = spec_new("dgx-h100", 64, 1e7, 1e10, 13);
+    s->cluster.inter.nic_bw_Bps = 100e9 / 8;
+    cs_sweep_point *pts = run_all(s);
+    cs_crossing *c;
+    size_t nc;
+    cs_diag d;
+    ck_assert_int_eq(cs_sweep_crossings(s, pts, cs_sweep_size(s), &c, &nc, &d), 0);
+    const cs_crossing *x = NULL;
+    for (size_t i = 0; i < nc; i++)
+        if (c[i].kind == CS_CROSS_THROUGHPUT) {
+            ck_assert_msg(x == NULL, "more than one throughput crossing");
+            x = &c[i];
+        }
+    ck_assert_msg(x != NULL, "no throughput crossing between ddp and fsdp_full_shard");
+    ck_assert_int_eq(x->a, CS_STRAT_DDP); /* the winner below */
+    ck_assert_int_eq(x->b, CS_STRAT_FSDP_FULL_SHARD);
+    ck_assert_int_eq(x->ranks, 64);
+    /* inside the bracket of grid points where the sign flips */
+    int k = 0;
+    while (k + 1 < s->params_points && cs_sweep_grid_params(s, k + 1) < x->params) k++;
+    ck_assert(k + 1 < s->params_points);
+    const cs_sweep_point *lo_a = &pts[2 * k], *lo_b = &pts[2 * k + 1];
+    const cs_sweep_point *hi_a = &pts[2 * (k + 1)], *hi_b = &pts[2 * (k + 1) + 1];
+    ck_assert(lo_a->tokens_per_s > lo_b->tokens_per_s);
+    ck_assert(hi_a->tokens_per_s < hi_b->tokens_per_s);
+    ck_assert(x->params > lo_a->params && x->params < hi_a->params);
+    /* the margin is DDP's lead at the grid point below */
+    ck_assert_double_eq_tol(x->margin, lo_a->tokens_per_s / lo_b->tokens_per_s - 1, 1e-12);
+    ck_assert(x->margin > 0);
+    /* the winner flips within 1% of the root, and both fit there */
+    ck_assert(flips_around(s, x, 1.01));
+    ck_assert(eval(s, x->a, 64, x->params).fits && eval(s, x->b, 64, x->params).fits);
+    /* |difference| at the root is small next to the grid's */
+    cs_sweep_point ra = eval(s, x->a, 64, x->params), rb = eval(s, x->b, 64, x->params);
+    ck_assert(fabs(ra.tokens_per_s - rb.tokens_per_s) / ra.tokens_per_s < 0.01);
+    /* the deliberately wrong root: 30% higher, DDP already lost on both
+     * sides, and the same check must say so */
+    cs_crossing wrong = *x;
+    wrong.params *= 1.3;
+    ck_assert(!flips_around(s, &wrong, 1.01));
+    free(c);
+    free(pts);
+    free(s);
+}
+END_TEST
+
+/* DDP keeps 16 bytes of model state per parameter (ZeRO Sec 3.1: 2 + 2 +
+ * 12) plus buckets, activations and overheads: it stops fitting in 80 GiB
+ * where 16 P is most, but not all, of the capacity. */
+START_TEST(ddp_oom_boundary)
+{
+    cs_sweep_spec *s = spec_new("dgx-h100", 64, 1e9, 1e10, 6);
+    s->nstrategies = 1;
+    cs_sweep_point *pts = run_all(s);
+    cs_crossing *c;
+    size_t nc;
+    cs_diag d;
+    ck_assert_int_eq(cs_sweep_crossings(s, pts, cs_sweep_size(s), &c, &nc, &d), 0);
+    ck_assert_uint_eq(nc, 1);
+    ck_assert_int_eq(c[0].kind, CS_CROSS_OOM);
+    ck_assert_int_eq(c[0].a, CS_STRAT_DDP);
+    ck_assert_int_eq(c[0].b, CS_STRAT_DDP);
+    ck_assert_int_eq(c[0].fits_below, 1);
+    double p = c[0].params, cap = pts[0].capacity_bytes;
+    ck_assert_double_eq_tol(cap, 80.0 * 1024 * 1024 * 1024, 1);
+    ck_assert_msg(16 * p < cap && 16 * p > 0.7 * cap, "16 P = %g of capacity", 16 * p / cap);
+    ck_assert_int_eq(eval(s, CS_STRAT_DDP, 64, p * 0.99).fits, 1);
+    ck_assert_int_eq(eval(s, CS_STRAT_DDP, 64, p * 1.01).fits, 0);
+    /* bisection to 1e-4: the flip is within 2e-4 of the reported P */
+    ck_assert_int_eq(eval(s, CS_STRAT_DDP, 64, p * (1 - 2e-4)).fits, 1);
+    ck_assert_int_eq(eval(s, CS_STRAT_DDP, 64, p * (1 + 2e-4)).fits, 0);
+    free(c);
+    free(pts);
+    free(s);
+}
+END_TEST
+
+/* SHARD_GRAD_OP and FULL_SHARD run at the same speed once every gather
+ * hides behind compute: a tie is not a crossing. */
+START_TEST(ties_are_not_crossings)
+{
+    cs_sweep_spec *s = spec_new("dgx-h100", 64, 1e9, 1e10, 5);
+    s->strategies[0] = CS_STRAT_FSDP_SHARD_GRAD_OP;
+    cs_sweep_point *pts = run_all(s);
+    for (int k = 0; k < 5; k++) ck_assert(pts[2 * k].tokens_per_s == pts[2 * k + 1].tokens_per_s);
+    cs_crossing *c;
+    size_t nc;
+    cs_diag d;
+    ck_assert_int_eq(cs_sweep_crossings(s, pts, cs_sweep_size(s), &c, &nc, &d), 0);
+    for (size_t i = 0; i < nc; i++) ck_assert_int_ne(c[i].kind, CS_CROSS_THROUGHPUT);
+    free(c);
+    free(pts);
+    free(s);
+}
+END_TEST
+
+/* Same spec, same bytes: twice in a row, and with the grid evaluated in
+ * the interleaved shares MPI ranks take (i = r, r + K, ...). */
+START_TEST(deterministic_and_split_invariant)
+{
+    cs_sweep_spec *s = spec_new("dgx-h100", 8, 1e7, 1e11, 9);
+    s->nranks = 2;
+    s->ranks[1] = 512;
+    s->nstrategies = 3;
+    s->strategies[2] = CS_STRAT_FSDP_SHARD_GRAD_OP;
+    size_t n = cs_sweep_size(s);
+    cs_sweep_point *a = run_all(s), *b = run_all(s);
+    ck_assert(memcmp(a, b, n * sizeof *a) == 0);
+    cs_sweep_point *split = calloc(n, sizeof *split);
+    cs_diag d;
+    for (size_t r = 0; r < 3; r++) ck_assert_int_eq(cs_sweep_run(s, r, 3, split, NULL, NULL, NULL, &d), 0);
+    ck_assert(memcmp(a, split, n * sizeof *a) == 0);
+    cs_crossing *c1, *c2;
+    size_t n1, n2;
+    ck_assert_int_eq(cs_sweep_crossings(s, a, n, &c1, &n1, &d), 0);
+    ck_assert_int_eq(cs_sweep_crossings(s, split, n, &c2, &n2, &d), 0);
+    ck_assert_uint_eq(n1, n2);
+    ck_assert_uint_gt(n1, 0);
+    for (size_t i = 0; i < n1; i++) { /* field by field: padding is not compared */
+        ck_assert_int_eq(c1[i].ranks, c2[i].ranks);
+        ck_assert_int_eq(c1[i].a, c2[i].a);
+        ck_assert_int_eq(c1[i].b, c2[i].b);
+        ck_assert_int_eq(c1[i].kind, c2[i].kind);
+        ck_assert(c1[i].params == c2[i].params && c1[i].margin == c2[i].margin);
+        ck_assert_int_eq(c1[i].fits_below, c2[i].fits_below);
+    }
+    /* per ranks value, by increasing P */
+    for (size_t i = 1; i < n1; i++)
+        if (c1[i].ranks == c1[i - 1].ranks) ck_assert(c1[i].params >= c1[i - 1].params);
+    free(c1);
+    free(c2);
+    free(split);
+    free(a);
+    free(b);
+    free(s);
+}
+END_TEST
+
+/* A point that cannot be evaluated stops the sweep at that index. */
+START_TEST(errors_name_the_failing_point)
+{
+    cs_sweep_spec *s = spec_new("pcie-l40s", 4, 1e9, 2e9, 2);
+    s->nranks = 2;
+    s->ranks[1] = 4096; /* more nodes than a network-less cluster can span */
+    size_t n = cs_sweep_size(s), failed = 0;
+    cs_sweep_point *p = calloc(n, sizeof *p);
+    cs_diag d;
+    cs_diag_clear(&d);
+    ck_assert_int_ne(cs_sweep_run(s, 0, 1, p, NULL, NULL, &failed, &d), 0);
+    ck_assert_uint_eq(failed, 4); /* first point of the second ranks value */
+    ck_assert(d.message[0] != 0);
+    free(p);
+    free(s);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sweep");
+    TCase *tc = tcase_create("sweep");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, grid_size_and_order);
+    tcase_add_test(tc, point_matches_the_simulate_path);
+    tcase_add_test(tc, throughput_crossing_on_a_slow_network);
+    tcase_add_test(tc, ddp_oom_boundary);
+    tcase_add_test(tc, ties_are_not_crossings);
+    tcase_add_test(tc, deterministic_and_split_invariant);
+    tcase_add_test(tc, errors_name_the_failing_point);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
