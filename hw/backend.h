@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend.h - the one interface behind which collsim-hw's backends live:
+ * MPI on host memory (backend_mpi.c) and CUDA + NCCL on GPUs
+ * (backend_nccl.c). The commands (cmd_bench.c, cmd_compute.c,
+ * cmd_replay.c) see only this table of functions, so a measurement is made
+ * the same way whatever runs it.
+ *
+ * A backend drives `local_ranks` collective ranks from this process (1
+ * under mpirun, G with `-g G` on the NCCL backend); ranks are numbered
+ * process x local_ranks + local index, as in nccl-tests. Process 0 prints
+ * and writes files; timing results come back there. Every function returns
+ * 0 or a negative CS_HW_E* code after printing one message to stderr
+ * (prefixed "collsim-hw: rank R:"). Sizes follow nccl-tests: `count` is the
+ * per-rank element count (the send count of all_gather, the receive count
+ * of reduce_scatter); broadcast and reduce use root 0.
+ */
+#ifndef CS_HW_BACKEND_H
+#define CS_HW_BACKEND_H
+
+#include <stddef.h>
+
+#include "collective.h"
+#include "dtype.h"
+
+/* Exit codes of collsim-hw (documented in --help and hw/README.md). */
+enum {
+    CS_HW_EXIT_OK = 0,
+    CS_HW_EXIT_IO = 1,       /* output not writable, input not readable */
+    CS_HW_EXIT_USAGE = 2,    /* bad arguments or a bad schedule file */
+    CS_HW_EXIT_WRONG = 3,    /* --check found wrong results */
+    CS_HW_EXIT_BACKEND = 4,  /* an MPI / CUDA / NCCL / cuBLAS call failed */
+    CS_HW_EXIT_TIMEOUT = 5,  /* a collective (or init) exceeded --timeout */
+    CS_HW_EXIT_SKIP = 77     /* backend unavailable: no GPU, not built with NCCL/MPI */
+};
+
+/* Backend error codes (negative, distinct from the library's CS_E*). */
+enum {
+    CS_HW_EBACKEND = -100, /* a library call failed */
+    CS_HW_ETIMEOUT = -101, /* --timeout exceeded (communicators aborted) */
+    CS_HW_EUNAVAIL = -102, /* no device / not built in */
+    CS_HW_ENOMEM = -103    /* device or host buffer allocation failed */
+};
+
+/* Maps a CS_HW_E* code to the exit code above. */
+int cs_hw_exit_code(int err);
+
+/* What a backend is started with (validated by the command first). */
+typedef struct cs_hw_config {
+    int gpus;            /* devices driven by this process (-g), >= 1 */
+    const char *algo;    /* library name to force, or NULL = the library's choice */
+    const char *proto;   /* NCCL protocol name to force, or NULL */
+    int algo_op;         /* cs_op the MPI algorithm is forced for, -1 = every op */
+    double timeout_s;    /* per measurement (one size, one GEMM shape, one replay) */
+    int quiet;           /* no notes on stderr */
+} cs_hw_config;
+
+/* Who we are, filled by init. */
+typedef struct cs_hw_info {
+    int proc;            /* this process's index (MPI rank, or 0) */
+    int nprocs;
+    int local_ranks;     /* collective ranks driven by this process */
+    int nranks;          /* nprocs x local_ranks */
+    char host[64];
+    char library[96];    /* "Open MPI v4.1.4", "NCCL 2.28.9 + CUDA 13.0" (no commas) */
+    char device[96];     /* "CPU" or the GPU's name */
+    double device_memory_bytes; /* per device, 0 if unknown */
+} cs_hw_info;
+
+typedef struct cs_hw_ctx cs_hw_ctx;
+
+/* One replay task, already scaled and sized for this run (see cmd_replay.c). */
+typedef struct cs_hw_rtask {
+    int kind;            /* cs_task_kind: compute, memory, collective */
+    int stream;          /* 0 compute, 1 comm, 2 comm_reduce */
+    double flops;        /* compute: FLOPs to execute (after --flops-scale) */
+    size_t copy_bytes;   /* memory: bytes to copy (half the bytes moved) */
+    cs_op op;            /* collective */
+    cs_dtype dtype;
+    size_t count;        /* per-rank count, nccl-tests convention */
+    int group;           /* cs_group: world, shard, replica */
+    int ndeps;
+    int deps[4];         /* indices of earlier tasks */
+    char on_start[4];    /* 1: wait for that task's start, 0: its end */
+} cs_hw_rtask;
+
+typedef struct cs_hw_rplan {
+    size_t n;
+    const cs_hw_rtask *tasks;
+    int shard_ranks;     /* ranks per shard group (world = shard x replica) */
+} cs_hw_rplan;
+
+/* Per-iteration result: start/end of every task on every rank, seconds
+ * from the iteration's start, [rank * n + task]; valid on process 0. */
+typedef struct cs_hw_rresult {
+    double *start_s, *end_s;   /* nranks x n, caller-allocated */
+    double peak_bytes;         /* max over ranks of device (GPU) or resident (CPU) memory */
+} cs_hw_rresult;
+
+typedef struct cs_hw_backend {
+    const char *name; /* "mpi", "nccl" */
+    /* Validates a forced algorithm / protocol name for op (-1: any op)
+     * before any device work; 0 or CS_EINVAL with a message in msg. */
+    int (*check_choice)(const char *algo, const char *proto, int op, char *msg, size_t len);
+    /* Starts the library (MPI_Init / CUDA / NCCL communicators). On
+     * CS_HW_EUNAVAIL msg says why (no GPU, ...) and nothing needs freeing. */
+    int (*init)(const cs_hw_config *cfg, cs_hw_ctx **out, cs_hw_info *info, char *msg,
+                size_t len);
+    /* Allocates buffers for counts up to max_count of op/dtype. */
+    int (*coll_setup)(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t max_count);
+    /* Fills send buffers with the rank-dependent check pattern (pattern.h). */
+    int (*coll_fill)(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t count);
+    /* warmup + iters collectives; times_s[iters] = slowest rank's time of
+     * each iteration (valid on process 0). hang: the last rank skips the
+     * collective (fault injection, tests the timeout). */
+    int (*coll_time)(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t count, int warmup, int iters,
+                     int hang, double *times_s);
+    /* Compares receive buffers with the expected pattern; *wrong = wrong
+     * elements over all ranks (valid on process 0). corrupt: flip one
+     * element first (fault injection, proves the check can fail). */
+    int (*coll_check)(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t count, int corrupt,
+                      long long *wrong);
+    /* C[m x n] = A[m x k] B[k x n] in dtype t, times per iteration (rank 0's). */
+    int (*gemm_time)(cs_hw_ctx *c, cs_dtype t, int m, int n, int k, int warmup, int iters,
+                     double *times_s);
+    /* Device-to-device (GPU) or memcpy (CPU) copy of bytes. */
+    int (*copy_time)(cs_hw_ctx *c, size_t bytes, int warmup, int iters, double *times_s);
+    /* Prepares communicators and buffers for a replay plan. */
+    int (*replay_setup)(cs_hw_ctx *c, const cs_hw_rplan *p);
+    /* Runs the plan once. */
+    int (*replay_run)(cs_hw_ctx *c, const cs_hw_rplan *p, cs_hw_rresult *r);
+    /* Ends the library and frees c. abort_code != 0 after a failure on
+     * this process: communicators are aborted and, under MPI, MPI_Abort
+     * ends every rank with that exit code (so none waits forever). */
+    void (*finalize)(cs_hw_ctx *c, int abort_code);
+    /* 1 if the backend polls its own operations against --timeout (NCCL);
+     * 0 if the commands' SIGALRM watchdog is the timeout (blocking MPI). */
+    int polls_timeout;
+} cs_hw_backend;
+
+/* The backends compiled in; NULL when this build lacks one. */
+const cs_hw_backend *cs_hw_backend_mpi(void);
+const cs_hw_backend *cs_hw_backend_nccl(void);
+
+/* Shared helpers (hw_util.c). */
+double cs_hw_now_s(void);               /* monotonic clock */
+/* The launcher's rank of this process before MPI_Init (OMPI_COMM_WORLD_RANK,
+ * PMIX_RANK, PMI_RANK, SLURM_PROCID), 0 when not launched by one. */
+int cs_hw_launch_rank(void);
+/* Whether a launcher (mpirun, srun) started this process. */
+int cs_hw_launched(void);
+/* Median / min / max of n values (sorts a copy). */
+void cs_hw_stats(const double *v, int n, double *min, double *median, double *max);
+/* Square-ish GEMM shape for a FLOP count: 2 m n k reps ~= flops, with
+ * m, n <= nmax and k <= kmax; returns reps >= 1. */
+int cs_hw_gemm_shape(double flops, int nmax, int kmax, int *m, int *n, int *k);
+/* Copies s into buf, replacing commas and newlines by blanks. */
+void cs_hw_csv_safe(char *buf, size_t len, const char *s);
+
+#endif

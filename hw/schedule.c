@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * schedule.c - schedule JSON -> cs_hw_schedule with checks, the predicted
+ * no-contention timeline, and exposed communication of a timeline (a sweep
+ * over interval end points, O(n log n)).
+ */
+#include "schedule.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "json.h"
+
+static const char *const kind_names[] = {"compute", "memory", "collective"};
+static const char *const stream_names[] = {"compute", "comm", "comm_reduce"};
+static const char *const group_names[] = {"world", "shard", "replica"};
+
+static int at(cs_diag *d, const char *file, const cs_json *v, const char *fmt, const char *a,
+              const char *b)
+{
+    cs_diag_set(d, CS_ECONFIG, file, v->line, v->column, fmt, a, b);
+    return CS_ECONFIG;
+}
+
+/* Member key of object o with type t; NULL + error if absent or mistyped
+ * (absent is allowed when optional). */
+static const cs_json *member(const cs_json *o, const char *key, cs_json_type t, int optional,
+                             const char *file, cs_diag *d, int *rc)
+{
+    const cs_json *v = cs_json_get(o, key);
+    if (!v) {
+        if (!optional) *rc = at(d, file, o, "missing member '%s'%s", key, "");
+        return NULL;
+    }
+    if (v->type != t) {
+        *rc = at(d, file, v, "'%s' must be a %s", key, cs_json_type_name(t));
+        return NULL;
+    }
+    return v;
+}
+
+static int name_index(const char *s, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(s, names[i])) return i;
+    return -1;
+}
+
+static int number(const cs_json *o, const char *key, int optional, double lo, double *out,
+                  const char *file, cs_diag *d)
+{
+    int rc = 0;
+    const cs_json *v = member(o, key, CS_JSON_NUMBER, optional, file, d, &rc);
+    if (rc) return rc;
+    if (!v) return 0;
+    if (!isfinite(v->number) || v->number < lo) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%g", lo);
+        return at(d, file, v, "'%s' must be a finite number >= %s", key, buf);
+    }
+    *out = v->number;
+    return 0;
+}
+
+static int enum_member(const cs_json *o, const char *key, const char *const *names, int n,
+                       const char *expected, int *out, const char *file, cs_diag *d)
+{
+    int rc = 0;
+    const cs_json *v = member(o, key, CS_JSON_STRING, 0, file, d, &rc);
+    if (rc) return rc;
+    int i = name_index(v->string, names, n);
+    if (i < 0) return at(d, file, v, "'%s' must be one of %s", key, expected);
+    *out = i;
+    return 0;
+}
+
+static int parse_task(const cs_json *o, cs_hw_schedule *s, size_t idx, const char *file,
+                      cs_diag *d)
+{
+    cs_hw_stask *t = &s->tasks[idx];
+    int rc = 0;
+    if (o->type != CS_JSON_OBJECT) return at(d, file, o, "a task must be an object%s%s", "", "");
+    double id = -1;
+    if ((rc = number(o, "id", 0, 0, &id, file, d))) return rc;
+    if (id != floor(id) || id > 1e9)
+        return at(d, file, cs_json_get(o, "id"), "'id' must be an integer%s%s", "", "");
+    t->id = (int)id;
+    int k, st;
+    if ((rc = enum_member(o, "kind", kind_names, 3, "compute, memory, collective", &k, file, d)))
+        return rc;
+    if ((rc = enum_member(o, "stream", stream_names, 3, "compute, comm, comm_reduce", &st, file, d)))
+        return rc;
+    t->kind = (cs_task_kind)k;
+    t->stream = (cs_stream)st;
+    const cs_json *nm = member(o, "name", CS_JSON_STRING, 0, file, d, &rc);
+    if (rc) return rc;
+    snprintf(t->name, sizeof t->name, "%s", nm->string);
+    if ((rc = number(o, "predicted_s", 0, 0, &t->predicted_s, file, d))) return rc;
+    if (t->kind == CS_TASK_COLLECTIVE) {
+        const cs_json *v = member(o, "op", CS_JSON_STRING, 0, file, d, &rc);
+        if (rc) return rc;
+        if (cs_op_parse(v->string, &t->op))
+            return at(d, file, v, "'%s' must be one of %s", "op",
+                      "all_reduce, all_gather, reduce_scatter, broadcast, reduce");
+        v = member(o, "dtype", CS_JSON_STRING, 0, file, d, &rc);
+        if (rc) return rc;
+        if (cs_dtype_parse(v->string, &t->dtype) || t->dtype == CS_DTYPE_TF32)
+            return at(d, file, v, "'%s' must be one of %s", "dtype", "fp32, bf16, fp16, fp8, fp64");
+        int g;
+        if ((rc = enum_member(o, "group", group_names, 3, "world, shard, replica", &g, file, d)))
+            return rc;
+        t->group = (cs_group)g;
+        if ((rc = number(o, "size_bytes", 0, 0, &t->size_bytes, file, d))) return rc;
+        v = member(o, "algo", CS_JSON_STRING, 1, file, d, &rc);
+        if (rc) return rc;
+        snprintf(t->algo, sizeof t->algo, "%s", v ? v->string : "auto");
+        v = member(o, "proto", CS_JSON_STRING, 1, file, d, &rc);
+        if (rc) return rc;
+        snprintf(t->proto, sizeof t->proto, "%s", v ? v->string : "auto");
+    } else {
+        if ((rc = number(o, "flops", 1, 0, &t->flops, file, d))) return rc;
+        if ((rc = number(o, "mem_bytes", 1, 0, &t->mem_bytes, file, d))) return rc;
+    }
+    const cs_json *deps = member(o, "deps", CS_JSON_ARRAY, 1, file, d, &rc);
+    if (rc) return rc;
+    if (deps && deps->n > 4) return at(d, file, deps, "at most 4 dependencies per task%s%s", "", "");
+    for (size_t i = 0; deps && i < deps->n; i++) {
+        const cs_json *dep = deps->items[i];
+        if (dep->type != CS_JSON_OBJECT)
+            return at(d, file, dep, "a dependency must be an object {task, when}%s%s", "", "");
+        double dt = -1;
+        if ((rc = number(dep, "task", 0, 0, &dt, file, d))) return rc;
+        int w;
+        static const char *const when_names[] = {"end", "start"};
+        if ((rc = enum_member(dep, "when", when_names, 2, "start, end", &w, file, d))) return rc;
+        /* ids -> indices: dependencies must name earlier tasks */
+        size_t j = 0;
+        while (j < idx && s->tasks[j].id != dt) j++;
+        if (j == idx) {
+            char buf[32];
+            snprintf(buf, sizeof buf, "%.0f", dt);
+            return at(d, file, cs_json_get(dep, "task"),
+                      "dependency on task %s, which is not an earlier task%s", buf, "");
+        }
+        t->deps[t->ndeps] = (int)j;
+        t->on_start[t->ndeps] = (char)w;
+        t->ndeps++;
+    }
+    for (size_t j = 0; j < idx; j++)
+        if (s->tasks[j].id == t->id) {
+            char buf[32];
+            snprintf(buf, sizeof buf, "%d", t->id);
+            return at(d, file, cs_json_get(o, "id"), "duplicate task id %s%s", buf, "");
+        }
+    return 0;
+}
+
+int cs_hw_schedule_parse(const char *text, size_t len, const char *file, cs_hw_schedule *s,
+                         cs_diag *d)
+{
+    memset(s, 0, sizeof *s);
+    cs_json *root;
+    int rc = cs_json_parse(text, len, file, &root, d);
+    if (rc) return rc;
+    if (root->type != CS_JSON_OBJECT) {
+        rc = at(d, file, root, "expected an object with \"format\": \"collsim-schedule\"%s%s", "", "");
+        goto out;
+    }
+    const cs_json *v = member(root, "format", CS_JSON_STRING, 0, file, d, &rc);
+    if (rc) goto out;
+    if (strcmp(v->string, "collsim-schedule")) {
+        rc = at(d, file, v, "'format' must be \"collsim-schedule\", got \"%s\"%s", v->string, "");
+        goto out;
+    }
+    double version = 0;
+    if ((rc = number(root, "version", 0, 0, &version, file, d))) goto out;
+    if (version != 1) {
+        rc = at(d, file, cs_json_get(root, "version"), "unsupported schedule version (this reader "
+                "knows version 1)%s%s", "", "");
+        goto out;
+    }
+    const cs_json *groups = member(root, "groups", CS_JSON_OBJECT, 0, file, d, &rc);
+    if (rc) goto out;
+    for (int g = 0; g < CS_GROUP_COUNT; g++) {
+        double r = 0;
+        if ((rc = number(groups, group_names[g], 0, 1, &r, file, d))) goto out;
+        if (r != floor(r) || r > 1e8) {
+            rc = at(d, file, cs_json_get(groups, group_names[g]), "'%s' must be an integer >= 1%s",
+                    group_names[g], "");
+            goto out;
+        }
+        s->group_ranks[g] = (int)r;
+    }
+    if ((long long)s->group_ranks[CS_GROUP_SHARD] * s->group_ranks[CS_GROUP_REPLICA] !=
+        s->group_ranks[CS_GROUP_WORLD]) {
+        rc = at(d, file, groups, "groups: world must equal shard x replica%s%s", "", "");
+        goto out;
+    }
+    const cs_json *tasks = member(root, "tasks", CS_JSON_ARRAY, 0, file, d, &rc);
+    if (rc) goto out;
+    s->tasks = cs_xcalloc(tasks->n ? tasks->n : 1, sizeof *s->tasks);
+    for (size_t i = 0; i < tasks->n; i++) {
+        if ((rc = parse_task(tasks->items[i], s, i, file, d))) goto out;
+        s->n = i + 1;
+    }
+out:
+    cs_json_free(root);
+    if (rc) cs_hw_schedule_free(s);
+    return rc;
+}
+
+int cs_hw_schedule_load(const char *path, cs_hw_schedule *s, cs_diag *d)
+{
+    memset(s, 0, sizeof *s);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return cs_diag_set(d, errno == ENOENT ? CS_ENOENT : CS_EIO, path, 0, 0,
+                           "cannot read schedule: %s", strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot read schedule: %s", "not a regular file");
+    FILE *f = fopen(path, "rb");
+    if (!f) return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot read schedule: %s", strerror(errno));
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    char *buf = cs_xmalloc(cap);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) buf = cs_xrealloc(buf, cap *= 2);
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(buf);
+        return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot read schedule: %s", "read error");
+    }
+    int rc = cs_hw_schedule_parse(buf, n, path, s, d);
+    free(buf);
+    return rc;
+}
+
+void cs_hw_schedule_free(cs_hw_schedule *s)
+{
+    free(s->tasks);
+    memset(s, 0, sizeof *s);
+}
+
+double cs_hw_schedule_predict(const cs_hw_schedule *s, double *start_s, double *end_s)
+{
+    double free_at[CS_STREAM_COUNT] = {0};
+    double last = 0;
+    /* tasks are in id order per stream and dependencies point backwards,
+     * so one pass in file order is a valid list schedule */
+    for (size_t i = 0; i < s->n; i++) {
+        const cs_hw_stask *t = &s->tasks[i];
+        double ready = free_at[t->stream];
+        for (int k = 0; k < t->ndeps; k++) {
+            double dt = t->on_start[k] ? start_s[t->deps[k]] : end_s[t->deps[k]];
+            if (dt > ready) ready = dt;
+        }
+        start_s[i] = ready;
+        end_s[i] = ready + t->predicted_s;
+        free_at[t->stream] = end_s[i];
+        if (end_s[i] > last) last = end_s[i];
+    }
+    return last;
+}
+
+typedef struct edge {
+    double t;
+    int delta_comm, delta_compute;
+} edge;
+
+static int cmp_edge(const void *a, const void *b)
+{
+    const edge *x = a, *y = b;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+double cs_hw_exposed_comm_s(const cs_hw_schedule *s, const double *start_s, const double *end_s)
+{
+    edge *e = cs_xmalloc((2 * s->n + 1) * sizeof *e);
+    size_t m = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const cs_hw_stask *t = &s->tasks[i];
+        if (!(end_s[i] > start_s[i])) continue;
+        int comm = t->kind == CS_TASK_COLLECTIVE;
+        int comp = !comm && t->stream == CS_STREAM_COMPUTE;
+        if (!comm && !comp) continue;
+        e[m++] = (edge){start_s[i], comm, comp};
+        e[m++] = (edge){end_s[i], -comm, -comp};
+    }
+    qsort(e, m, sizeof *e, cmp_edge);
+    double exposed = 0;
+    int comm = 0, comp = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (i > 0 && comm > 0 && comp == 0) exposed += e[i].t - e[i - 1].t;
+        comm += e[i].delta_comm;
+        comp += e[i].delta_compute;
+    }
+    free(e);
+    return exposed;
+}

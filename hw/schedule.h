@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * schedule.h - the training-iteration schedule that `collsim simulate
+ * --emit-schedule FILE` writes (sim/workload.c cs_workload_write_schedule),
+ * read back for `collsim-hw replay`, plus the two timeline measures replay
+ * reports: the no-contention timeline the schedule predicts and the
+ * exposed communication of a timeline.
+ *
+ * Format ("format": "collsim-schedule", "version": 1): "groups" {world,
+ * shard, replica} rank counts, and "tasks": [{id, kind compute|memory|
+ * collective, stream compute|comm|comm_reduce, name, flops, mem_bytes (not
+ * collectives), op, size_bytes, dtype, group world|shard|replica, algo,
+ * proto (collectives), predicted_s, deps: [{task: ID, when: start|end}]}].
+ * Members this reader does not use (micro, layer, wire_bytes,
+ * mem_at_start, ...) are ignored, so newer writers stay readable. Checked:
+ * ids unique, dependencies name earlier tasks, values in range; errors
+ * name FILE:LINE:COLUMN.
+ */
+#ifndef CS_HW_SCHEDULE_H
+#define CS_HW_SCHEDULE_H
+
+#include <stddef.h>
+
+#include "collective.h"
+#include "dtype.h"
+#include "error.h"
+#include "workload.h"
+
+typedef struct cs_hw_stask {
+    int id;
+    cs_task_kind kind;
+    cs_stream stream;
+    char name[48];
+    double flops;        /* compute */
+    double mem_bytes;    /* compute / memory: bytes moved */
+    cs_op op;            /* collective */
+    double size_bytes;   /* nccl-tests convention for the group */
+    cs_dtype dtype;
+    cs_group group;
+    char algo[16], proto[16]; /* the simulator's choice, as written */
+    double predicted_s;
+    int ndeps;
+    int deps[4];         /* indices (not ids) of earlier tasks */
+    char on_start[4];
+} cs_hw_stask;
+
+typedef struct cs_hw_schedule {
+    size_t n;
+    cs_hw_stask *tasks;
+    int group_ranks[CS_GROUP_COUNT];
+} cs_hw_schedule;
+
+/* Reads and checks a schedule file. 0, CS_ENOENT / CS_EIO (file), or
+ * CS_ECONFIG (content) with d filled. Caller frees with cs_hw_schedule_free. */
+int cs_hw_schedule_load(const char *path, cs_hw_schedule *s, cs_diag *d);
+int cs_hw_schedule_parse(const char *text, size_t len, const char *file, cs_hw_schedule *s,
+                         cs_diag *d);
+void cs_hw_schedule_free(cs_hw_schedule *s);
+
+/* The timeline the schedule predicts with no contention: each task starts
+ * when its stream is free and its dependencies allow, and runs for
+ * predicted_s. Fills start_s/end_s[n]; returns the iteration time. */
+double cs_hw_schedule_predict(const cs_hw_schedule *s, double *start_s, double *end_s);
+
+/* Time during which some collective runs while the compute stream is idle
+ * (the simulator's definition, sim/iteration.h), for a timeline of s. */
+double cs_hw_exposed_comm_s(const cs_hw_schedule *s, const double *start_s, const double *end_s);
+
+#endif
