@@ -1,0 +1,1189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * calibrate.c - predicted vs measured collectives, and the least-squares
+ * fit of a cluster's cost-model parameters to measurements.
+ *
+ * Fit: GSL's trust-region nonlinear least squares (gsl_multifit_nlinear,
+ * Levenberg-Marquardt steps, More scaling, finite-difference Jacobian) on
+ * the relative error r_i = (predicted_i - measured_i) / measured_i of every
+ * usable row. Relative error gives every size the same voice whatever its
+ * time, and nccl-tests sweeps are log-spaced, so each octave of message
+ * size weighs the same: latency-bound sizes determine the latency terms,
+ * bandwidth-bound ones the efficiencies. Outliers (a run that hiccuped at
+ * one size, the 512 KiB spike of a single-process -g 8 run) are then
+ * down-weighted by Huber's rule (Huber 1964; iteratively reweighted least
+ * squares): weight min(1, k s / |r_i|) with k = 2 and s = 1.4826 x the
+ * median absolute residual (at least 1%), refitted until the weights
+ * settle (3 rounds at most).
+ *
+ * Parameters, in priority order (a later one that the data cannot tell
+ * apart from an earlier one is kept at its input value):
+ *   intra.efficiency     achievable fraction of the intra-node line rate
+ *   inter.efficiency     same for the NICs (multi-node rows only)
+ *   latency.launch       added to every base latency (NCCL baseLat): the
+ *                        per-call cost launches and the host add
+ *   hop.ll/ll128/simple  scale on NCCL's intra-node hwLat for a protocol
+ *   hop.net              scale on NCCL's network hwLat (multi-node rows)
+ *   efficiency.tree/ring per-algorithm bandwidth efficiency
+ * Efficiencies and scales are fitted in log space (positive, relative
+ * steps); the launch latency linearly in units of 10 us.
+ * A parameter enters the fit only if (1) the data exercises it (rows
+ * with two ranks on a node; rows crossing nodes; rows whose chosen
+ * protocol / algorithm it prices), (2) the predictions depend on it (some
+ * row moves by >= 0.1% per unit step) and (3) its Jacobian column is not
+ * nearly a combination of the columns already accepted: Gram-Schmidt at
+ * the starting point, rejecting a column whose part orthogonal to the
+ * accepted ones is under 30% of its norm (a variance inflation factor
+ * above ~11, the usual threshold: its value would be decided by noise). Everything else keeps the
+ * --cluster value and the output says why.
+ * Confidence intervals: 95%, from the covariance (J^T W J)^-1 at the
+ * solution (gsl_multifit_nlinear_covar) scaled by the residual variance
+ * chi^2 / (n - p), with Student's t quantile; mapped through the
+ * parameter's transform (so log-space intervals are asymmetric).
+ * The fit chooses algorithm / protocol with the parameters being fitted
+ * (the written cluster then prices rows exactly as the fit did).
+ * Departure: the GSL error handler is switched off during the fit and
+ * restored after (process-global state, so the fit is not thread-safe).
+ */
+#include "calibrate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+
+#include "config.h"
+#include "topology.h"
+
+#define MIB 1048576.0
+
+/* ---- prediction ------------------------------------------------------------ */
+
+static int place(const cs_cluster *c, const cs_meas_set *m, size_t i, cs_topology *t, cs_diag *d)
+{
+    const cs_meas_row *r = &m->rows[i];
+    int nodes = r->nodes;
+    if (nodes <= 0) nodes = (r->ranks + c->gpus_per_node - 1) / c->gpus_per_node;
+    cs_diag td;
+    cs_diag_clear(&td);
+    if (cs_topology_build(c, r->ranks, nodes, t, &td)) {
+        const cs_meas_dataset *ds = &m->datasets[r->dataset];
+        return cs_diag_set(d, CS_ECONFIG, ds->source, r->line, 1,
+                           "this row (%d ranks%s) does not fit cluster '%s': %s", r->ranks,
+                           r->nodes > 0 ? " on the nodes the input names" : "", c->name,
+                           td.message);
+    }
+    return 0;
+}
+
+/* The cluster at line rate: no efficiency loss and no latency. */
+static void line_rate(const cs_cluster *c, cs_cluster *out)
+{
+    *out = *c;
+    out->intra.efficiency = 1.0;
+    out->inter.efficiency = 1.0;
+    out->intra.latency_s = out->inter.latency_s = 0;
+    out->coll.net_overhead_s = 0;
+    for (int a = 0; a < CS_ALGO_COUNT; a++) {
+        out->coll.algo_efficiency[a] = 1.0;
+        for (int p = 0; p < CS_PROTO_COUNT; p++) {
+            out->coll.base_latency_s[a][p] = 0;
+            for (int h = 0; h < CS_HW_COUNT; h++) out->coll.hw_latency_s[h][a][p] = 0;
+        }
+    }
+}
+
+static int predict_on(const cs_cluster *c, const cs_cluster *lr, const cs_meas_set *m, size_t i,
+                      cs_calib_pred *out, cs_diag *d)
+{
+    const cs_meas_row *r = &m->rows[i];
+    memset(out, 0, sizeof *out);
+    out->time_us = NAN;
+    out->bound_busbw_GBps = NAN;
+    cs_topology t;
+    int rc = place(c, m, i, &t, d);
+    if (rc) return rc;
+    out->nodes = t.nodes;
+    if (r->algo == CS_MEAS_ALGO_OTHER) {
+        out->status = CS_ENOTSUP;
+        snprintf(out->why, sizeof out->why, "algorithm %s is not modelled", r->algo_name);
+        return 0;
+    }
+    cs_algo_id a;
+    cs_proto p;
+    if (cs_collective_choose(&t, r->op, r->size_bytes, r->algo, r->proto, &a, &p, NULL)) {
+        out->status = CS_ENOTSUP;
+        snprintf(out->why, sizeof out->why, "%s%s%s does not implement %s here",
+                 r->algo >= 0 ? cs_algo_name((cs_algo_id)r->algo) : "no algorithm",
+                 r->proto >= 0 ? "/" : "", r->proto >= 0 ? cs_proto_name((cs_proto)r->proto) : "",
+                 cs_op_name(r->op));
+        return 0;
+    }
+    double time_s;
+    CS_ASSERT(cs_collective_time(&t, r->op, r->size_bytes, a, p, &time_s) == 0);
+    out->algo = a;
+    out->proto = p;
+    out->time_us = time_s * 1e6;
+    if (lr) {
+        cs_topology tl;
+        CS_ASSERT(cs_topology_build(lr, t.ranks, t.nodes, &tl, NULL) == 0);
+        cs_algo_id la;
+        cs_proto lp;
+        double lt;
+        if (cs_collective_choose(&tl, r->op, r->size_bytes, CS_CHOICE_AUTO, CS_CHOICE_AUTO, &la,
+                                 &lp, NULL) == 0 &&
+            cs_collective_time(&tl, r->op, r->size_bytes, la, lp, &lt) == 0 && lt > 0)
+            out->bound_busbw_GBps =
+                r->size_bytes / lt * cs_op_busbw_factor(r->op, r->ranks) / 1e9;
+    }
+    return 0;
+}
+
+int cs_calib_predict(const cs_cluster *c, const cs_meas_set *m, size_t i, cs_calib_pred *out,
+                     cs_diag *d)
+{
+    cs_cluster lr;
+    line_rate(c, &lr);
+    return predict_on(c, &lr, m, i, out, d);
+}
+
+static double busbw_GBps(const cs_meas_row *r, double time_us)
+{
+    return r->size_bytes / (time_us * 1e-6) * cs_op_busbw_factor(r->op, r->ranks) / 1e9;
+}
+
+/* ---- statistics -------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void cs_calib_stats_of(const double *abs_err_pct, int n, cs_calib_stats *out)
+{
+    out->n = n;
+    out->median = out->p90 = out->max = NAN;
+    if (n <= 0) return;
+    double *v = cs_xmalloc((size_t)n * sizeof *v);
+    memcpy(v, abs_err_pct, (size_t)n * sizeof *v);
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    out->median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    int k = (int)ceil(0.9 * n) - 1;
+    out->p90 = v[k < 0 ? 0 : k];
+    out->max = v[n - 1];
+    free(v);
+}
+
+/* ---- comparison -------------------------------------------------------------- */
+
+int cs_calib_compare_run(const cs_cluster *c, const cs_meas_set *m, cs_calib_compare *out,
+                         cs_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    out->nrows = m->n;
+    out->ndatasets = m->ndatasets;
+    out->pred = cs_xcalloc(m->n ? m->n : 1, sizeof *out->pred);
+    out->err_pct = cs_xcalloc(m->n ? m->n : 1, sizeof *out->err_pct);
+    out->ds = cs_xcalloc(m->ndatasets ? m->ndatasets : 1, sizeof *out->ds);
+    cs_cluster lr;
+    line_rate(c, &lr);
+    double *big = cs_xmalloc((m->n ? m->n : 1) * sizeof *big);
+    double *all = cs_xmalloc((m->n ? m->n : 1) * sizeof *all);
+    for (size_t i = 0; i < m->n; i++) {
+        int rc = predict_on(c, &lr, m, i, &out->pred[i], d);
+        if (rc) {
+            free(big);
+            free(all);
+            cs_calib_compare_free(out);
+            return rc;
+        }
+        const cs_calib_pred *p = &out->pred[i];
+        out->err_pct[i] = p->status ? NAN
+                                    : 100.0 * (p->time_us - m->rows[i].time_us) / m->rows[i].time_us;
+    }
+    for (size_t k = 0; k < m->ndatasets; k++) {
+        cs_calib_ds_score *s = &out->ds[k];
+        int nb = 0, na = 0;
+        s->max_busbw_GBps = s->bound_busbw_GBps = NAN;
+        for (size_t i = 0; i < m->n; i++) {
+            const cs_meas_row *r = &m->rows[i];
+            if (r->dataset != (int)k) continue;
+            s->rows++;
+            if (r->algo != CS_MEAS_ALGO_OTHER) {
+                /* a group = rows of one (op, ranks, nodes): its best measured
+                 * busbw against the best ring/tree reaches at line rate over
+                 * its sizes (at mid sizes NCCL's tree correction lowers the
+                 * model's bound, so rows are not compared one by one) */
+                double gbw = 0, gbound = 0;
+                for (size_t j = 0; j < m->n; j++) {
+                    const cs_meas_row *q = &m->rows[j];
+                    if (q->dataset != r->dataset || q->op != r->op || q->ranks != r->ranks ||
+                        out->pred[j].nodes != out->pred[i].nodes || q->algo == CS_MEAS_ALGO_OTHER)
+                        continue;
+                    gbw = fmax(gbw, busbw_GBps(q, q->time_us));
+                    if (isfinite(out->pred[j].bound_busbw_GBps))
+                        gbound = fmax(gbound, out->pred[j].bound_busbw_GBps);
+                }
+                if (gbound > 0 && gbw > gbound && !s->beyond_bound) {
+                    s->beyond_bound = 1;
+                    s->max_busbw_GBps = gbw;
+                    s->bound_busbw_GBps = gbound;
+                }
+                if (!s->beyond_bound && !(gbw <= s->max_busbw_GBps)) {
+                    s->max_busbw_GBps = gbw;
+                    s->bound_busbw_GBps = gbound;
+                }
+            }
+            if (out->pred[i].status) {
+                s->unmodelled++;
+                continue;
+            }
+            double e = fabs(out->err_pct[i]);
+            all[na++] = e;
+            if (r->size_bytes >= MIB) big[nb++] = e;
+        }
+        cs_calib_stats_of(big, nb, &s->big);
+        cs_calib_stats_of(all, na, &s->all);
+    }
+    free(big);
+    free(all);
+    return 0;
+}
+
+void cs_calib_compare_free(cs_calib_compare *cmp)
+{
+    free(cmp->pred);
+    free(cmp->err_pct);
+    free(cmp->ds);
+    memset(cmp, 0, sizeof *cmp);
+}
+
+/* A number or an empty / null / "-" cell ("-" as wide as fmt's width). */
+static void num(cs_buf *b, cs_format f, const char *fmt, double v)
+{
+    if (isfinite(v)) {
+        cs_buf_printf(b, fmt, v);
+        return;
+    }
+    if (f != CS_FORMAT_TABLE) {
+        cs_buf_printf(b, "%s", f == CS_FORMAT_JSON ? "null" : "");
+        return;
+    }
+    int width = fmt[0] == '%' ? atoi(fmt + 1) : 0;
+    cs_buf_printf(b, "%*s", width, "-");
+}
+
+static const char *row_algo(const cs_meas_row *r, const cs_calib_pred *p)
+{
+    if (p->status) return r->algo_name[0] ? r->algo_name : "-";
+    return cs_algo_name(p->algo);
+}
+
+static void ds_notes(char *buf, size_t n, const cs_meas_dataset *ds, const cs_calib_ds_score *s)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    if (s->beyond_bound)
+        k += (size_t)snprintf(buf + k, n - k,
+                              "busbw %.0f GB/s above the ring/tree line-rate bound %.0f GB/s "
+                              "(NVLS or SHARP); ", s->max_busbw_GBps, s->bound_busbw_GBps);
+    if (s->unmodelled && k < n)
+        k += (size_t)snprintf(buf + k, n - k, "%d rows not modelled; ", s->unmodelled);
+    if (ds->gpus_per_process > 1 && k < n)
+        k += (size_t)snprintf(buf + k, n - k, "one process drives %d GPUs (-g %d); ",
+                              ds->gpus_per_process, ds->gpus_per_process);
+    if (k >= 2 && k < n) buf[k - 2] = 0;
+}
+
+void cs_calib_compare_report(cs_buf *b, cs_format f, int summary_only, const char *cluster_name,
+                             const cs_meas_set *m, const cs_calib_compare *cmp)
+{
+    char note[512];
+    if (f == CS_FORMAT_JSON) {
+        cs_buf_printf(b, "{\n  \"cluster\": ");
+        cs_report_json_string(b, cluster_name);
+        cs_buf_printf(b, ",\n  \"rows\": [");
+        for (size_t i = 0; i < m->n; i++) {
+            const cs_meas_row *r = &m->rows[i];
+            const cs_calib_pred *p = &cmp->pred[i];
+            cs_buf_printf(b, "%s\n    {\"dataset\": ", i ? "," : "");
+            cs_report_json_string(b, m->datasets[r->dataset].name);
+            cs_buf_printf(b, ", \"op\": \"%s\", \"ranks\": %d, \"nodes\": %d, \"size_bytes\": %.0f, "
+                             "\"measured_us\": %.4f, \"predicted_us\": ",
+                          cs_op_name(r->op), r->ranks, p->nodes, r->size_bytes, r->time_us);
+            num(b, f, "%.4f", p->time_us);
+            cs_buf_printf(b, ", \"error_pct\": ");
+            num(b, f, "%.3f", cmp->err_pct[i]);
+            cs_buf_printf(b, ", \"measured_busbw_GBps\": %.4f, \"predicted_busbw_GBps\": ",
+                          busbw_GBps(r, r->time_us));
+            num(b, f, "%.4f", p->status ? NAN : busbw_GBps(r, p->time_us));
+            cs_buf_printf(b, ", \"bound_busbw_GBps\": ");
+            num(b, f, "%.4f", p->bound_busbw_GBps);
+            cs_buf_printf(b, ", \"algo\": ");
+            cs_report_json_string(b, row_algo(r, p));
+            cs_buf_printf(b, ", \"proto\": \"%s\", \"status\": ",
+                          p->status ? "-" : cs_proto_name(p->proto));
+            cs_report_json_string(b, p->status ? p->why : "ok");
+            cs_buf_printf(b, "}");
+        }
+        cs_buf_printf(b, "\n  ],\n  \"datasets\": [");
+        for (size_t k = 0; k < m->ndatasets; k++) {
+            const cs_calib_ds_score *s = &cmp->ds[k];
+            cs_buf_printf(b, "%s\n    {\"name\": ", k ? "," : "");
+            cs_report_json_string(b, m->datasets[k].name);
+            cs_buf_printf(b, ", \"source\": ");
+            cs_report_json_string(b, m->datasets[k].source);
+            cs_buf_printf(b, ", \"rows\": %d, \"unmodelled\": %d, \"beyond_bound\": %s, "
+                             "\"max_busbw_GBps\": ",
+                          s->rows, s->unmodelled, s->beyond_bound ? "true" : "false");
+            num(b, f, "%.3f", s->max_busbw_GBps);
+            cs_buf_printf(b, ", \"bound_busbw_GBps\": ");
+            num(b, f, "%.3f", s->bound_busbw_GBps);
+            const cs_calib_stats *st[2] = {&s->big, &s->all};
+            const char *nm[2] = {"big", "all"};
+            for (int j = 0; j < 2; j++) {
+                cs_buf_printf(b, ", \"n_%s\": %d, \"median_%s_pct\": ", nm[j], st[j]->n, nm[j]);
+                num(b, f, "%.3f", st[j]->median);
+                cs_buf_printf(b, ", \"p90_%s_pct\": ", nm[j]);
+                num(b, f, "%.3f", st[j]->p90);
+                cs_buf_printf(b, ", \"max_%s_pct\": ", nm[j]);
+                num(b, f, "%.3f", st[j]->max);
+            }
+            ds_notes(note, sizeof note, &m->datasets[k], s);
+            cs_buf_printf(b, ", \"notes\": ");
+            cs_report_json_string(b, note);
+            cs_buf_printf(b, "}");
+        }
+        cs_buf_printf(b, "\n  ]\n}\n");
+        return;
+    }
+    if (f == CS_FORMAT_CSV && !summary_only) {
+        cs_buf_printf(b, "dataset,op,ranks,nodes,size_bytes,measured_us,predicted_us,error_pct,"
+                         "measured_busbw_GBps,predicted_busbw_GBps,algo,proto,status\n");
+        for (size_t i = 0; i < m->n; i++) {
+            const cs_meas_row *r = &m->rows[i];
+            const cs_calib_pred *p = &cmp->pred[i];
+            cs_buf_printf(b, "%s,%s,%d,%d,%.0f,%.4f,", m->datasets[r->dataset].name,
+                          cs_op_name(r->op), r->ranks, p->nodes, r->size_bytes, r->time_us);
+            num(b, f, "%.4f", p->time_us);
+            cs_buf_printf(b, ",");
+            num(b, f, "%.3f", cmp->err_pct[i]);
+            cs_buf_printf(b, ",%.4f,", busbw_GBps(r, r->time_us));
+            num(b, f, "%.4f", p->status ? NAN : busbw_GBps(r, p->time_us));
+            cs_buf_printf(b, ",%s,%s,%s\n", row_algo(r, p), p->status ? "-" : cs_proto_name(p->proto),
+                          p->status ? "not_modelled" : "ok");
+        }
+        return;
+    }
+    if (f == CS_FORMAT_CSV) {
+        cs_buf_printf(b, "dataset,rows,unmodelled,beyond_bound,max_busbw_GBps,bound_busbw_GBps,"
+                         "n_big,median_big_pct,p90_big_pct,max_big_pct,"
+                         "n_all,median_all_pct,p90_all_pct,max_all_pct\n");
+        for (size_t k = 0; k < m->ndatasets; k++) {
+            const cs_calib_ds_score *s = &cmp->ds[k];
+            cs_buf_printf(b, "%s,%d,%d,%d,", m->datasets[k].name, s->rows, s->unmodelled,
+                          s->beyond_bound);
+            num(b, f, "%.3f", s->max_busbw_GBps);
+            cs_buf_printf(b, ",");
+            num(b, f, "%.3f", s->bound_busbw_GBps);
+            const cs_calib_stats *st[2] = {&s->big, &s->all};
+            for (int j = 0; j < 2; j++) {
+                cs_buf_printf(b, ",%d,", st[j]->n);
+                num(b, f, "%.3f", st[j]->median);
+                cs_buf_printf(b, ",");
+                num(b, f, "%.3f", st[j]->p90);
+                cs_buf_printf(b, ",");
+                num(b, f, "%.3f", st[j]->max);
+            }
+            cs_buf_printf(b, "\n");
+        }
+        return;
+    }
+    cs_buf_printf(b, "# collsim compare: cluster %s, %zu rows in %zu datasets\n", cluster_name,
+                  m->n, m->ndatasets);
+    if (!summary_only) {
+        cs_buf_printf(b, "#\n# %-40s %-14s %5s %5s %12s %10s %10s %7s %-6s %-6s\n", "dataset", "op",
+                      "ranks", "nodes", "size", "measured", "predicted", "error", "algo", "proto");
+        cs_buf_printf(b, "# %-40s %-14s %5s %5s %12s %10s %10s %7s\n", "", "", "", "", "(B)",
+                      "(us)", "(us)", "(%)");
+        for (size_t i = 0; i < m->n; i++) {
+            const cs_meas_row *r = &m->rows[i];
+            const cs_calib_pred *p = &cmp->pred[i];
+            cs_buf_printf(b, "  %-40.40s %-14s %5d %5d %12.0f %10.2f ", m->datasets[r->dataset].name,
+                          cs_op_name(r->op), r->ranks, p->nodes, r->size_bytes, r->time_us);
+            num(b, f, "%10.2f", p->time_us);
+            cs_buf_printf(b, " ");
+            num(b, f, "%7.1f", cmp->err_pct[i]);
+            cs_buf_printf(b, " %-6s %-6s\n", row_algo(r, p), p->status ? "-" : cs_proto_name(p->proto));
+        }
+    }
+    cs_buf_printf(b, "#\n# absolute error per dataset, %% (median / p90 / max)\n");
+    cs_buf_printf(b, "# %-40s %4s | %-3s %6s %6s %6s | %-3s %6s %6s %6s | notes\n", "dataset",
+                  "rows", "n", ">=1MiB", "p90", "max", "n", "all", "p90", "max");
+    for (size_t k = 0; k < m->ndatasets; k++) {
+        const cs_calib_ds_score *s = &cmp->ds[k];
+        cs_buf_printf(b, "  %-40.40s %4d | %3d ", m->datasets[k].name, s->rows, s->big.n);
+        num(b, f, "%6.1f", s->big.median);
+        cs_buf_printf(b, " ");
+        num(b, f, "%6.1f", s->big.p90);
+        cs_buf_printf(b, " ");
+        num(b, f, "%6.1f", s->big.max);
+        cs_buf_printf(b, " | %3d ", s->all.n);
+        num(b, f, "%6.1f", s->all.median);
+        cs_buf_printf(b, " ");
+        num(b, f, "%6.1f", s->all.p90);
+        cs_buf_printf(b, " ");
+        num(b, f, "%6.1f", s->all.max);
+        ds_notes(note, sizeof note, &m->datasets[k], s);
+        cs_buf_printf(b, " | %s\n", note);
+    }
+}
+
+/* ---- the fit ------------------------------------------------------------------- */
+
+enum {
+    P_INTRA_EFF,
+    P_INTER_EFF,
+    P_LAUNCH,
+    P_HOP_LL,
+    P_HOP_LL128,
+    P_HOP_SIMPLE,
+    P_HOP_NET,
+    P_TREE_EFF,
+    P_RING_EFF,
+    P_COUNT
+};
+
+#define LAUNCH_UNIT_S 1e-5 /* the launch latency is fitted in units of 10 us */
+#define COLLINEAR 0.3      /* orthogonal part below which a column is redundant */
+
+static const struct pdef {
+    const char *name, *yaml, *unit;
+    int log; /* fitted as log(value / initial) */
+} pdefs[P_COUNT] = {
+    [P_INTRA_EFF] = {"intra.efficiency", "intra.efficiency", "", 1},
+    [P_INTER_EFF] = {"inter.efficiency", "inter.efficiency", "", 1},
+    [P_LAUNCH] = {"latency.launch", "collectives.base_latency (added to every entry)", "us", 0},
+    [P_HOP_LL] = {"hop.ll", "collectives.hw_latency.<intra>.*.ll (scale)", "x", 1},
+    [P_HOP_LL128] = {"hop.ll128", "collectives.hw_latency.<intra>.*.ll128 (scale)", "x", 1},
+    [P_HOP_SIMPLE] = {"hop.simple", "collectives.hw_latency.<intra>.*.simple (scale)", "x", 1},
+    [P_HOP_NET] = {"hop.net", "collectives.hw_latency.net (scale)", "x", 1},
+    [P_TREE_EFF] = {"efficiency.tree", "collectives.efficiency.tree", "", 1},
+    [P_RING_EFF] = {"efficiency.ring", "collectives.efficiency.ring", "", 1},
+};
+
+/* Natural value (efficiency, seconds, scale) of every parameter. */
+typedef struct pvals {
+    double v[P_COUNT];
+} pvals;
+
+static void initial_values(const cs_cluster *c, pvals *pv)
+{
+    pv->v[P_INTRA_EFF] = c->intra.efficiency;
+    pv->v[P_INTER_EFF] = c->inter.efficiency;
+    pv->v[P_LAUNCH] = 0;
+    pv->v[P_HOP_LL] = pv->v[P_HOP_LL128] = pv->v[P_HOP_SIMPLE] = pv->v[P_HOP_NET] = 1.0;
+    pv->v[P_TREE_EFF] = c->coll.algo_efficiency[CS_ALGO_TREE];
+    pv->v[P_RING_EFF] = c->coll.algo_efficiency[CS_ALGO_RING];
+}
+
+static void apply(const cs_cluster *base, const pvals *pv, cs_cluster *out)
+{
+    *out = *base;
+    out->intra.efficiency = pv->v[P_INTRA_EFF];
+    out->inter.efficiency = pv->v[P_INTER_EFF];
+    cs_hw intra = base->intra.kind == CS_FABRIC_PCIE ? CS_HW_PCI : CS_HW_NVLINK;
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        for (int p = 0; p < CS_PROTO_COUNT; p++) {
+            double bl = base->coll.base_latency_s[a][p] + pv->v[P_LAUNCH];
+            out->coll.base_latency_s[a][p] = bl > 0 ? bl : 0;
+            out->coll.hw_latency_s[intra][a][p] =
+                base->coll.hw_latency_s[intra][a][p] * pv->v[P_HOP_LL + p];
+            out->coll.hw_latency_s[CS_HW_NET][a][p] =
+                base->coll.hw_latency_s[CS_HW_NET][a][p] * pv->v[P_HOP_NET];
+        }
+    out->coll.algo_efficiency[CS_ALGO_TREE] = pv->v[P_TREE_EFF];
+    out->coll.algo_efficiency[CS_ALGO_RING] = pv->v[P_RING_EFF];
+}
+
+typedef struct fit_ctx {
+    const cs_cluster *base;
+    const cs_meas_set *m;
+    const size_t *rows;   /* used rows */
+    size_t n;
+    int np;
+    const int *which;     /* fitted parameter ids */
+    pvals start;          /* initial natural values */
+} fit_ctx;
+
+/* GSL's trust region starts with a radius proportional to |D x0|, which
+ * is 0 at x0 = 0: the solver sees y = x + 1 (X_OFFSET), so it starts at 1. */
+#define X_OFFSET 1.0
+
+static void x_to_vals(const fit_ctx *fc, const double *y, pvals *pv)
+{
+    *pv = fc->start;
+    for (int j = 0; j < fc->np; j++) {
+        int k = fc->which[j];
+        double x = y[j] - X_OFFSET;
+        pv->v[k] = pdefs[k].log ? fc->start.v[k] * exp(x) : fc->start.v[k] + x * LAUNCH_UNIT_S;
+    }
+}
+
+/* Relative residuals of the used rows at natural values pv. */
+static void residuals(const fit_ctx *fc, const pvals *pv, double *f)
+{
+    cs_cluster c;
+    apply(fc->base, pv, &c);
+    for (size_t k = 0; k < fc->n; k++) {
+        cs_calib_pred p;
+        size_t i = fc->rows[k];
+        int rc = predict_on(&c, NULL, fc->m, i, &p, NULL);
+        CS_ASSERT(rc == 0 && p.status == 0); /* checked before the fit */
+        f[k] = (p.time_us - fc->m->rows[i].time_us) / fc->m->rows[i].time_us;
+    }
+}
+
+/* GSL's finite-difference Jacobian passes column views of J as f: both
+ * vectors may have a stride, so they are copied through plain arrays. */
+static int gsl_f(const gsl_vector *x, void *params, gsl_vector *f)
+{
+    const fit_ctx *fc = params;
+    double y[P_COUNT];
+    for (int j = 0; j < fc->np; j++) y[j] = gsl_vector_get(x, (size_t)j);
+    pvals pv;
+    x_to_vals(fc, y, &pv);
+    double *r = cs_xmalloc(fc->n * sizeof *r);
+    residuals(fc, &pv, r);
+    int status = GSL_SUCCESS;
+    for (size_t k = 0; k < fc->n; k++) {
+        if (!isfinite(r[k])) status = GSL_EDOM;
+        gsl_vector_set(f, k, r[k]);
+    }
+    free(r);
+    return status;
+}
+
+/* Central-difference Jacobian of every candidate parameter at the start,
+ * in the fitting coordinates (J[k * P_COUNT + j]). */
+static void start_jacobian(const fit_ctx *fc, double *J)
+{
+    double *fp = cs_xmalloc(fc->n * sizeof *fp), *fm = cs_xmalloc(fc->n * sizeof *fm);
+    const double h = 1e-4;
+    for (int j = 0; j < P_COUNT; j++) {
+        pvals a = fc->start, b = fc->start;
+        if (pdefs[j].log) {
+            a.v[j] *= exp(h);
+            b.v[j] *= exp(-h);
+        } else {
+            a.v[j] += h * LAUNCH_UNIT_S;
+            b.v[j] -= h * LAUNCH_UNIT_S;
+        }
+        residuals(fc, &a, fp);
+        residuals(fc, &b, fm);
+        for (size_t k = 0; k < fc->n; k++) J[k * P_COUNT + (size_t)j] = (fp[k] - fm[k]) / (2 * h);
+    }
+    free(fp);
+    free(fm);
+}
+
+static double t_quantile(int dof)
+{
+    return dof > 0 ? gsl_cdf_tdist_Pinv(0.975, dof) : NAN;
+}
+
+static double median_abs(const double *v, size_t n)
+{
+    double *a = cs_xmalloc((n ? n : 1) * sizeof *a);
+    for (size_t i = 0; i < n; i++) a[i] = fabs(v[i]);
+    qsort(a, n, sizeof *a, cmp_double);
+    double m = n ? (n % 2 ? a[n / 2] : 0.5 * (a[n / 2 - 1] + a[n / 2])) : 0;
+    free(a);
+    return m;
+}
+
+void cs_calib_result_free(cs_calib_result *r)
+{
+    if (!r) return;
+    free(r->rows);
+    free(r->ds_why);
+    free(r);
+}
+
+/* Runs the GSL driver from x (in/out) with weights w; returns its status. */
+static int run_fit(fit_ctx *fc, double *x, const double *w, int *iters, double *covar)
+{
+    gsl_multifit_nlinear_fdf fdf = {.f = gsl_f, .df = NULL, .fvv = NULL, .n = fc->n,
+                                    .p = (size_t)fc->np, .params = fc};
+    gsl_multifit_nlinear_parameters par = gsl_multifit_nlinear_default_parameters();
+    par.trs = gsl_multifit_nlinear_trs_lm;
+    par.scale = gsl_multifit_nlinear_scale_more;
+    par.h_df = 1e-6;
+    gsl_multifit_nlinear_workspace *ws =
+        gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, fc->n, (size_t)fc->np);
+    if (!ws) CS_PANIC("out of memory (gsl_multifit_nlinear_alloc)");
+    gsl_vector_view xv = gsl_vector_view_array(x, (size_t)fc->np);
+    gsl_vector_const_view wv = gsl_vector_const_view_array(w, fc->n);
+    int status = gsl_multifit_nlinear_winit(&xv.vector, &wv.vector, &fdf, ws);
+    int info = 0;
+    if (status == GSL_SUCCESS)
+        status = gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-12, NULL, NULL, &info, ws);
+    memcpy(x, gsl_multifit_nlinear_position(ws)->data, (size_t)fc->np * sizeof *x);
+    *iters += (int)gsl_multifit_nlinear_niter(ws);
+    if (covar) {
+        gsl_matrix_view cv = gsl_matrix_view_array(covar, (size_t)fc->np, (size_t)fc->np);
+        if (gsl_multifit_nlinear_covar(gsl_multifit_nlinear_jac(ws), 0.0, &cv.matrix))
+            for (int j = 0; j < fc->np * fc->np; j++) covar[j] = NAN;
+    }
+    gsl_multifit_nlinear_free(ws);
+    return status;
+}
+
+int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **out, cs_diag *d)
+{
+    cs_calib_result *res = cs_xcalloc(1, sizeof *res);
+    res->nrows = m->n;
+    res->ndatasets = m->ndatasets;
+    res->rows = cs_xcalloc(m->n ? m->n : 1, sizeof *res->rows);
+    res->ds_why = cs_xcalloc(m->ndatasets ? m->ndatasets : 1, sizeof *res->ds_why);
+    res->cluster = *c;
+    size_t *rows = cs_xmalloc((m->n ? m->n : 1) * sizeof *rows);
+    double *J = NULL, *f = NULL, *w = NULL, *covar = NULL;
+    int rc = 0;
+
+    /* which rows can be fitted */
+    cs_calib_compare cmp;
+    if ((rc = cs_calib_compare_run(c, m, &cmp, d))) goto fail;
+    for (size_t k = 0; k < m->ndatasets; k++)
+        if (cmp.ds[k].beyond_bound)
+            snprintf(res->ds_why[k], sizeof res->ds_why[k],
+                     "busbw %.0f GB/s exceeds what ring or tree can reach at line rate on this "
+                     "cluster (%.0f GB/s): NVLS / SHARP ran, which collsim does not model",
+                     cmp.ds[k].max_busbw_GBps, cmp.ds[k].bound_busbw_GBps);
+    size_t n = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        cs_calib_rowfit *rf = &res->rows[i];
+        rf->before_us = cmp.pred[i].time_us;
+        rf->after_us = NAN;
+        rf->resid_pct = NAN;
+        if (cmp.pred[i].status) snprintf(rf->why, sizeof rf->why, "%s", cmp.pred[i].why);
+        else if (res->ds_why[m->rows[i].dataset][0])
+            snprintf(rf->why, sizeof rf->why, "dataset excluded (NVLS / SHARP)");
+        else {
+            rf->used = 1;
+            rf->weight = 1.0;
+            rows[n++] = i;
+        }
+    }
+    if (n == 0) {
+        cs_calib_compare_free(&cmp);
+        rc = cs_diag_set(d, CS_ECONFIG, NULL, 0, 0,
+                         "no measured row can be fitted (every row ran an algorithm collsim "
+                         "does not model, or exceeds what ring/tree can reach)");
+        goto fail;
+    }
+    res->used_rows = (int)n;
+    fit_ctx fc = {.base = c, .m = m, .rows = rows, .n = n};
+    initial_values(c, &fc.start);
+
+    /* (1) structural rules: what the used rows exercise */
+    int ppn2 = 0, multi = 0, by_proto[CS_PROTO_COUNT] = {0}, by_algo[CS_ALGO_COUNT] = {0};
+    int excluded_multi = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        int nodes = cmp.pred[i].nodes;
+        if (!res->rows[i].used) {
+            excluded_multi += nodes > 1;
+            continue;
+        }
+        ppn2 += m->rows[i].ranks > nodes;
+        multi += nodes > 1;
+        by_proto[cmp.pred[i].proto]++;
+        by_algo[cmp.pred[i].algo]++;
+    }
+    cs_calib_compare_free(&cmp);
+    int eligible[P_COUNT];
+    char why[P_COUNT][200];
+    for (int j = 0; j < P_COUNT; j++) {
+        eligible[j] = 1;
+        why[j][0] = 0;
+    }
+#define KEEP(j, ...)                                        \
+    do {                                                    \
+        eligible[j] = 0;                                    \
+        snprintf(why[j], sizeof why[j], __VA_ARGS__);      \
+    } while (0)
+    if (ppn2 < 2) KEEP(P_INTRA_EFF, "fewer than 2 usable rows have two ranks on one node");
+    const char *nomulti =
+        excluded_multi ? "the multi-node rows are excluded (see datasets), so no usable row "
+                         "crosses the network"
+                       : "all usable rows are single-node: the network is never crossed";
+    if (multi < 2 || c->inter.nics_per_node < 1) {
+        KEEP(P_INTER_EFF, "%s", nomulti);
+        KEEP(P_HOP_NET, "%s", nomulti);
+    }
+    for (int p = 0; p < CS_PROTO_COUNT; p++)
+        if (by_proto[p] < 2)
+            KEEP(P_HOP_LL + p, "fewer than 2 usable rows run %s (the sizes do not cover its "
+                               "regime, or it is disabled)", cs_proto_name((cs_proto)p));
+    if (by_algo[CS_ALGO_TREE] < 2) KEEP(P_TREE_EFF, "fewer than 2 usable rows run tree");
+    if (by_algo[CS_ALGO_RING] < 2) KEEP(P_RING_EFF, "fewer than 2 usable rows run ring");
+
+    /* (2) sensitivity and (3) collinearity, at the start, in priority order */
+    J = cs_xmalloc(n * P_COUNT * sizeof *J);
+    start_jacobian(&fc, J);
+    double *q = cs_xmalloc(n * P_COUNT * sizeof *q); /* accepted orthonormal columns */
+    int which[P_COUNT], np = 0;
+    for (int j = 0; j < P_COUNT; j++) {
+        if (!eligible[j]) continue;
+        double vmax = 0, norm2 = 0;
+        for (size_t k = 0; k < n; k++) {
+            double v = J[k * P_COUNT + (size_t)j];
+            vmax = fmax(vmax, fabs(v));
+            norm2 += v * v;
+        }
+        if (vmax < 1e-3) {
+            KEEP(j, "no usable row's prediction depends on it (at most %.2g%% per %s step)",
+                 100 * vmax, pdefs[j].log ? "e-fold" : "10 us");
+            continue;
+        }
+        double *r = cs_xmalloc(n * sizeof *r);
+        for (size_t k = 0; k < n; k++) r[k] = J[k * P_COUNT + (size_t)j];
+        for (int a = 0; a < np; a++) {
+            double dot = 0;
+            for (size_t k = 0; k < n; k++) dot += q[k * P_COUNT + (size_t)a] * r[k];
+            for (size_t k = 0; k < n; k++) r[k] -= dot * q[k * P_COUNT + (size_t)a];
+        }
+        double rn = 0;
+        for (size_t k = 0; k < n; k++) rn += r[k] * r[k];
+        if (rn < COLLINEAR * COLLINEAR * norm2) {
+            /* name the accepted parameter it resembles most */
+            int best = -1;
+            double bc = -1;
+            for (int a = 0; a < np; a++) {
+                double dot = 0, na = 0;
+                for (size_t k = 0; k < n; k++) {
+                    dot += J[k * P_COUNT + (size_t)which[a]] * J[k * P_COUNT + (size_t)j];
+                    na += J[k * P_COUNT + (size_t)which[a]] * J[k * P_COUNT + (size_t)which[a]];
+                }
+                double cc = fabs(dot) / sqrt(na * norm2);
+                if (cc > bc) bc = cc, best = which[a];
+            }
+            KEEP(j, "indistinguishable on this data from %s%s (its effect is a combination of "
+                    "parameters already fitted)",
+                 best >= 0 ? pdefs[best].name : "the parameters fitted before it",
+                 np > 1 ? " and the others" : "");
+            free(r);
+            continue;
+        }
+        rn = sqrt(rn);
+        for (size_t k = 0; k < n; k++) q[k * P_COUNT + (size_t)np] = r[k] / rn;
+        which[np++] = j;
+        free(r);
+    }
+    free(q);
+    while (np > 0 && (size_t)np >= n) { /* keep at least one degree of freedom */
+        np--;
+        KEEP(which[np], "not enough usable rows (%zu) to fit it as well", n);
+    }
+#undef KEEP
+    fc.which = which;
+    fc.np = np;
+
+    /* the fit: Huber-reweighted trust-region least squares */
+    double x[P_COUNT];
+    for (int j = 0; j < P_COUNT; j++) x[j] = X_OFFSET;
+    f = cs_xmalloc(n * sizeof *f);
+    w = cs_xmalloc(n * sizeof *w);
+    covar = cs_xmalloc(P_COUNT * P_COUNT * sizeof *covar);
+    for (size_t k = 0; k < n; k++) w[k] = 1.0;
+    residuals(&fc, &fc.start, f);
+    double ss0 = 0, sw = 0;
+    for (size_t k = 0; k < n; k++) ss0 += f[k] * f[k], sw += 1;
+    res->rms_before_pct = 100 * sqrt(ss0 / sw);
+    int status = GSL_SUCCESS;
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    if (np > 0) {
+        for (int round = 0; round < 3; round++) {
+            status = run_fit(&fc, x, w, &res->iterations, NULL);
+            pvals pv;
+            x_to_vals(&fc, x, &pv);
+            residuals(&fc, &pv, f);
+            double s = fmax(0.01, 1.4826 * median_abs(f, n));
+            double change = 0;
+            for (size_t k = 0; k < n; k++) {
+                double nw = fabs(f[k]) > 2.0 * s ? 2.0 * s / fabs(f[k]) : 1.0;
+                change = fmax(change, fabs(nw - w[k]));
+                w[k] = nw;
+            }
+            if (change < 0.01) break;
+        }
+        status = run_fit(&fc, x, w, &res->iterations, covar);
+    }
+    gsl_set_error_handler(old);
+    res->converged = np == 0 || status == GSL_SUCCESS;
+    snprintf(res->status, sizeof res->status, "%s",
+             np == 0 ? "nothing to fit" : status == GSL_SUCCESS ? "converged"
+                                                               : gsl_strerror(status));
+    pvals fitted;
+    x_to_vals(&fc, x, &fitted);
+    residuals(&fc, &fitted, f);
+    double chi2 = 0, ssw = 0;
+    for (size_t k = 0; k < n; k++) {
+        chi2 += w[k] * f[k] * f[k];
+        ssw += w[k];
+        res->downweighted += w[k] < 0.999;
+    }
+    res->rms_after_pct = 100 * sqrt(chi2 / ssw);
+    res->dof = (int)n - np;
+    double s2 = res->dof > 0 ? chi2 / res->dof : NAN, tq = t_quantile(res->dof);
+    apply(c, &fitted, &res->cluster);
+    for (size_t k = 0; k < n; k++) {
+        cs_calib_rowfit *rf = &res->rows[rows[k]];
+        rf->weight = w[k];
+        rf->after_us = m->rows[rows[k]].time_us * (1 + f[k]);
+        rf->resid_pct = 100 * f[k];
+    }
+    /* parameters: fitted with CIs, kept with reasons */
+    res->nparams = P_COUNT;
+    for (int j = 0; j < P_COUNT; j++) {
+        cs_calib_param *p = &res->params[j];
+        snprintf(p->name, sizeof p->name, "%s", pdefs[j].name);
+        snprintf(p->yaml, sizeof p->yaml, "%s", pdefs[j].yaml);
+        snprintf(p->unit, sizeof p->unit, "%s", pdefs[j].unit);
+        double scale = j == P_LAUNCH ? 1e6 : 1.0;
+        p->initial = fc.start.v[j] * scale;
+        p->value = fitted.v[j] * scale;
+        p->ci_lo = p->ci_hi = NAN;
+        snprintf(p->why, sizeof p->why, "%.199s", why[j]);
+    }
+    for (int a = 0; a < np; a++) {
+        int j = which[a];
+        cs_calib_param *p = &res->params[j];
+        p->fitted = 1;
+        double h = tq * sqrt(s2 * covar[a * np + a]);
+        if (pdefs[j].log) {
+            p->ci_lo = p->value * exp(-h);
+            p->ci_hi = p->value * exp(h);
+        } else {
+            p->ci_lo = p->value - h * LAUNCH_UNIT_S * 1e6;
+            p->ci_hi = p->value + h * LAUNCH_UNIT_S * 1e6;
+        }
+        const char *what[P_COUNT] = {
+            [P_INTRA_EFF] = "bandwidth-bound rows with ranks sharing a node",
+            [P_INTER_EFF] = "bandwidth-bound multi-node rows",
+            [P_LAUNCH] = "latency-bound (small) sizes",
+            [P_HOP_LL] = "rows run with LL",
+            [P_HOP_LL128] = "rows run with LL128",
+            [P_HOP_SIMPLE] = "rows run with Simple",
+            [P_HOP_NET] = "latency of multi-node rows",
+            [P_TREE_EFF] = "rows run with tree",
+            [P_RING_EFF] = "rows run with ring",
+        };
+        snprintf(p->why, sizeof p->why, "from %s", what[j]);
+    }
+    free(J);
+    free(f);
+    free(w);
+    free(covar);
+    free(rows);
+    *out = res;
+    return 0;
+fail:
+    free(J);
+    free(f);
+    free(w);
+    free(covar);
+    free(rows);
+    cs_calib_result_free(res);
+    return rc;
+}
+
+/* ---- reports ------------------------------------------------------------------- */
+
+void cs_calib_report(cs_buf *b, cs_format f, const cs_calib_result *r, const cs_meas_set *m)
+{
+    if (f == CS_FORMAT_JSON) {
+        cs_buf_printf(b, "{\n  \"status\": ");
+        cs_report_json_string(b, r->status);
+        cs_buf_printf(b, ",\n  \"used_rows\": %d, \"downweighted\": %d, \"dof\": %d, "
+                         "\"iterations\": %d, \"rms_before_pct\": ",
+                      r->used_rows, r->downweighted, r->dof, r->iterations);
+        num(b, f, "%.4f", r->rms_before_pct);
+        cs_buf_printf(b, ", \"rms_after_pct\": ");
+        num(b, f, "%.4f", r->rms_after_pct);
+        cs_buf_printf(b, ",\n  \"params\": [");
+        for (int j = 0; j < r->nparams; j++) {
+            const cs_calib_param *p = &r->params[j];
+            cs_buf_printf(b, "%s\n    {\"name\": \"%s\", \"unit\": \"%s\", \"fitted\": %s, "
+                             "\"initial\": %.9g, \"value\": %.9g, \"ci_lo\": ",
+                          j ? "," : "", p->name, p->unit, p->fitted ? "true" : "false",
+                          p->initial, p->value);
+            num(b, f, "%.9g", p->ci_lo);
+            cs_buf_printf(b, ", \"ci_hi\": ");
+            num(b, f, "%.9g", p->ci_hi);
+            cs_buf_printf(b, ", \"why\": ");
+            cs_report_json_string(b, p->why);
+            cs_buf_printf(b, "}");
+        }
+        cs_buf_printf(b, "\n  ],\n  \"datasets\": [");
+        for (size_t k = 0; k < m->ndatasets; k++) {
+            cs_buf_printf(b, "%s\n    {\"name\": ", k ? "," : "");
+            cs_report_json_string(b, m->datasets[k].name);
+            cs_buf_printf(b, ", \"used\": %s, \"why\": ", r->ds_why[k][0] ? "false" : "true");
+            cs_report_json_string(b, r->ds_why[k]);
+            cs_buf_printf(b, "}");
+        }
+        cs_buf_printf(b, "\n  ],\n  \"rows\": [");
+        for (size_t i = 0; i < m->n; i++) {
+            const cs_meas_row *mr = &m->rows[i];
+            const cs_calib_rowfit *rf = &r->rows[i];
+            cs_buf_printf(b, "%s\n    {\"dataset\": ", i ? "," : "");
+            cs_report_json_string(b, m->datasets[mr->dataset].name);
+            cs_buf_printf(b, ", \"op\": \"%s\", \"size_bytes\": %.0f, \"measured_us\": %.4f, "
+                             "\"before_us\": ",
+                          cs_op_name(mr->op), mr->size_bytes, mr->time_us);
+            num(b, f, "%.4f", rf->before_us);
+            cs_buf_printf(b, ", \"after_us\": ");
+            num(b, f, "%.4f", rf->after_us);
+            cs_buf_printf(b, ", \"residual_pct\": ");
+            num(b, f, "%.3f", rf->resid_pct);
+            cs_buf_printf(b, ", \"weight\": %.4f, \"used\": %s, \"why\": ", rf->weight,
+                          rf->used ? "true" : "false");
+            cs_report_json_string(b, rf->why);
+            cs_buf_printf(b, "}");
+        }
+        cs_buf_printf(b, "\n  ]\n}\n");
+        return;
+    }
+    if (f == CS_FORMAT_CSV) {
+        cs_buf_printf(b, "param,unit,fitted,initial,value,ci_lo,ci_hi,why\n");
+        for (int j = 0; j < r->nparams; j++) {
+            const cs_calib_param *p = &r->params[j];
+            cs_buf_printf(b, "%s,%s,%d,%.9g,%.9g,", p->name, p->unit, p->fitted, p->initial,
+                          p->value);
+            num(b, f, "%.9g", p->ci_lo);
+            cs_buf_printf(b, ",");
+            num(b, f, "%.9g", p->ci_hi);
+            cs_buf_printf(b, ",\"%s\"\n", p->why);
+        }
+        return;
+    }
+    cs_buf_printf(b, "# collsim calibrate: %s after %d iterations; %d rows used (%d down-weighted "
+                     "as outliers), %d degrees of freedom\n",
+                  r->status, r->iterations, r->used_rows, r->downweighted, r->dof);
+    cs_buf_printf(b, "# weighted RMS relative error: %.2f%% before, %.2f%% after\n#\n",
+                  r->rms_before_pct, r->rms_after_pct);
+    cs_buf_printf(b, "# %-18s %-6s %12s %12s   %-27s %s\n", "parameter", "", "input", "fitted",
+                  "95% confidence interval", "");
+    for (int j = 0; j < r->nparams; j++) {
+        const cs_calib_param *p = &r->params[j];
+        if (p->fitted)
+            cs_buf_printf(b, "  %-18s %-6s %12.6g %12.6g   [%11.6g, %11.6g]   fitted %s\n",
+                          p->name, p->unit, p->initial, p->value, p->ci_lo, p->ci_hi, p->why);
+        else
+            cs_buf_printf(b, "  %-18s %-6s %12.6g %12s   %-27s   kept: %s\n", p->name, p->unit,
+                          p->initial, "(kept)", "", p->why);
+    }
+    int any = 0;
+    for (size_t k = 0; k < m->ndatasets; k++)
+        if (r->ds_why[k][0]) {
+            if (!any++) cs_buf_printf(b, "#\n# excluded datasets\n");
+            cs_buf_printf(b, "  %s: %s\n", m->datasets[k].name, r->ds_why[k]);
+        }
+    cs_buf_printf(b, "#\n# %-40s %-14s %12s %10s %10s %10s %8s %6s\n", "dataset", "op", "size",
+                  "measured", "before", "after", "resid", "weight");
+    cs_buf_printf(b, "# %-40s %-14s %12s %10s %10s %10s %8s\n", "", "", "(B)", "(us)", "(us)",
+                  "(us)", "(%)");
+    for (size_t i = 0; i < m->n; i++) {
+        const cs_meas_row *mr = &m->rows[i];
+        const cs_calib_rowfit *rf = &r->rows[i];
+        cs_buf_printf(b, "  %-40.40s %-14s %12.0f %10.2f ", m->datasets[mr->dataset].name,
+                      cs_op_name(mr->op), mr->size_bytes, mr->time_us);
+        num(b, f, "%10.2f", rf->before_us);
+        cs_buf_printf(b, " ");
+        num(b, f, "%10.2f", rf->after_us);
+        cs_buf_printf(b, " ");
+        num(b, f, "%8.2f", rf->resid_pct);
+        if (rf->used) cs_buf_printf(b, " %6.3f\n", rf->weight);
+        else cs_buf_printf(b, "      - (%s)\n", rf->why);
+    }
+}
+
+/* ---- YAML -------------------------------------------------------------------- */
+
+static void yrate(cs_buf *b, double Bps) { cs_buf_printf(b, "%.12gGB/s", Bps / 1e9); }
+static void ytime(cs_buf *b, double s) { cs_buf_printf(b, "%.12gus", s * 1e6); }
+
+static int differs(double a, double b) { return fabs(a - b) > 1e-12 * fmax(fabs(a), fabs(b)); }
+
+/* Writes c; fitted[] (may be NULL) adds "# fitted" comments. */
+static void write_cluster(cs_buf *b, const cs_cluster *c, const int *fitted)
+{
+    static const char *const fabric[] = {"nvswitch", "nvlink", "pcie"};
+    static const char *const topo[] = {"rail-optimized", "fat-tree"};
+#define FIT(j) (fitted && fitted[j] ? "   # fitted" : "")
+    cs_buf_printf(b, "name: %s\nnodes: %d\ngpus_per_node: %d\n\ngpu:\n  model: %s\n", c->name,
+                  c->nodes, c->gpus_per_node, c->gpu.model);
+    cs_buf_printf(b, "  memory: %.0f\n  compute_capability: %d\n  tflops:\n", c->gpu.memory_bytes,
+                  c->gpu.compute_capability);
+    for (int t = 0; t < CS_DTYPE_COUNT; t++)
+        if (c->gpu.peak_flops[t] > 0)
+            cs_buf_printf(b, "    %s: %.12g\n", cs_dtype_name((cs_dtype)t),
+                          c->gpu.peak_flops[t] / 1e12);
+    cs_buf_printf(b, "  hbm_bandwidth: ");
+    yrate(b, c->gpu.hbm_Bps);
+    double ibw = c->intra.bw_Bps, ieff = c->intra.efficiency;
+    int iraise = ieff > 1.0;
+    if (iraise) ibw *= ieff, ieff = 1.0;
+    cs_buf_printf(b, "\n\nintra:\n  fabric: %s\n  bandwidth: ", fabric[c->intra.kind]);
+    yrate(b, ibw);
+    cs_buf_printf(b, "%s\n  efficiency: %.9g%s\n  latency: ",
+                  iraise ? "   # fitted: achievable rate above the line rate given" : "", ieff,
+                  FIT(P_INTRA_EFF));
+    ytime(b, c->intra.latency_s);
+    cs_buf_printf(b, "\n");
+    if (c->inter.nics_per_node > 0) {
+        double nbw = c->inter.nic_bw_Bps, neff = c->inter.efficiency;
+        int nraise = neff > 1.0;
+        if (nraise) nbw *= neff, neff = 1.0;
+        cs_buf_printf(b, "\ninter:\n  nics_per_node: %d\n  nic_bandwidth: ", c->inter.nics_per_node);
+        yrate(b, nbw);
+        cs_buf_printf(b, "%s\n  efficiency: %.9g%s\n  latency: ",
+                      nraise ? "   # fitted: achievable rate above the line rate given" : "",
+                      neff, FIT(P_INTER_EFF));
+        ytime(b, c->inter.latency_s);
+        cs_buf_printf(b, "\n  topology: %s\n  oversubscription: %.9g\n", topo[c->inter.topology],
+                      c->inter.oversubscription);
+    }
+    cs_buf_printf(b, "\ncollectives:\n  channels: %d\n  net_overhead: ", c->coll.channels);
+    ytime(b, c->coll.net_overhead_s);
+    cs_buf_printf(b, "\n  ll128: %s\n  chunk: {", c->coll.ll128_enabled ? "true" : "false");
+    for (int p = 0; p < CS_PROTO_COUNT; p++)
+        cs_buf_printf(b, "%s%s: %.0f", p ? ", " : "", cs_proto_name((cs_proto)p),
+                      c->coll.chunk_bytes[p]);
+    cs_buf_printf(b, "}\n");
+    /* latencies: only entries that differ from NCCL's defaults */
+    int any = 0;
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        for (int p = 0; p < CS_PROTO_COUNT; p++)
+            any |= differs(c->coll.base_latency_s[a][p],
+                           cs_ncclmodel_base_latency_s((cs_algo_id)a, (cs_proto)p));
+    if (any) {
+        cs_buf_printf(b, "  base_latency:%s\n", FIT(P_LAUNCH));
+        for (int a = 0; a < CS_ALGO_COUNT; a++) {
+            cs_buf_printf(b, "    %s: {", cs_algo_name((cs_algo_id)a));
+            for (int p = 0; p < CS_PROTO_COUNT; p++) {
+                cs_buf_printf(b, "%s%s: ", p ? ", " : "", cs_proto_name((cs_proto)p));
+                ytime(b, c->coll.base_latency_s[a][p]);
+            }
+            cs_buf_printf(b, "}\n");
+        }
+    }
+    any = 0;
+    for (int h = 0; h < CS_HW_COUNT; h++)
+        for (int a = 0; a < CS_ALGO_COUNT; a++)
+            for (int p = 0; p < CS_PROTO_COUNT; p++)
+                any |= differs(c->coll.hw_latency_s[h][a][p],
+                               cs_ncclmodel_hw_latency_s((cs_hw)h, (cs_algo_id)a, (cs_proto)p));
+    if (any) {
+        cs_buf_printf(b, "  hw_latency:%s\n",
+                      fitted && (fitted[P_HOP_LL] || fitted[P_HOP_LL128] || fitted[P_HOP_SIMPLE] ||
+                                 fitted[P_HOP_NET])
+                          ? "   # fitted (scales on NCCL's hwLat)"
+                          : "");
+        for (int h = 0; h < CS_HW_COUNT; h++) {
+            cs_buf_printf(b, "    %s:\n", cs_hw_name((cs_hw)h));
+            for (int a = 0; a < CS_ALGO_COUNT; a++) {
+                cs_buf_printf(b, "      %s: {", cs_algo_name((cs_algo_id)a));
+                for (int p = 0; p < CS_PROTO_COUNT; p++) {
+                    cs_buf_printf(b, "%s%s: ", p ? ", " : "", cs_proto_name((cs_proto)p));
+                    ytime(b, c->coll.hw_latency_s[h][a][p]);
+                }
+                cs_buf_printf(b, "}\n");
+            }
+        }
+    }
+    any = 0;
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        for (int p = 0; p < CS_PROTO_COUNT; p++) any |= c->coll.proto_bw_factor[a][p] > 0;
+    if (any) {
+        cs_buf_printf(b, "  bw_factor:\n");
+        for (int a = 0; a < CS_ALGO_COUNT; a++) {
+            int k = 0;
+            for (int p = 0; p < CS_PROTO_COUNT; p++) {
+                if (!(c->coll.proto_bw_factor[a][p] > 0)) continue;
+                if (!k++) cs_buf_printf(b, "    %s: {", cs_algo_name((cs_algo_id)a));
+                else cs_buf_printf(b, ", ");
+                cs_buf_printf(b, "%s: %.9g", cs_proto_name((cs_proto)p),
+                              c->coll.proto_bw_factor[a][p]);
+            }
+            if (k) cs_buf_printf(b, "}\n");
+        }
+    }
+    cs_buf_printf(b, "  efficiency: {ring: %.9g, tree: %.9g}%s\n",
+                  c->coll.algo_efficiency[CS_ALGO_RING], c->coll.algo_efficiency[CS_ALGO_TREE],
+                  fitted && (fitted[P_RING_EFF] || fitted[P_TREE_EFF]) ? "   # fitted" : "");
+    if (c->n_overrides || c->n_stragglers) {
+        cs_buf_printf(b, "\ndes:\n");
+        if (c->n_overrides) {
+            cs_buf_printf(b, "  links:\n");
+            for (int i = 0; i < c->n_overrides; i++) {
+                const cs_link_override *o = &c->overrides[i];
+                cs_buf_printf(b, "    - {node: %d, %s: %d, bandwidth: ", o->node,
+                              o->is_nic ? "nic" : "gpu", o->gpu);
+                yrate(b, o->bw_Bps);
+                cs_buf_printf(b, "}\n");
+            }
+        }
+        if (c->n_stragglers) {
+            cs_buf_printf(b, "  stragglers:\n");
+            for (int i = 0; i < c->n_stragglers; i++) {
+                const cs_straggler *s = &c->stragglers[i];
+                cs_buf_printf(b, "    - {rank: %d, slowdown: %.9g, delay: ", s->rank, s->slowdown);
+                ytime(b, s->delay_s);
+                cs_buf_printf(b, "}\n");
+            }
+        }
+    }
+#undef FIT
+}
+
+void cs_calib_cluster_yaml(cs_buf *b, const cs_cluster *c)
+{
+    cs_buf_printf(b, "# cluster '%s' written by collsim\n", c->name);
+    write_cluster(b, c, NULL);
+}
+
+void cs_calib_write_yaml(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m,
+                         const char *origin)
+{
+    cs_buf_printf(b, "# Calibrated by `collsim calibrate` from cluster %s and %zu measured rows "
+                     "(%d used) in:\n", origin, m->n, r->used_rows);
+    for (size_t k = 0; k < m->ndatasets; k++)
+        cs_buf_printf(b, "#   %s (%s)%s%s\n", m->datasets[k].source, m->datasets[k].kind,
+                      r->ds_why[k][0] ? " - excluded: " : "", r->ds_why[k]);
+    cs_buf_printf(b, "# Fit: %s; weighted RMS relative error %.2f%% -> %.2f%%.\n", r->status,
+                  r->rms_before_pct, r->rms_after_pct);
+    int fitted[P_COUNT] = {0};
+    for (int j = 0; j < r->nparams && j < P_COUNT; j++) {
+        const cs_calib_param *p = &r->params[j];
+        fitted[j] = p->fitted;
+        if (p->fitted)
+            cs_buf_printf(b, "# fitted %s = %.6g%s (95%% CI %.6g .. %.6g; input %.6g) -> %s, %s\n",
+                          p->name, p->value, p->unit, p->ci_lo, p->ci_hi, p->initial, p->yaml,
+                          p->why);
+        else
+            cs_buf_printf(b, "# kept   %s = %.6g%s: %s\n", p->name, p->value, p->unit, p->why);
+    }
+    cs_buf_printf(b, "# Schema: configs/clusters/README.md. Values are in plain units "
+                     "(GB/s = 1e9 B/s, us, bytes).\n");
+    cs_cluster c = r->cluster;
+    write_cluster(b, &c, fitted);
+}
