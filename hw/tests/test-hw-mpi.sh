@@ -1,0 +1,196 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# test-hw-mpi.sh - collsim-hw's MPI backend end to end, on 2 and 4 local
+# CPU ranks (what CI can run without a GPU):
+#   bench      nccl-tests-style table, CSV header = `collsim collective
+#              --format csv` columns + measurement columns, one row per size,
+#              rows join with the simulator's (cluster cpu-local) on
+#              (op, size_bytes, ranks); --check passes for every op; a
+#              deliberately corrupted element is caught (exit 3); a hung
+#              rank times out (exit 5) with the rows measured before it kept;
+#              --algo forcing accepted, unknown names rejected (exit 2)
+#   compute    GEMM and copy rows
+#   replay     a `collsim simulate --emit-schedule` schedule on 2 ranks:
+#              CSV rows join the schedule's tasks on id, trace is JSON
+#   errors     bad arguments / schedules rejected with exit 2 before MPI
+#              starts, a missing schedule with exit 1
+#
+# Usage: sh test-hw-mpi.sh COLLSIM-HW COLLSIM PYTHON3 SOURCE_ROOT
+# Exits 77 (skipped) when mpirun is missing; 1 if any check failed.
+# Under AddressSanitizer, leaks inside Open MPI are suppressed with
+# tests/lsan-mpi.supp (collsim-hw's own allocations are still checked).
+set -eu
+
+if [ $# -ne 4 ]; then
+    echo "usage: $0 COLLSIM-HW COLLSIM PYTHON3 SOURCE_ROOT" >&2
+    exit 2
+fi
+HW=$1
+COLLSIM=$2
+PY=$3
+SRC=$4
+if ! command -v mpirun >/dev/null 2>&1; then
+    echo "skip: mpirun not found (tools/install-deps.sh installs openmpi-bin)"
+    exit 77
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-hw-mpi.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT INT TERM
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$SRC/tests/lsan-mpi.supp:print_suppressions=0"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
+MPIRUN="mpirun --allow-run-as-root --oversubscribe"
+TO=""
+command -v timeout >/dev/null 2>&1 && TO="timeout 60"
+
+failures=0
+checks=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+
+# run NAME NP ARGS...: collsim-hw under mpirun -np NP (NP 0: no mpirun),
+# output in $TMP/NAME.out/.err, status in $rc.
+run() {
+    name=$1
+    np=$2
+    shift 2
+    checks=$((checks + 1))
+    rc=0
+    if [ "$np" -eq 0 ]; then
+        $TO "$HW" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
+    else
+        $TO $MPIRUN -np "$np" "$HW" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
+    fi
+}
+
+expect_rc() { # NAME WANT
+    if [ "$rc" -ne "$2" ]; then
+        fail "$1: exit $rc, want $2 (stderr: $(head -c 600 "$TMP/$1.err"))"
+        return 1
+    fi
+    return 0
+}
+
+HEADER='op,algo,proto,engine,ranks,size_bytes,count,dtype,time_us,algbw_GBps,busbw_GBps,time_min_us,time_median_us,time_max_us,iters,host,backend,library_version'
+
+# join MEASURED.csv PREDICTED.csv NAME: every measured row must have a
+# predicted row with the same (op, size_bytes, ranks), and the numbers
+# must parse as positive.
+join_rows() {
+    awk -F, -v name="$3" '
+        FNR == 1 { next }
+        NR == FNR { key[$1 "," $6 "," $5] = 1; next }
+        {
+            n++
+            if (!(($1 "," $6 "," $5) in key)) { print name ": no simulator row for " $1 " " $6 " " $5; bad++ }
+            if (!($9 > 0 && $10 > 0 && $11 > 0 && $12 > 0 && $12 <= $13 && $13 <= $14)) { print name ": bad numbers: " $0; bad++ }
+            if ($4 != "measured" || $17 != "mpi") { print name ": engine/backend columns: " $0; bad++ }
+        }
+        END { if (n == 0) { print name ": no measured rows"; bad++ } exit bad ? 1 : 0 }' "$2" "$1"
+}
+
+# --- bench, 2 ranks: the command from the issue -------------------------------
+run bench2 2 bench --backend mpi --op all_reduce --min 1K --max 1M --factor 4 --iters 5 \
+    --warmup 2 --check -o "$TMP/ar2.csv"
+if expect_rc bench2 0; then
+    [ "$(head -n 1 "$TMP/ar2.csv")" = "$HEADER" ] || fail "bench2: CSV header is '$(head -n 1 "$TMP/ar2.csv")'"
+    [ "$(wc -l <"$TMP/ar2.csv")" -eq 7 ] || fail "bench2: want 6 rows (1K..1M x4), got $(($(wc -l <"$TMP/ar2.csv") - 1))"
+    grep -q "^# Out of bounds values : 0 OK" "$TMP/bench2.out" || fail "bench2: check did not pass"
+    [ "$(grep -c '^ *[0-9]' "$TMP/bench2.out")" -eq 6 ] || fail "bench2: table rows"
+    "$COLLSIM" collective --cluster cpu-local --ranks 2 --op all_reduce --min 1K --max 1M \
+        --factor 4 --format csv >"$TMP/ar2.sim.csv" || fail "bench2: collsim collective failed"
+    join_rows "$TMP/ar2.csv" "$TMP/ar2.sim.csv" bench2 || fail "bench2: rows do not join with the simulator's"
+fi
+
+# --- bench, 4 ranks: every op checked; all_gather rows join ---------------
+for op in all_reduce all_gather reduce_scatter broadcast reduce; do
+    run "bench4-$op" 4 bench --backend mpi --op "$op" --min 4K --max 256K --factor 8 --iters 3 \
+        --warmup 1 --check --dtype bf16 -o "$TMP/$op.csv"
+    if expect_rc "bench4-$op" 0; then
+        grep -q "^# Out of bounds values : 0 OK" "$TMP/bench4-$op.out" || fail "bench4-$op: check"
+        "$COLLSIM" collective --cluster cpu-local --ranks 4 --op "$op" --min 4K --max 256K \
+            --factor 8 --dtype bf16 --format csv >"$TMP/$op.sim.csv" || fail "bench4-$op: collsim"
+        join_rows "$TMP/$op.csv" "$TMP/$op.sim.csv" "bench4-$op" || fail "bench4-$op: join"
+    fi
+done
+
+# --- algorithm forcing -----------------------------------------------------------
+run algo-ring 2 bench --backend mpi --op all_reduce --min 64K --max 64K --iters 2 --warmup 0 \
+    --check --algo ring -o "$TMP/ring.csv"
+expect_rc algo-ring 0 && { cut -d, -f2 "$TMP/ring.csv" | tail -n 1 | grep -qx ring || fail "algo-ring: algo column"; }
+run algo-bad 0 bench --backend mpi --op all_gather --algo tree --min 1K --max 1K
+expect_rc algo-bad 2 && { grep -q "tree" "$TMP/algo-bad.err" || fail "algo-bad: message"; }
+
+# --- deliberate faults: a wrong element must be caught, a hang must time out -
+run corrupt 2 bench --backend mpi --op all_reduce --min 1K --max 1K --iters 1 --warmup 0 \
+    --check --inject corrupt
+expect_rc corrupt 3 && { grep -q "ERROR" "$TMP/corrupt.out" || fail "corrupt: no ERROR line"; }
+run hang 2 bench --backend mpi --op all_reduce --min 1K --max 16K --factor 4 --iters 2 \
+    --warmup 0 --inject hang --timeout 2 -o "$TMP/hang.csv"
+if [ "$rc" -eq 0 ]; then
+    fail "hang: exit 0, want a timeout"
+else
+    grep -q "timeout" "$TMP/hang.err" || fail "hang: no timeout message"
+    [ "$(wc -l <"$TMP/hang.csv")" -eq 2 ] || fail "hang: want the header and the 1K row kept, got $(cat "$TMP/hang.csv")"
+fi
+
+# --- compute ---------------------------------------------------------------------
+run compute 2 compute --backend mpi --min-n 32 --max-n 64 --copy-min 64K --copy-max 256K \
+    --iters 2 --warmup 0 -o "$TMP/compute.csv"
+if expect_rc compute 0; then
+    head -n 1 "$TMP/compute.csv" | grep -q '^kind,backend,dtype,m,n,k,bytes,ranks,iters' || fail "compute: header"
+    [ "$(grep -c '^gemm,mpi,fp32' "$TMP/compute.csv")" -eq 2 ] || fail "compute: gemm rows"
+    [ "$(grep -c '^copy,mpi' "$TMP/compute.csv")" -eq 2 ] || fail "compute: copy rows"
+fi
+
+# --- replay --------------------------------------------------------------------
+"$COLLSIM" simulate --model gpt2-124m --ranks 2 --cluster cpu-local --strategy fsdp_full_shard \
+    --emit-schedule "$TMP/sched.json" >/dev/null || fail "collsim simulate --emit-schedule failed"
+run replay 2 replay "$TMP/sched.json" --backend mpi -o "$TMP/rp" --bytes-scale 0.05 --iters 2
+if expect_rc replay 0; then
+    head -n 1 "$TMP/rp.csv" | grep -qx 'id,name,stream,kind,predicted_s,measured_s,start_s,end_s,scale' \
+        || fail "replay: CSV header"
+    "$PY" - "$TMP/sched.json" "$TMP/rp.csv" "$TMP/rp.trace.json" <<'EOF' || fail "replay: outputs"
+import csv, json, sys
+sched = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2])))
+trace = json.load(open(sys.argv[3]))
+ids = {t["id"]: t for t in sched["tasks"]}
+assert len(rows) == len(ids), (len(rows), len(ids))
+for r in rows:
+    t = ids[int(r["id"])]
+    assert r["name"] == t["name"] and r["kind"] == t["kind"] and r["stream"] == t["stream"], r
+    assert abs(float(r["predicted_s"]) - t["predicted_s"]) <= 1e-6 * t["predicted_s"] + 1e-15, r
+    s, e, m = float(r["start_s"]), float(r["end_s"]), float(r["measured_s"])
+    assert 0 <= s <= e and abs(e - s - m) < 1e-9, r
+    for d in t["deps"]:
+        dep = next(x for x in rows if int(x["id"]) == d["task"])
+        bound = float(dep["start_s"] if d["when"] == "start" else dep["end_s"])
+        assert s >= bound - 1e-9, (r, dep)
+ev = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+assert len(ev) == 2 * len(ids) and {e["pid"] for e in ev} == {0, 1}
+EOF
+    grep -q "exposed communication" "$TMP/replay.out" || fail "replay: no summary"
+fi
+
+# --- errors before any MPI start ------------------------------------------------
+run bad-op 0 bench --backend mpi --op all_sum
+expect_rc bad-op 2
+run bad-size 0 bench --backend mpi --op all_reduce --min 4Q
+expect_rc bad-size 2
+run bad-backend 0 bench --backend gloo --op all_reduce
+expect_rc bad-backend 2
+run bad-g 0 bench --backend mpi --op all_reduce -g 2
+expect_rc bad-g 2
+run no-sched 0 replay "$TMP/nope.json"
+expect_rc no-sched 1
+printf '{"format": "collsim-schedule", "version": 1, "groups": {"world": 1, "shard": 1, "replica": 1},\n "tasks": [{"id": 0, "kind": "compute", "stream": "compute", "name": "x", "predicted_s": 1, "deps": [{"task": 3, "when": "end"}]}]}\n' >"$TMP/bad.json"
+run bad-sched 0 replay "$TMP/bad.json"
+expect_rc bad-sched 2 && { grep -q "bad.json:2:" "$TMP/bad-sched.err" || fail "bad-sched: no file:line in '$(cat "$TMP/bad-sched.err")'"; }
+for f in bad-op bad-size bad-backend bad-g; do
+    [ -s "$TMP/$f.out" ] && fail "$f: stdout not empty"
+done
+
+echo "$checks runs, $failures failures"
+[ "$failures" -eq 0 ]
