@@ -456,6 +456,9 @@ enum {
     P_HOP_LL128,
     P_HOP_SIMPLE,
     P_HOP_NET,
+    P_BW_LL,
+    P_BW_LL128,
+    P_BW_SIMPLE,
     P_TREE_EFF,
     P_RING_EFF,
     P_COUNT
@@ -463,33 +466,63 @@ enum {
 
 #define LAUNCH_UNIT_S 1e-5 /* the launch latency is fitted in units of 10 us */
 #define COLLINEAR 0.3      /* orthogonal part below which a column is redundant */
+#define SCHEMA_MAX 1.5     /* upper bound of collectives.bw_factor / efficiency */
+
+typedef enum { T_LOG, T_LINEAR, T_BOUNDED } ptransform;
 
 static const struct pdef {
     const char *name, *yaml, *unit;
-    int log; /* fitted as log(value / initial) */
+    ptransform tr; /* LOG: v0 e^x; LINEAR: v0 + x 10 us; BOUNDED: SCHEMA_MAX logistic */
 } pdefs[P_COUNT] = {
-    [P_INTRA_EFF] = {"intra.efficiency", "intra.efficiency", "", 1},
-    [P_INTER_EFF] = {"inter.efficiency", "inter.efficiency", "", 1},
-    [P_LAUNCH] = {"latency.launch", "collectives.base_latency (added to every entry)", "us", 0},
-    [P_HOP_LL] = {"hop.ll", "collectives.hw_latency.<intra>.*.ll (scale)", "x", 1},
-    [P_HOP_LL128] = {"hop.ll128", "collectives.hw_latency.<intra>.*.ll128 (scale)", "x", 1},
-    [P_HOP_SIMPLE] = {"hop.simple", "collectives.hw_latency.<intra>.*.simple (scale)", "x", 1},
-    [P_HOP_NET] = {"hop.net", "collectives.hw_latency.net (scale)", "x", 1},
-    [P_TREE_EFF] = {"efficiency.tree", "collectives.efficiency.tree", "", 1},
-    [P_RING_EFF] = {"efficiency.ring", "collectives.efficiency.ring", "", 1},
+    [P_INTRA_EFF] = {"intra.efficiency", "intra.efficiency", "", T_LOG},
+    [P_INTER_EFF] = {"inter.efficiency", "inter.efficiency", "", T_LOG},
+    [P_LAUNCH] = {"latency.launch", "collectives.base_latency (added to every entry)", "us",
+                  T_LINEAR},
+    [P_HOP_LL] = {"hop.ll", "collectives.hw_latency.<intra>.*.ll (scale)", "x", T_LOG},
+    [P_HOP_LL128] = {"hop.ll128", "collectives.hw_latency.<intra>.*.ll128 (scale)", "x", T_LOG},
+    [P_HOP_SIMPLE] = {"hop.simple", "collectives.hw_latency.<intra>.*.simple (scale)", "x", T_LOG},
+    [P_HOP_NET] = {"hop.net", "collectives.hw_latency.net (scale)", "x", T_LOG},
+    [P_BW_LL] = {"bw_factor.ring.ll", "collectives.bw_factor.ring.ll", "", T_BOUNDED},
+    [P_BW_LL128] = {"bw_factor.ring.ll128", "collectives.bw_factor.ring.ll128", "", T_BOUNDED},
+    [P_BW_SIMPLE] = {"bw_factor.ring.simple", "collectives.bw_factor.ring.simple", "", T_BOUNDED},
+    [P_TREE_EFF] = {"efficiency.tree", "collectives.efficiency.tree", "", T_BOUNDED},
+    [P_RING_EFF] = {"efficiency.ring", "collectives.efficiency.ring", "", T_BOUNDED},
 };
 
-/* Natural value (efficiency, seconds, scale) of every parameter. */
+/* Natural value (efficiency, seconds, scale, factor) of a parameter at
+ * fitting coordinate x (0 = its start value v0). */
+static double to_value(int k, double v0, double x)
+{
+    switch (pdefs[k].tr) {
+    case T_LOG: return v0 * exp(x);
+    case T_LINEAR: return v0 + x * LAUNCH_UNIT_S;
+    default: {
+        double q = v0 / SCHEMA_MAX;
+        double z = log(q / (1 - q)) + x; /* logistic: keeps (0, SCHEMA_MAX) */
+        return SCHEMA_MAX / (1 + exp(-z));
+    }
+    }
+}
+
+/* Natural values of every parameter; use[] marks bw_factor overrides in
+ * force (the others always are). */
 typedef struct pvals {
     double v[P_COUNT];
+    int use[P_COUNT];
 } pvals;
 
 static void initial_values(const cs_cluster *c, pvals *pv)
 {
+    memset(pv, 0, sizeof *pv);
     pv->v[P_INTRA_EFF] = c->intra.efficiency;
     pv->v[P_INTER_EFF] = c->inter.efficiency;
     pv->v[P_LAUNCH] = 0;
     pv->v[P_HOP_LL] = pv->v[P_HOP_LL128] = pv->v[P_HOP_SIMPLE] = pv->v[P_HOP_NET] = 1.0;
+    for (int p = 0; p < CS_PROTO_COUNT; p++) {
+        double f = c->coll.proto_bw_factor[CS_ALGO_RING][p];
+        pv->use[P_BW_LL + p] = f > 0;
+        pv->v[P_BW_LL + p] = f > 0 ? f : NAN; /* set from the data in cs_calibrate */
+    }
     pv->v[P_TREE_EFF] = c->coll.algo_efficiency[CS_ALGO_TREE];
     pv->v[P_RING_EFF] = c->coll.algo_efficiency[CS_ALGO_RING];
 }
@@ -509,6 +542,9 @@ static void apply(const cs_cluster *base, const pvals *pv, cs_cluster *out)
             out->coll.hw_latency_s[CS_HW_NET][a][p] =
                 base->coll.hw_latency_s[CS_HW_NET][a][p] * pv->v[P_HOP_NET];
         }
+    for (int p = 0; p < CS_PROTO_COUNT; p++)
+        if (pv->use[P_BW_LL + p])
+            out->coll.proto_bw_factor[CS_ALGO_RING][p] = pv->v[P_BW_LL + p];
     out->coll.algo_efficiency[CS_ALGO_TREE] = pv->v[P_TREE_EFF];
     out->coll.algo_efficiency[CS_ALGO_RING] = pv->v[P_RING_EFF];
 }
@@ -532,8 +568,8 @@ static void x_to_vals(const fit_ctx *fc, const double *y, pvals *pv)
     *pv = fc->start;
     for (int j = 0; j < fc->np; j++) {
         int k = fc->which[j];
-        double x = y[j] - X_OFFSET;
-        pv->v[k] = pdefs[k].log ? fc->start.v[k] * exp(x) : fc->start.v[k] + x * LAUNCH_UNIT_S;
+        pv->v[k] = to_value(k, fc->start.v[k], y[j] - X_OFFSET);
+        pv->use[k] = 1;
     }
 }
 
@@ -571,21 +607,32 @@ static int gsl_f(const gsl_vector *x, void *params, gsl_vector *f)
     return status;
 }
 
-/* Central-difference Jacobian of every candidate parameter at the start,
- * in the fitting coordinates (J[k * P_COUNT + j]). */
-static void start_jacobian(const fit_ctx *fc, double *J)
+/* Central-difference Jacobian of every parameter at natural values `at`
+ * (the start, or a fitted point), in the fitting coordinates
+ * (J[k * P_COUNT + j]; 0 for parameters without a value). */
+static void jacobian_at(const fit_ctx *fc, const pvals *at, double *J)
 {
     double *fp = cs_xmalloc(fc->n * sizeof *fp), *fm = cs_xmalloc(fc->n * sizeof *fm);
     const double h = 1e-4;
     for (int j = 0; j < P_COUNT; j++) {
-        pvals a = fc->start, b = fc->start;
-        if (pdefs[j].log) {
-            a.v[j] *= exp(h);
-            b.v[j] *= exp(-h);
-        } else {
-            a.v[j] += h * LAUNCH_UNIT_S;
-            b.v[j] -= h * LAUNCH_UNIT_S;
+        pvals a = *at, b = *at;
+        if (!isfinite(at->v[j]) || !isfinite(fc->start.v[j])) {
+            for (size_t k = 0; k < fc->n; k++) J[k * P_COUNT + (size_t)j] = 0;
+            continue;
         }
+        /* the coordinate of `at`, stepped by +-h */
+        double x0 = 0;
+        switch (pdefs[j].tr) {
+        case T_LOG: x0 = log(at->v[j] / fc->start.v[j]); break;
+        case T_LINEAR: x0 = (at->v[j] - fc->start.v[j]) / LAUNCH_UNIT_S; break;
+        default: {
+            double q0 = fc->start.v[j] / SCHEMA_MAX, q = at->v[j] / SCHEMA_MAX;
+            x0 = log(q / (1 - q)) - log(q0 / (1 - q0));
+        }
+        }
+        a.v[j] = to_value(j, fc->start.v[j], x0 + h);
+        b.v[j] = to_value(j, fc->start.v[j], x0 - h);
+        a.use[j] = b.use[j] = 1;
         residuals(fc, &a, fp);
         residuals(fc, &b, fm);
         for (size_t k = 0; k < fc->n; k++) J[k * P_COUNT + (size_t)j] = (fp[k] - fm[k]) / (2 * h);
@@ -695,7 +742,10 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
 
     /* (1) structural rules: what the used rows exercise */
     int ppn2 = 0, multi = 0, by_proto[CS_PROTO_COUNT] = {0}, by_algo[CS_ALGO_COUNT] = {0};
-    int excluded_multi = 0;
+    int ring_proto[CS_PROTO_COUNT] = {0}, excluded_multi = 0;
+    /* NCCL's ring factors met by the rows (LL: 1/4 or 1/3 by situation) */
+    double fac_val[CS_PROTO_COUNT][4];
+    int fac_cnt[CS_PROTO_COUNT][4] = {{0}}, nfac[CS_PROTO_COUNT] = {0};
     for (size_t i = 0; i < m->n; i++) {
         int nodes = cmp.pred[i].nodes;
         if (!res->rows[i].used) {
@@ -704,10 +754,33 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
         }
         ppn2 += m->rows[i].ranks > nodes;
         multi += nodes > 1;
-        by_proto[cmp.pred[i].proto]++;
+        cs_proto p = cmp.pred[i].proto;
+        by_proto[p]++;
         by_algo[cmp.pred[i].algo]++;
+        if (cmp.pred[i].algo != CS_ALGO_RING) continue;
+        ring_proto[p]++;
+        cs_topology t;
+        CS_ASSERT(place(c, m, i, &t, NULL) == 0);
+        double fv = cs_collective_nccl_bw_factor(&t, m->rows[i].op, CS_ALGO_RING, p);
+        int k = 0;
+        while (k < nfac[p] && fabs(fac_val[p][k] - fv) > 1e-12) k++;
+        if (k == nfac[p] && k < 4) fac_val[p][nfac[p]++] = fv;
+        if (k < 4) fac_cnt[p][k]++;
     }
     cs_calib_compare_free(&cmp);
+    char facnote[CS_PROTO_COUNT][120];
+    for (int p = 0; p < CS_PROTO_COUNT; p++) {
+        facnote[p][0] = 0;
+        if (fc.start.use[P_BW_LL + p] || nfac[p] == 0) continue;
+        int best = 0;
+        for (int k = 1; k < nfac[p]; k++)
+            if (fac_cnt[p][k] > fac_cnt[p][best]) best = k;
+        fc.start.v[P_BW_LL + p] = fac_val[p][best];
+        if (nfac[p] > 1)
+            snprintf(facnote[p], sizeof facnote[p],
+                     "; one value now stands for NCCL's %.3g and %.3g of the different ops / "
+                     "node counts in the data", fac_val[p][0], fac_val[p][1]);
+    }
     int eligible[P_COUNT];
     char why[P_COUNT][200];
     for (int j = 0; j < P_COUNT; j++) {
@@ -732,12 +805,16 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
         if (by_proto[p] < 2)
             KEEP(P_HOP_LL + p, "fewer than 2 usable rows run %s (the sizes do not cover its "
                                "regime, or it is disabled)", cs_proto_name((cs_proto)p));
+    for (int p = 0; p < CS_PROTO_COUNT; p++)
+        if (ring_proto[p] < 2)
+            KEEP(P_BW_LL + p, "fewer than 2 usable rows run ring with %s",
+                 cs_proto_name((cs_proto)p));
     if (by_algo[CS_ALGO_TREE] < 2) KEEP(P_TREE_EFF, "fewer than 2 usable rows run tree");
     if (by_algo[CS_ALGO_RING] < 2) KEEP(P_RING_EFF, "fewer than 2 usable rows run ring");
 
     /* (2) sensitivity and (3) collinearity, at the start, in priority order */
     J = cs_xmalloc(n * P_COUNT * sizeof *J);
-    start_jacobian(&fc, J);
+    jacobian_at(&fc, &fc.start, J);
     double *q = cs_xmalloc(n * P_COUNT * sizeof *q); /* accepted orthonormal columns */
     int which[P_COUNT], np = 0;
     for (int j = 0; j < P_COUNT; j++) {
@@ -750,7 +827,7 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
         }
         if (vmax < 1e-3) {
             KEEP(j, "no usable row's prediction depends on it (at most %.2g%% per %s step)",
-                 100 * vmax, pdefs[j].log ? "e-fold" : "10 us");
+                 100 * vmax, pdefs[j].tr == T_LINEAR ? "10 us" : "unit");
             continue;
         }
         double *r = cs_xmalloc(n * sizeof *r);
@@ -809,7 +886,9 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
     res->rms_before_pct = 100 * sqrt(ss0 / sw);
     int status = GSL_SUCCESS;
     gsl_error_handler_t *old = gsl_set_error_handler_off();
-    if (np > 0) {
+    for (int pass = 0; np > 0 && pass < P_COUNT; pass++) {
+        for (int j = 0; j < np; j++) x[j] = X_OFFSET;
+        for (size_t k = 0; k < n; k++) w[k] = 1.0;
         for (int round = 0; round < 3; round++) {
             status = run_fit(&fc, x, w, &res->iterations, NULL);
             pvals pv;
@@ -825,6 +904,65 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
             if (change < 0.01) break;
         }
         status = run_fit(&fc, x, w, &res->iterations, covar);
+        /* A protocol or algorithm parameter can price itself out: a
+         * bandwidth factor fitted low enough that no row runs the protocol
+         * any more has no value the data supports. Such parameters are
+         * kept at their input values and the rest refitted. */
+        pvals pv;
+        x_to_vals(&fc, x, &pv);
+        cs_cluster cf;
+        apply(c, &pv, &cf);
+        int runs[CS_ALGO_COUNT][CS_PROTO_COUNT] = {{0}};
+        for (size_t k = 0; k < n; k++) {
+            cs_calib_pred pr;
+            CS_ASSERT(predict_on(&cf, NULL, m, rows[k], &pr, NULL) == 0 && pr.status == 0);
+            runs[pr.algo][pr.proto]++;
+        }
+        jacobian_at(&fc, &pv, J);
+        /* residual variance for the CI-width rule below */
+        residuals(&fc, &pv, f);
+        double chi2p = 0;
+        for (size_t k = 0; k < n; k++) chi2p += w[k] * f[k] * f[k];
+        int dofp = (int)n - np;
+        double s2p = dofp > 0 ? chi2p / dofp : NAN, tqp = t_quantile(dofp);
+        int kept = 0;
+        for (int a = 0; a < np; a++) {
+            int j = which[a], used = 2;
+            double vmax = 0;
+            for (size_t k = 0; k < n; k++) vmax = fmax(vmax, fabs(J[k * P_COUNT + (size_t)j]));
+            if (j >= P_HOP_LL && j <= P_HOP_SIMPLE)
+                used = runs[CS_ALGO_RING][j - P_HOP_LL] + runs[CS_ALGO_TREE][j - P_HOP_LL];
+            else if (j >= P_BW_LL && j <= P_BW_SIMPLE)
+                used = runs[CS_ALGO_RING][j - P_BW_LL];
+            else if (j == P_TREE_EFF || j == P_RING_EFF) {
+                cs_algo_id al = j == P_TREE_EFF ? CS_ALGO_TREE : CS_ALGO_RING;
+                used = runs[al][0] + runs[al][1] + runs[al][2];
+            }
+            /* a 95% interval wider than a factor of 10 (log and bounded
+             * parameters) means the data leaves the value open */
+            double hw = tqp * sqrt(s2p * covar[a * np + a]);
+            int open = pdefs[j].tr != T_LINEAR && isfinite(hw) && 2 * hw > log(10.0);
+            if (used >= 2 && vmax >= 1e-3 && !open) {
+                which[kept++] = j;
+                continue;
+            }
+            eligible[j] = 0;
+            if (open && used >= 2 && vmax >= 1e-3)
+                snprintf(why[j], sizeof why[j],
+                         "the data leaves it open: its 95%% interval spans more than a factor "
+                         "of 10 (x%.2g .. x%.2g)", exp(-hw), exp(hw));
+            else if (used < 2)
+                snprintf(why[j], sizeof why[j],
+                         "fitting it priced its protocol / algorithm out of the data (fewer than "
+                         "2 rows still run it), so the data does not determine it");
+            else
+                snprintf(why[j], sizeof why[j],
+                         "the fit drove it to a limit where no prediction depends on it any more "
+                         "(a per-channel bandwidth cap binds, or a latency reached 0): the data "
+                         "asks for more than the model can give through it");
+        }
+        if (kept == np) break;
+        np = fc.np = kept;
     }
     gsl_set_error_handler(old);
     res->converged = np == 0 || status == GSL_SUCCESS;
@@ -867,14 +1005,11 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
         int j = which[a];
         cs_calib_param *p = &res->params[j];
         p->fitted = 1;
-        double h = tq * sqrt(s2 * covar[a * np + a]);
-        if (pdefs[j].log) {
-            p->ci_lo = p->value * exp(-h);
-            p->ci_hi = p->value * exp(h);
-        } else {
-            p->ci_lo = p->value - h * LAUNCH_UNIT_S * 1e6;
-            p->ci_hi = p->value + h * LAUNCH_UNIT_S * 1e6;
-        }
+        /* the interval in fitting coordinates, mapped through the transform */
+        double h = tq * sqrt(s2 * covar[a * np + a]), xa = x[a] - X_OFFSET;
+        double scale = j == P_LAUNCH ? 1e6 : 1.0;
+        p->ci_lo = to_value(j, fc.start.v[j], xa - h) * scale;
+        p->ci_hi = to_value(j, fc.start.v[j], xa + h) * scale;
         const char *what[P_COUNT] = {
             [P_INTRA_EFF] = "bandwidth-bound rows with ranks sharing a node",
             [P_INTER_EFF] = "bandwidth-bound multi-node rows",
@@ -883,10 +1018,14 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
             [P_HOP_LL128] = "rows run with LL128",
             [P_HOP_SIMPLE] = "rows run with Simple",
             [P_HOP_NET] = "latency of multi-node rows",
+            [P_BW_LL] = "rows run with ring/LL",
+            [P_BW_LL128] = "rows run with ring/LL128",
+            [P_BW_SIMPLE] = "rows run with ring/Simple",
             [P_TREE_EFF] = "rows run with tree",
             [P_RING_EFF] = "rows run with ring",
         };
-        snprintf(p->why, sizeof p->why, "from %s", what[j]);
+        snprintf(p->why, sizeof p->why, "from %s%s", what[j],
+                 j >= P_BW_LL && j <= P_BW_SIMPLE ? facnote[j - P_BW_LL] : "");
     }
     free(J);
     free(f);
@@ -922,9 +1061,12 @@ void cs_calib_report(cs_buf *b, cs_format f, const cs_calib_result *r, const cs_
         for (int j = 0; j < r->nparams; j++) {
             const cs_calib_param *p = &r->params[j];
             cs_buf_printf(b, "%s\n    {\"name\": \"%s\", \"unit\": \"%s\", \"fitted\": %s, "
-                             "\"initial\": %.9g, \"value\": %.9g, \"ci_lo\": ",
-                          j ? "," : "", p->name, p->unit, p->fitted ? "true" : "false",
-                          p->initial, p->value);
+                             "\"initial\": ",
+                          j ? "," : "", p->name, p->unit, p->fitted ? "true" : "false");
+            num(b, f, "%.9g", p->initial);
+            cs_buf_printf(b, ", \"value\": ");
+            num(b, f, "%.9g", p->value);
+            cs_buf_printf(b, ", \"ci_lo\": ");
             num(b, f, "%.9g", p->ci_lo);
             cs_buf_printf(b, ", \"ci_hi\": ");
             num(b, f, "%.9g", p->ci_hi);
@@ -966,8 +1108,11 @@ void cs_calib_report(cs_buf *b, cs_format f, const cs_calib_result *r, const cs_
         cs_buf_printf(b, "param,unit,fitted,initial,value,ci_lo,ci_hi,why\n");
         for (int j = 0; j < r->nparams; j++) {
             const cs_calib_param *p = &r->params[j];
-            cs_buf_printf(b, "%s,%s,%d,%.9g,%.9g,", p->name, p->unit, p->fitted, p->initial,
-                          p->value);
+            cs_buf_printf(b, "%s,%s,%d,", p->name, p->unit, p->fitted);
+            num(b, f, "%.9g", p->initial);
+            cs_buf_printf(b, ",");
+            num(b, f, "%.9g", p->value);
+            cs_buf_printf(b, ",");
             num(b, f, "%.9g", p->ci_lo);
             cs_buf_printf(b, ",");
             num(b, f, "%.9g", p->ci_hi);
@@ -987,9 +1132,12 @@ void cs_calib_report(cs_buf *b, cs_format f, const cs_calib_result *r, const cs_
         if (p->fitted)
             cs_buf_printf(b, "  %-18s %-6s %12.6g %12.6g   [%11.6g, %11.6g]   fitted %s\n",
                           p->name, p->unit, p->initial, p->value, p->ci_lo, p->ci_hi, p->why);
-        else
+        else if (isfinite(p->initial))
             cs_buf_printf(b, "  %-18s %-6s %12.6g %12s   %-27s   kept: %s\n", p->name, p->unit,
                           p->initial, "(kept)", "", p->why);
+        else
+            cs_buf_printf(b, "  %-18s %-6s %12s %12s   %-27s   kept: %s\n", p->name, p->unit,
+                          "NCCL's", "(kept)", "", p->why);
     }
     int any = 0;
     for (size_t k = 0; k < m->ndatasets; k++)
@@ -1114,7 +1262,10 @@ static void write_cluster(cs_buf *b, const cs_cluster *c, const int *fitted)
     for (int a = 0; a < CS_ALGO_COUNT; a++)
         for (int p = 0; p < CS_PROTO_COUNT; p++) any |= c->coll.proto_bw_factor[a][p] > 0;
     if (any) {
-        cs_buf_printf(b, "  bw_factor:\n");
+        cs_buf_printf(b, "  bw_factor:%s\n",
+                      fitted && (fitted[P_BW_LL] || fitted[P_BW_LL128] || fitted[P_BW_SIMPLE])
+                          ? "   # fitted (one value for every op and node count)"
+                          : "");
         for (int a = 0; a < CS_ALGO_COUNT; a++) {
             int k = 0;
             for (int p = 0; p < CS_PROTO_COUNT; p++) {
@@ -1179,8 +1330,10 @@ void cs_calib_write_yaml(cs_buf *b, const cs_calib_result *r, const cs_meas_set 
             cs_buf_printf(b, "# fitted %s = %.6g%s (95%% CI %.6g .. %.6g; input %.6g) -> %s, %s\n",
                           p->name, p->value, p->unit, p->ci_lo, p->ci_hi, p->initial, p->yaml,
                           p->why);
-        else
+        else if (isfinite(p->value))
             cs_buf_printf(b, "# kept   %s = %.6g%s: %s\n", p->name, p->value, p->unit, p->why);
+        else
+            cs_buf_printf(b, "# kept   %s = NCCL's: %s\n", p->name, p->why);
     }
     cs_buf_printf(b, "# Schema: configs/clusters/README.md. Values are in plain units "
                      "(GB/s = 1e9 B/s, us, bytes).\n");

@@ -125,6 +125,15 @@ static void proto_factor(const cs_topology *t, cs_op op, cs_algo_id a, cs_proto 
     if (over > 0) *factor = over;
 }
 
+double cs_collective_nccl_bw_factor(const cs_topology *t, cs_op op, cs_algo_id a, cs_proto p)
+{
+    cs_topology u = *t;
+    u.cluster.coll.proto_bw_factor[a][p] = CS_UNSET;
+    double factor, cap;
+    proto_factor(&u, op, a, p, &factor, &cap);
+    return factor;
+}
+
 /* Fills the parameters both engines use. Returns CS_ENOTSUP if (a, p) is
  * not available for op on t. */
 static int coll_params(const cs_topology *t, cs_op op, double bytes, cs_algo_id a,

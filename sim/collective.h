@@ -63,6 +63,11 @@ int cs_collective_supports(cs_algo_id a, cs_op op);
 int cs_collective_time(const cs_topology *t, cs_op op, double bytes, cs_algo_id a,
                        cs_proto p, double *time_s);
 
+/* NCCL's protocol bandwidth factor for (algo, proto) in this situation
+ * (op, nodes, ranks per node), before any collectives.bw_factor override:
+ * e.g. ring LL 1/4 for all_reduce or across nodes, 1/3 otherwise. */
+double cs_collective_nccl_bw_factor(const cs_topology *t, cs_op op, cs_algo_id a, cs_proto p);
+
 /* Picks the fastest supported (algo, proto) by closed-form time, as NCCL's
  * tuner does; forced choices restrict the search (NCCL_ALGO/NCCL_PROTO).
  * CS_ENOTSUP with a message if nothing allowed implements op. */
