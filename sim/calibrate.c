@@ -768,19 +768,12 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
         if (k < 4) fac_cnt[p][k]++;
     }
     cs_calib_compare_free(&cmp);
-    char facnote[CS_PROTO_COUNT][120];
-    for (int p = 0; p < CS_PROTO_COUNT; p++) {
-        facnote[p][0] = 0;
-        if (fc.start.use[P_BW_LL + p] || nfac[p] == 0) continue;
-        int best = 0;
-        for (int k = 1; k < nfac[p]; k++)
-            if (fac_cnt[p][k] > fac_cnt[p][best]) best = k;
-        fc.start.v[P_BW_LL + p] = fac_val[p][best];
-        if (nfac[p] > 1)
-            snprintf(facnote[p], sizeof facnote[p],
-                     "; one value now stands for NCCL's %.3g and %.3g of the different ops / "
-                     "node counts in the data", fac_val[p][0], fac_val[p][1]);
-    }
+    /* The YAML override replaces NCCL's factor in every situation, so a
+     * factor is fitted only from rows that share one NCCL value (LL: 1/4
+     * for all_reduce and across nodes, 1/3 for single-node all_gather ...);
+     * otherwise one number would have to stand for several. */
+    for (int p = 0; p < CS_PROTO_COUNT; p++)
+        if (!fc.start.use[P_BW_LL + p] && nfac[p] == 1) fc.start.v[P_BW_LL + p] = fac_val[p][0];
     int eligible[P_COUNT];
     char why[P_COUNT][200];
     for (int j = 0; j < P_COUNT; j++) {
@@ -809,6 +802,10 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
         if (ring_proto[p] < 2)
             KEEP(P_BW_LL + p, "fewer than 2 usable rows run ring with %s",
                  cs_proto_name((cs_proto)p));
+        else if (!isfinite(fc.start.v[P_BW_LL + p]))
+            KEEP(P_BW_LL + p, "the rows running ring/%s have different NCCL factors (%.3g and "
+                              "%.3g: different ops or node counts) and one bw_factor would replace "
+                              "both", cs_proto_name((cs_proto)p), fac_val[p][0], fac_val[p][1]);
     if (by_algo[CS_ALGO_TREE] < 2) KEEP(P_TREE_EFF, "fewer than 2 usable rows run tree");
     if (by_algo[CS_ALGO_RING] < 2) KEEP(P_RING_EFF, "fewer than 2 usable rows run ring");
 
@@ -1025,7 +1022,9 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
             [P_RING_EFF] = "rows run with ring",
         };
         snprintf(p->why, sizeof p->why, "from %s%s", what[j],
-                 j >= P_BW_LL && j <= P_BW_SIMPLE ? facnote[j - P_BW_LL] : "");
+                 j >= P_BW_LL && j <= P_BW_SIMPLE
+                     ? " (the override replaces NCCL's value for every op and node count)"
+                     : "");
     }
     free(J);
     free(f);
