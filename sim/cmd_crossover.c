@@ -342,15 +342,22 @@ static void human_params(double p, char *buf, size_t len)
     else snprintf(buf, len, "%.3gK", p / 1e3);
 }
 
+/* "on <cluster> with N GPUs, A beats B below X params by Y% (at P; up to
+ * Z% at Q); B is faster above" / "A OOMs above X params" */
 static void sentence(cs_buf *b, const cs_sweep_spec *s, const cs_crossing *c)
 {
     char p[32];
     human_params(c->params, p, sizeof p);
     cs_buf_printf(b, "on %s with %d GPUs, ", s->cluster.name, c->ranks);
-    if (c->kind == CS_CROSS_THROUGHPUT)
-        cs_buf_printf(b, "%s beats %s below %s params by %.1f%%; %s is faster above\n",
-                      cs_strategy_name(c->a), cs_strategy_name(c->b), p, 100 * c->margin,
-                      cs_strategy_name(c->b));
+    if (c->kind == CS_CROSS_THROUGHPUT) {
+        char below[32], lead[32];
+        human_params(c->margin_params, below, sizeof below);
+        human_params(c->lead_max_params, lead, sizeof lead);
+        cs_buf_printf(b, "%s beats %s below %s params by %.1f%% (at %s", cs_strategy_name(c->a),
+                      cs_strategy_name(c->b), p, 100 * c->margin, below);
+        if (c->lead_max > c->margin) cs_buf_printf(b, "; up to %.0f%% at %s", 100 * c->lead_max, lead);
+        cs_buf_printf(b, "); %s is faster above\n", cs_strategy_name(c->b));
+    }
     else if (c->fits_below)
         cs_buf_printf(b, "%s OOMs above %s params\n", cs_strategy_name(c->a), p);
     else
@@ -411,7 +418,9 @@ static void render(cs_buf *b, cs_format f, const char *title, const cs_sweep_spe
                           i ? "," : "", c[i].ranks, cs_strategy_name(c[i].a),
                           cs_strategy_name(c[i].b), c[i].kind == CS_CROSS_OOM ? "oom" : "throughput",
                           c[i].params);
-            if (c[i].kind == CS_CROSS_THROUGHPUT) cs_buf_printf(b, ", \"margin\": %.6f", c[i].margin);
+            if (c[i].kind == CS_CROSS_THROUGHPUT)
+                cs_buf_printf(b, ", \"margin\": %.6f, \"lead_max\": %.6f, \"lead_max_params\": %.0f",
+                              c[i].margin, c[i].lead_max, c[i].lead_max_params);
             else cs_buf_printf(b, ", \"fits_below\": %d", c[i].fits_below);
             cs_buf_printf(b, "}");
         }

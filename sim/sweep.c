@@ -27,7 +27,9 @@
  *    throughput lead of a strategy that cannot run is no lead). The crossing
  *    is oriented so that `a` is the winner just below it, and `margin` is
  *    a's relative advantage tokens_per_s(a) / tokens_per_s(b) - 1 at the
- *    last untied grid point below the crossing.
+ *    last untied grid point below the crossing; `lead_max` is the largest
+ *    such advantage over the grid points of a's run below the crossing
+ *    (since the pair's previous flip, or the grid's start) where both fit.
  *    Throughput is only piecewise continuous in P: a generic model's layer
  *    count is rounded (cs_model_generic), and the collective algorithm /
  *    protocol choice switches at size thresholds. Brent converges on a
@@ -291,6 +293,7 @@ int cs_sweep_crossings(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t
         for (int ia = 0; ia < ns; ia++)
             for (int ib = ia + 1; ib < ns; ib++) {
                 int last = -1, last_sign = 0; /* last untied grid point */
+                int run = 0;                  /* where the current winner's run began */
                 for (int k = 0; k < np; k++) {
                     int sg = sign_of(PT(ri, k, ia)->tokens_per_s, PT(ri, k, ib)->tokens_per_s);
                     if (sg == 0) continue;
@@ -311,9 +314,22 @@ int cs_sweep_crossings(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t
                                               .kind = CS_CROSS_THROUGHPUT, .params = pow(10.0, x),
                                               .margin = w->tokens_per_s / o->tokens_per_s - 1,
                                               .fits_below = 1};
+                            cr.margin_params = w->params;
+                            cr.lead_max = cr.margin;
+                            cr.lead_max_params = w->params;
+                            for (int j = run; j < last; j++) {
+                                const cs_sweep_point *wj = PT(ri, j, win), *oj = PT(ri, j, lose);
+                                double lead = wj->tokens_per_s / oj->tokens_per_s - 1;
+                                if (wj->fits && oj->fits && lead > cr.lead_max) {
+                                    cr.lead_max = lead;
+                                    cr.lead_max_params = wj->params;
+                                }
+                            }
                             push(&l, &cr);
                         }
+                        run = k;
                     }
+                    if (last < 0) run = k;
                     last = k;
                     last_sign = sg;
                 }

@@ -92,6 +92,11 @@ typedef struct cs_crossing {
     int fits_below;            /* oom: 1 if the strategy fits below params and not above
                                   (the usual way round), 0 if it fits only above;
                                   throughput: 1 */
+    double margin_params;      /* throughput: the grid P where margin is read */
+    double lead_max;           /* throughput: a's largest advantage (fraction) at the grid
+                                  points where it wins below params and both fit (>= margin);
+                                  oom: 0 */
+    double lead_max_params;    /* ... and the P where it is reached */
 } cs_crossing;
 
 /* Finds crossings for generic-model sweeps from evaluated points (all of

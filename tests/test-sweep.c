@@ -184,6 +184,18 @@ START_TEST(throughput_crossing_on_a_slow_network)
     /* the margin is DDP's lead at the grid point below */
     ck_assert_double_eq_tol(x->margin, lo_a->tokens_per_s / lo_b->tokens_per_s - 1, 1e-12);
     ck_assert(x->margin > 0);
+    ck_assert(x->margin_params == lo_a->params);
+    /* the largest lead below: at least the margin, at a grid point below,
+     * and really DDP's lead there */
+    ck_assert(x->lead_max >= x->margin && x->lead_max_params <= x->margin_params);
+    int found = 0;
+    for (int j = 0; j <= k; j++)
+        if (pts[2 * j].params == x->lead_max_params) {
+            ck_assert_double_eq_tol(x->lead_max, pts[2 * j].tokens_per_s / pts[2 * j + 1].tokens_per_s - 1, 1e-12);
+            found++;
+        }
+    ck_assert_int_eq(found, 1);
+    ck_assert(x->lead_max > 0.2); /* DDP is much faster on small models there */
     /* the winner flips within 1% of the root, and both fit there */
     ck_assert(flips_around(s, x, 1.01));
     ck_assert(eval(s, x->a, 64, x->params).fits && eval(s, x->b, 64, x->params).fits);
