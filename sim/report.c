@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void cs_buf_printf(cs_buf *b, const char *fmt, ...)
@@ -46,6 +47,16 @@ int cs_buf_write(const cs_buf *b, const char *path, cs_diag *d)
         if (b->len && fwrite(b->data, 1, b->len, stdout) != b->len)
             return cs_diag_set(d, CS_EIO, NULL, 0, 0, "cannot write to standard output");
         fflush(stdout);
+        return 0;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* a device, FIFO or /dev/stdout: write in place (no rename) */
+        FILE *f = fopen(path, "wb");
+        int ok = f && (b->len == 0 || fwrite(b->data, 1, b->len, f) == b->len);
+        if (f) ok = (fclose(f) == 0) && ok;
+        if (!ok)
+            return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot write output: %s", strerror(errno));
         return 0;
     }
     size_t n = strlen(path) + 16;

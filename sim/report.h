@@ -27,7 +27,8 @@ typedef struct cs_buf {
 void cs_buf_printf(cs_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cs_buf_free(cs_buf *b);
 /* Writes b to path atomically (path.tmp + rename), or to stdout if path is
- * NULL or "-". Returns 0 or CS_EIO with d naming the path and the reason. */
+ * NULL or "-"; an existing non-regular path (a device, FIFO, /dev/stdout)
+ * is written in place. Returns 0 or CS_EIO with d naming the path and the reason. */
 int cs_buf_write(const cs_buf *b, const char *path, cs_diag *d);
 
 typedef enum cs_format { CS_FORMAT_TABLE, CS_FORMAT_CSV, CS_FORMAT_JSON } cs_format;
