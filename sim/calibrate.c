@@ -231,7 +231,13 @@ int cs_calib_compare_run(const cs_cluster *c, const cs_meas_set *m, cs_calib_com
                     if (isfinite(out->pred[j].bound_busbw_GBps))
                         gbound = fmax(gbound, out->pred[j].bound_busbw_GBps);
                 }
-                if (gbound > 0 && gbw > gbound && !s->beyond_bound) {
+                /* NVLS needs NVSwitch and Hopper or later; CollNet / SHARP
+                 * needs a network. Elsewhere busbw above the bound means
+                 * the cluster's line rate is too low (noted, not excluded). */
+                int nvls = c->intra.kind == CS_FABRIC_NVSWITCH && c->gpu.compute_capability >= 90;
+                int other = nvls || out->pred[i].nodes > 1;
+                if (gbound > 0 && gbw > gbound && !other) s->above_line_rate = 1;
+                if (gbound > 0 && gbw > gbound && other && !s->beyond_bound) {
                     s->beyond_bound = 1;
                     s->max_busbw_GBps = gbw;
                     s->bound_busbw_GBps = gbound;
@@ -294,6 +300,10 @@ static void ds_notes(char *buf, size_t n, const cs_meas_dataset *ds, const cs_ca
         k += (size_t)snprintf(buf + k, n - k,
                               "busbw %.0f GB/s above the ring/tree line-rate bound %.0f GB/s "
                               "(NVLS or SHARP); ", s->max_busbw_GBps, s->bound_busbw_GBps);
+    if (s->above_line_rate && k < n)
+        k += (size_t)snprintf(buf + k, n - k,
+                              "busbw above what the cluster's line rate allows: its bandwidth is "
+                              "too low; ");
     if (s->unmodelled && k < n)
         k += (size_t)snprintf(buf + k, n - k, "%d rows not modelled; ", s->unmodelled);
     if (ds->gpus_per_process > 1 && k < n)
@@ -455,6 +465,7 @@ enum {
     P_HOP_LL,
     P_HOP_LL128,
     P_HOP_SIMPLE,
+    P_INTRA_LAT,
     P_HOP_NET,
     P_BW_LL,
     P_BW_LL128,
@@ -468,19 +479,20 @@ enum {
 #define COLLINEAR 0.3      /* orthogonal part below which a column is redundant */
 #define SCHEMA_MAX 1.5     /* upper bound of collectives.bw_factor / efficiency */
 
-typedef enum { T_LOG, T_LINEAR, T_BOUNDED } ptransform;
+typedef enum { T_LOG, T_LAUNCH, T_BOUNDED } ptransform;
 
 static const struct pdef {
     const char *name, *yaml, *unit;
-    ptransform tr; /* LOG: v0 e^x; LINEAR: v0 + x 10 us; BOUNDED: SCHEMA_MAX logistic */
+    ptransform tr; /* see to_value */
 } pdefs[P_COUNT] = {
     [P_INTRA_EFF] = {"intra.efficiency", "intra.efficiency", "", T_LOG},
     [P_INTER_EFF] = {"inter.efficiency", "inter.efficiency", "", T_LOG},
     [P_LAUNCH] = {"latency.launch", "collectives.base_latency (added to every entry)", "us",
-                  T_LINEAR},
+                  T_LAUNCH},
     [P_HOP_LL] = {"hop.ll", "collectives.hw_latency.<intra>.*.ll (scale)", "x", T_LOG},
     [P_HOP_LL128] = {"hop.ll128", "collectives.hw_latency.<intra>.*.ll128 (scale)", "x", T_LOG},
     [P_HOP_SIMPLE] = {"hop.simple", "collectives.hw_latency.<intra>.*.simple (scale)", "x", T_LOG},
+    [P_INTRA_LAT] = {"intra.latency", "intra.latency", "us", T_LOG},
     [P_HOP_NET] = {"hop.net", "collectives.hw_latency.net (scale)", "x", T_LOG},
     [P_BW_LL] = {"bw_factor.ring.ll", "collectives.bw_factor.ring.ll", "", T_BOUNDED},
     [P_BW_LL128] = {"bw_factor.ring.ll128", "collectives.bw_factor.ring.ll128", "", T_BOUNDED},
@@ -490,16 +502,39 @@ static const struct pdef {
 };
 
 /* Natural value (efficiency, seconds, scale, factor) of a parameter at
- * fitting coordinate x (0 = its start value v0). */
-static double to_value(int k, double v0, double x)
+ * fitting coordinate x (0 = its start value v0):
+ *   LOG      v0 e^x (positive);
+ *   BOUNDED  logistic in (0, SCHEMA_MAX), the schema's range;
+ *   LAUNCH   -F + (v0 + F) e^x when the base latencies the rows use have a
+ *            floor F > 0 (the additive latency may remove them, never go
+ *            below: a clamped entry would flatten the fit), else linear in
+ *            units of 10 us. */
+static double to_value(int k, double v0, double x, double floor_s)
 {
     switch (pdefs[k].tr) {
     case T_LOG: return v0 * exp(x);
-    case T_LINEAR: return v0 + x * LAUNCH_UNIT_S;
+    case T_LAUNCH:
+        if (floor_s > 0) return -floor_s + (v0 + floor_s) * exp(x);
+        return v0 + x * LAUNCH_UNIT_S;
     default: {
         double q = v0 / SCHEMA_MAX;
-        double z = log(q / (1 - q)) + x; /* logistic: keeps (0, SCHEMA_MAX) */
+        double z = log(q / (1 - q)) + x;
         return SCHEMA_MAX / (1 + exp(-z));
+    }
+    }
+}
+
+/* The coordinate of value v (inverse of to_value). */
+static double to_coord(int k, double v0, double v, double floor_s)
+{
+    switch (pdefs[k].tr) {
+    case T_LOG: return log(v / v0);
+    case T_LAUNCH:
+        if (floor_s > 0) return log((v + floor_s) / (v0 + floor_s));
+        return (v - v0) / LAUNCH_UNIT_S;
+    default: {
+        double q0 = v0 / SCHEMA_MAX, q = v / SCHEMA_MAX;
+        return log(q / (1 - q)) - log(q0 / (1 - q0));
     }
     }
 }
@@ -518,6 +553,7 @@ static void initial_values(const cs_cluster *c, pvals *pv)
     pv->v[P_INTER_EFF] = c->inter.efficiency;
     pv->v[P_LAUNCH] = 0;
     pv->v[P_HOP_LL] = pv->v[P_HOP_LL128] = pv->v[P_HOP_SIMPLE] = pv->v[P_HOP_NET] = 1.0;
+    pv->v[P_INTRA_LAT] = c->intra.latency_s;
     for (int p = 0; p < CS_PROTO_COUNT; p++) {
         double f = c->coll.proto_bw_factor[CS_ALGO_RING][p];
         pv->use[P_BW_LL + p] = f > 0;
@@ -532,6 +568,7 @@ static void apply(const cs_cluster *base, const pvals *pv, cs_cluster *out)
     *out = *base;
     out->intra.efficiency = pv->v[P_INTRA_EFF];
     out->inter.efficiency = pv->v[P_INTER_EFF];
+    out->intra.latency_s = pv->v[P_INTRA_LAT];
     cs_hw intra = base->intra.kind == CS_FABRIC_PCIE ? CS_HW_PCI : CS_HW_NVLINK;
     for (int a = 0; a < CS_ALGO_COUNT; a++)
         for (int p = 0; p < CS_PROTO_COUNT; p++) {
@@ -549,6 +586,13 @@ static void apply(const cs_cluster *base, const pvals *pv, cs_cluster *out)
     out->coll.algo_efficiency[CS_ALGO_RING] = pv->v[P_RING_EFF];
 }
 
+/* Latency parameters can reach a floor (0 contribution), where they are
+ * held; bandwidth parameters can only pass a cap, where they are dropped. */
+static int is_latency(int k)
+{
+    return k == P_LAUNCH || (k >= P_HOP_LL && k <= P_HOP_NET);
+}
+
 typedef struct fit_ctx {
     const cs_cluster *base;
     const cs_meas_set *m;
@@ -556,7 +600,8 @@ typedef struct fit_ctx {
     size_t n;
     int np;
     const int *which;     /* fitted parameter ids */
-    pvals start;          /* initial natural values */
+    pvals start;          /* natural values at coordinate 0 */
+    double launch_floor_s; /* see to_value */
 } fit_ctx;
 
 /* GSL's trust region starts with a radius proportional to |D x0|, which
@@ -568,7 +613,7 @@ static void x_to_vals(const fit_ctx *fc, const double *y, pvals *pv)
     *pv = fc->start;
     for (int j = 0; j < fc->np; j++) {
         int k = fc->which[j];
-        pv->v[k] = to_value(k, fc->start.v[k], y[j] - X_OFFSET);
+        pv->v[k] = to_value(k, fc->start.v[k], y[j] - X_OFFSET, fc->launch_floor_s);
         pv->use[k] = 1;
     }
 }
@@ -616,22 +661,15 @@ static void jacobian_at(const fit_ctx *fc, const pvals *at, double *J)
     const double h = 1e-4;
     for (int j = 0; j < P_COUNT; j++) {
         pvals a = *at, b = *at;
-        if (!isfinite(at->v[j]) || !isfinite(fc->start.v[j])) {
+        if (!isfinite(at->v[j]) || !isfinite(fc->start.v[j]) ||
+            (pdefs[j].tr == T_LOG && !(fc->start.v[j] > 0))) {
             for (size_t k = 0; k < fc->n; k++) J[k * P_COUNT + (size_t)j] = 0;
             continue;
         }
         /* the coordinate of `at`, stepped by +-h */
-        double x0 = 0;
-        switch (pdefs[j].tr) {
-        case T_LOG: x0 = log(at->v[j] / fc->start.v[j]); break;
-        case T_LINEAR: x0 = (at->v[j] - fc->start.v[j]) / LAUNCH_UNIT_S; break;
-        default: {
-            double q0 = fc->start.v[j] / SCHEMA_MAX, q = at->v[j] / SCHEMA_MAX;
-            x0 = log(q / (1 - q)) - log(q0 / (1 - q0));
-        }
-        }
-        a.v[j] = to_value(j, fc->start.v[j], x0 + h);
-        b.v[j] = to_value(j, fc->start.v[j], x0 - h);
+        double x0 = to_coord(j, fc->start.v[j], at->v[j], fc->launch_floor_s);
+        a.v[j] = to_value(j, fc->start.v[j], x0 + h, fc->launch_floor_s);
+        b.v[j] = to_value(j, fc->start.v[j], x0 - h, fc->launch_floor_s);
         a.use[j] = b.use[j] = 1;
         residuals(fc, &a, fp);
         residuals(fc, &b, fm);
@@ -682,6 +720,11 @@ static int run_fit(fit_ctx *fc, double *x, const double *w, int *iters, double *
     int info = 0;
     if (status == GSL_SUCCESS)
         status = gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-12, NULL, NULL, &info, ws);
+    /* GSL reports EMAXITER when its first iteration finds no step that
+     * lowers the cost, after shrinking the trust region to nothing: the
+     * start is already a minimum (a refit from a solution, data the input
+     * fits exactly) */
+    if (status == GSL_EMAXITER && gsl_multifit_nlinear_niter(ws) <= 1) status = GSL_SUCCESS;
     memcpy(x, gsl_multifit_nlinear_position(ws)->data, (size_t)fc->np * sizeof *x);
     *iters += (int)gsl_multifit_nlinear_niter(ws);
     if (covar) {
@@ -743,6 +786,7 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
     /* (1) structural rules: what the used rows exercise */
     int ppn2 = 0, multi = 0, by_proto[CS_PROTO_COUNT] = {0}, by_algo[CS_ALGO_COUNT] = {0};
     int ring_proto[CS_PROTO_COUNT] = {0}, excluded_multi = 0;
+    int run0[CS_ALGO_COUNT][CS_PROTO_COUNT] = {{0}}; /* (algo, proto) the rows run at the start */
     /* NCCL's ring factors met by the rows (LL: 1/4 or 1/3 by situation) */
     double fac_val[CS_PROTO_COUNT][4];
     int fac_cnt[CS_PROTO_COUNT][4] = {{0}}, nfac[CS_PROTO_COUNT] = {0};
@@ -757,6 +801,7 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
         cs_proto p = cmp.pred[i].proto;
         by_proto[p]++;
         by_algo[cmp.pred[i].algo]++;
+        run0[cmp.pred[i].algo][p]++;
         if (cmp.pred[i].algo != CS_ALGO_RING) continue;
         ring_proto[p]++;
         cs_topology t;
@@ -808,103 +853,130 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
                               "both", cs_proto_name((cs_proto)p), fac_val[p][0], fac_val[p][1]);
     if (by_algo[CS_ALGO_TREE] < 2) KEEP(P_TREE_EFF, "fewer than 2 usable rows run tree");
     if (by_algo[CS_ALGO_RING] < 2) KEEP(P_RING_EFF, "fewer than 2 usable rows run ring");
+    if (!(c->intra.latency_s > 0))
+        KEEP(P_INTRA_LAT, "the input's intra.latency is 0: NCCL's hwLat carries the per-hop "
+                          "latency, scaled by hop.*");
 
-    /* (2) sensitivity and (3) collinearity, at the start, in priority order */
+    /* the launch latency may remove the base latencies the rows run with,
+     * never more (see to_value) */
+    fc.launch_floor_s = INFINITY;
+    for (int al = 0; al < CS_ALGO_COUNT; al++)
+        for (int p = 0; p < CS_PROTO_COUNT; p++)
+            if (run0[al][p]) fc.launch_floor_s = fmin(fc.launch_floor_s, c->coll.base_latency_s[al][p]);
+    if (!isfinite(fc.launch_floor_s)) fc.launch_floor_s = 0;
+    const pvals orig = fc.start;
+
+    /* Rounds: (2)+(3) choose the parameters at the current point; fit;
+     * check the fitted ones again at the solution. A parameter whose
+     * protocol / algorithm no longer runs, or whose interval is wider than
+     * x10, returns to its input value and leaves the fit; one that reached
+     * a limit (a cap binds, a latency at its floor) stays there, fixed.
+     * The others are warm-started and the choice is made again, so a
+     * parameter set aside as redundant may enter once another left. */
     J = cs_xmalloc(n * P_COUNT * sizeof *J);
-    jacobian_at(&fc, &fc.start, J);
-    double *q = cs_xmalloc(n * P_COUNT * sizeof *q); /* accepted orthonormal columns */
-    int which[P_COUNT], np = 0;
-    for (int j = 0; j < P_COUNT; j++) {
-        if (!eligible[j]) continue;
-        double vmax = 0, norm2 = 0;
-        for (size_t k = 0; k < n; k++) {
-            double v = J[k * P_COUNT + (size_t)j];
-            vmax = fmax(vmax, fabs(v));
-            norm2 += v * v;
-        }
-        if (vmax < 1e-3) {
-            KEEP(j, "no usable row's prediction depends on it (at most %.2g%% per %s step)",
-                 100 * vmax, pdefs[j].tr == T_LINEAR ? "10 us" : "unit");
-            continue;
-        }
-        double *r = cs_xmalloc(n * sizeof *r);
-        for (size_t k = 0; k < n; k++) r[k] = J[k * P_COUNT + (size_t)j];
-        for (int a = 0; a < np; a++) {
-            double dot = 0;
-            for (size_t k = 0; k < n; k++) dot += q[k * P_COUNT + (size_t)a] * r[k];
-            for (size_t k = 0; k < n; k++) r[k] -= dot * q[k * P_COUNT + (size_t)a];
-        }
-        double rn = 0;
-        for (size_t k = 0; k < n; k++) rn += r[k] * r[k];
-        if (rn < COLLINEAR * COLLINEAR * norm2) {
-            /* name the accepted parameter it resembles most */
-            int best = -1;
-            double bc = -1;
-            for (int a = 0; a < np; a++) {
-                double dot = 0, na = 0;
-                for (size_t k = 0; k < n; k++) {
-                    dot += J[k * P_COUNT + (size_t)which[a]] * J[k * P_COUNT + (size_t)j];
-                    na += J[k * P_COUNT + (size_t)which[a]] * J[k * P_COUNT + (size_t)which[a]];
-                }
-                double cc = fabs(dot) / sqrt(na * norm2);
-                if (cc > bc) bc = cc, best = which[a];
-            }
-            KEEP(j, "indistinguishable on this data from %s%s (its effect is a combination of "
-                    "parameters already fitted)",
-                 best >= 0 ? pdefs[best].name : "the parameters fitted before it",
-                 np > 1 ? " and the others" : "");
-            free(r);
-            continue;
-        }
-        rn = sqrt(rn);
-        for (size_t k = 0; k < n; k++) q[k * P_COUNT + (size_t)np] = r[k] / rn;
-        which[np++] = j;
-        free(r);
-    }
-    free(q);
-    while (np > 0 && (size_t)np >= n) { /* keep at least one degree of freedom */
-        np--;
-        KEEP(which[np], "not enough usable rows (%zu) to fit it as well", n);
-    }
-#undef KEEP
-    fc.which = which;
-    fc.np = np;
-
-    /* the fit: Huber-reweighted trust-region least squares */
-    double x[P_COUNT];
-    for (int j = 0; j < P_COUNT; j++) x[j] = X_OFFSET;
     f = cs_xmalloc(n * sizeof *f);
     w = cs_xmalloc(n * sizeof *w);
     covar = cs_xmalloc(P_COUNT * P_COUNT * sizeof *covar);
-    for (size_t k = 0; k < n; k++) w[k] = 1.0;
+    double *q = cs_xmalloc(n * P_COUNT * sizeof *q);
+    double *r = cs_xmalloc(n * sizeof *r);
+    int which[P_COUNT], np = 0, frozen[P_COUNT] = {0};
+    char sel[P_COUNT][200];
+    double x[P_COUNT];
     residuals(&fc, &fc.start, f);
-    double ss0 = 0, sw = 0;
-    for (size_t k = 0; k < n; k++) ss0 += f[k] * f[k], sw += 1;
-    res->rms_before_pct = 100 * sqrt(ss0 / sw);
+    double ss0 = 0;
+    for (size_t k = 0; k < n; k++) ss0 += f[k] * f[k];
+    res->rms_before_pct = 100 * sqrt(ss0 / (double)n);
     int status = GSL_SUCCESS;
     gsl_error_handler_t *old = gsl_set_error_handler_off();
-    for (int pass = 0; np > 0 && pass < P_COUNT; pass++) {
+    for (int round = 0; round <= P_COUNT; round++) {
+        /* (2) sensitivity and (3) collinearity, in priority order */
+        jacobian_at(&fc, &fc.start, J);
+        np = 0;
+        for (int j = 0; j < P_COUNT; j++) {
+            sel[j][0] = 0;
+            if (!eligible[j] || frozen[j]) continue;
+            double vmax = 0, norm2 = 0;
+            for (size_t k = 0; k < n; k++) {
+                double v = J[k * P_COUNT + (size_t)j];
+                vmax = fmax(vmax, fabs(v));
+                norm2 += v * v;
+            }
+            if (vmax < 1e-3) {
+                snprintf(sel[j], sizeof sel[j],
+                         "no usable row's prediction depends on it (at most %.2g%% per %s step)",
+                         100 * vmax, pdefs[j].tr == T_LAUNCH ? "10 us" : "unit");
+                continue;
+            }
+            for (size_t k = 0; k < n; k++) r[k] = J[k * P_COUNT + (size_t)j];
+            for (int a = 0; a < np; a++) {
+                double dot = 0;
+                for (size_t k = 0; k < n; k++) dot += q[k * P_COUNT + (size_t)a] * r[k];
+                for (size_t k = 0; k < n; k++) r[k] -= dot * q[k * P_COUNT + (size_t)a];
+            }
+            double rn = 0;
+            for (size_t k = 0; k < n; k++) rn += r[k] * r[k];
+            if (rn < COLLINEAR * COLLINEAR * norm2) {
+                int best = -1; /* the accepted parameter it resembles most */
+                double bc = -1;
+                for (int a = 0; a < np; a++) {
+                    double dot = 0, na = 0;
+                    for (size_t k = 0; k < n; k++) {
+                        double u = J[k * P_COUNT + (size_t)which[a]];
+                        dot += u * J[k * P_COUNT + (size_t)j];
+                        na += u * u;
+                    }
+                    double cc = fabs(dot) / sqrt(na * norm2);
+                    if (cc > bc) bc = cc, best = which[a];
+                }
+                snprintf(sel[j], sizeof sel[j],
+                         "indistinguishable on this data from %s%s (its effect is a combination "
+                         "of parameters already fitted)",
+                         best >= 0 ? pdefs[best].name : "the parameters fitted before it",
+                         np > 1 ? " and the others" : "");
+                continue;
+            }
+            rn = sqrt(rn);
+            for (size_t k = 0; k < n; k++) q[k * P_COUNT + (size_t)np] = r[k] / rn;
+            which[np++] = j;
+        }
+        while (np > 0 && (size_t)np >= n) { /* keep at least one degree of freedom */
+            np--;
+            snprintf(sel[which[np]], sizeof sel[which[np]],
+                     "not enough usable rows (%zu) to fit it as well", n);
+        }
+        /* parameters not chosen this round go back to their inputs */
+        for (int j = 0; j < P_COUNT; j++) {
+            int chosen = frozen[j];
+            for (int a = 0; a < np; a++) chosen |= which[a] == j;
+            if (!chosen) {
+                fc.start.v[j] = orig.v[j];
+                fc.start.use[j] = orig.use[j];
+            }
+        }
+        fc.which = which;
+        fc.np = np;
+        if (np == 0) break;
+
+        /* the fit: Huber-reweighted trust-region least squares */
         for (int j = 0; j < np; j++) x[j] = X_OFFSET;
         for (size_t k = 0; k < n; k++) w[k] = 1.0;
-        for (int round = 0; round < 3; round++) {
+        for (int rw = 0; rw < 3; rw++) {
             status = run_fit(&fc, x, w, &res->iterations, NULL);
             pvals pv;
             x_to_vals(&fc, x, &pv);
             residuals(&fc, &pv, f);
-            double s = fmax(0.01, 1.4826 * median_abs(f, n));
+            double sc = fmax(0.01, 1.4826 * median_abs(f, n));
             double change = 0;
             for (size_t k = 0; k < n; k++) {
-                double nw = fabs(f[k]) > 2.0 * s ? 2.0 * s / fabs(f[k]) : 1.0;
+                double nw = fabs(f[k]) > 2.0 * sc ? 2.0 * sc / fabs(f[k]) : 1.0;
                 change = fmax(change, fabs(nw - w[k]));
                 w[k] = nw;
             }
             if (change < 0.01) break;
         }
         status = run_fit(&fc, x, w, &res->iterations, covar);
-        /* A protocol or algorithm parameter can price itself out: a
-         * bandwidth factor fitted low enough that no row runs the protocol
-         * any more has no value the data supports. Such parameters are
-         * kept at their input values and the rest refitted. */
+
+        /* the check at the solution */
         pvals pv;
         x_to_vals(&fc, x, &pv);
         cs_cluster cf;
@@ -916,13 +988,30 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
             runs[pr.algo][pr.proto]++;
         }
         jacobian_at(&fc, &pv, J);
-        /* residual variance for the CI-width rule below */
         residuals(&fc, &pv, f);
         double chi2p = 0;
         for (size_t k = 0; k < n; k++) chi2p += w[k] * f[k] * f[k];
         int dofp = (int)n - np;
         double s2p = dofp > 0 ? chi2p / dofp : NAN, tqp = t_quantile(dofp);
-        int kept = 0;
+        /* a parameter at a limit leaves J^T J singular, so intervals are
+         * judged only in a round where none is */
+        int at_limit = 0;
+        for (int a = 0; a < np; a++) {
+            double vmax = 0;
+            for (size_t k = 0; k < n; k++)
+                vmax = fmax(vmax, fabs(J[k * P_COUNT + (size_t)which[a]]));
+            at_limit |= vmax < 1e-3;
+        }
+        /* Wide intervals usually come in pairs (two parameters that nearly
+         * trade off): only the lowest-priority open one leaves per round. */
+        int last_open = -1;
+        if (!at_limit)
+            for (int a = 0; a < np; a++) {
+                double hw = tqp * sqrt(s2p * covar[a * np + a]);
+                if (pdefs[which[a]].tr != T_LAUNCH && isfinite(hw) && 2 * hw > log(10.0))
+                    last_open = a;
+            }
+        int changed = 0;
         for (int a = 0; a < np; a++) {
             int j = which[a], used = 2;
             double vmax = 0;
@@ -935,37 +1024,66 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
                 cs_algo_id al = j == P_TREE_EFF ? CS_ALGO_TREE : CS_ALGO_RING;
                 used = runs[al][0] + runs[al][1] + runs[al][2];
             }
-            /* a 95% interval wider than a factor of 10 (log and bounded
-             * parameters) means the data leaves the value open */
+            /* a 95% interval wider than a factor of 10 leaves the value open */
             double hw = tqp * sqrt(s2p * covar[a * np + a]);
-            int open = pdefs[j].tr != T_LINEAR && isfinite(hw) && 2 * hw > log(10.0);
-            if (used >= 2 && vmax >= 1e-3 && !open) {
-                which[kept++] = j;
-                continue;
-            }
-            eligible[j] = 0;
-            if (open && used >= 2 && vmax >= 1e-3)
-                snprintf(why[j], sizeof why[j],
-                         "the data leaves it open: its 95%% interval spans more than a factor "
-                         "of 10 (x%.2g .. x%.2g)", exp(-hw), exp(hw));
-            else if (used < 2)
+            int open = a == last_open;
+            if (used < 2) {
+                eligible[j] = 0;
                 snprintf(why[j], sizeof why[j],
                          "fitting it priced its protocol / algorithm out of the data (fewer than "
                          "2 rows still run it), so the data does not determine it");
-            else
+            } else if (vmax < 1e-3 && !is_latency(j)) {
+                /* a bandwidth term past a per-channel cap: any value beyond
+                 * the cap fits equally, so none is supported */
+                eligible[j] = 0;
                 snprintf(why[j], sizeof why[j],
-                         "the fit drove it to a limit where no prediction depends on it any more "
-                         "(a per-channel bandwidth cap binds, or a latency reached 0): the data "
-                         "asks for more than the model can give through it");
+                         "the fit pushed it past NCCL's per-channel cap, where no prediction "
+                         "depends on it: the data asks for more bandwidth than the cap allows");
+            } else if (vmax < 1e-3) {
+                frozen[j] = 1;
+                fc.start.v[j] = pv.v[j];
+                fc.start.use[j] = 1;
+                snprintf(why[j], sizeof why[j],
+                         "held at its floor: the fit removed this latency entirely (no "
+                         "prediction depends on it any more); the data asks for less latency "
+                         "than the model can give");
+            } else if (open) {
+                eligible[j] = 0;
+                snprintf(why[j], sizeof why[j],
+                         "the data leaves it open: its 95%% interval spans more than a factor "
+                         "of 10 (x%.2g .. x%.2g)", exp(-hw), exp(hw));
+            } else
+                continue;
+            changed = 1;
         }
-        if (kept == np) break;
-        np = fc.np = kept;
+        if (!changed) break;
+        /* warm start: the kept parameters at their fitted values, the
+         * dropped ones back at their inputs */
+        for (int a = 0; a < np; a++) {
+            int j = which[a];
+            if (frozen[j]) continue;
+            if (eligible[j]) {
+                fc.start.v[j] = pv.v[j];
+                fc.start.use[j] = 1;
+            } else {
+                fc.start.v[j] = orig.v[j];
+                fc.start.use[j] = orig.use[j];
+            }
+        }
+        np = fc.np = 0;
     }
     gsl_set_error_handler(old);
+    free(q);
+    free(r);
+#undef KEEP
     res->converged = np == 0 || status == GSL_SUCCESS;
+    int nfrozen = 0;
+    for (int j = 0; j < P_COUNT; j++) nfrozen += frozen[j];
     snprintf(res->status, sizeof res->status, "%s",
-             np == 0 ? "nothing to fit" : status == GSL_SUCCESS ? "converged"
-                                                               : gsl_strerror(status));
+             np == 0 ? (nfrozen ? "converged" : "nothing to fit")
+                     : status == GSL_SUCCESS ? "converged" : gsl_strerror(status));
+    if (np == 0)
+        for (size_t k = 0; k < n; k++) w[k] = 1.0;
     pvals fitted;
     x_to_vals(&fc, x, &fitted);
     residuals(&fc, &fitted, f);
@@ -985,18 +1103,19 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
         rf->after_us = m->rows[rows[k]].time_us * (1 + f[k]);
         rf->resid_pct = 100 * f[k];
     }
-    /* parameters: fitted with CIs, kept with reasons */
+    /* parameters: fitted with CIs, held at a limit, kept with reasons */
     res->nparams = P_COUNT;
     for (int j = 0; j < P_COUNT; j++) {
         cs_calib_param *p = &res->params[j];
         snprintf(p->name, sizeof p->name, "%s", pdefs[j].name);
         snprintf(p->yaml, sizeof p->yaml, "%s", pdefs[j].yaml);
         snprintf(p->unit, sizeof p->unit, "%s", pdefs[j].unit);
-        double scale = j == P_LAUNCH ? 1e6 : 1.0;
-        p->initial = fc.start.v[j] * scale;
+        double scale = j == P_LAUNCH || j == P_INTRA_LAT ? 1e6 : 1.0;
+        p->initial = orig.v[j] * scale;
         p->value = fitted.v[j] * scale;
         p->ci_lo = p->ci_hi = NAN;
-        snprintf(p->why, sizeof p->why, "%.199s", why[j]);
+        p->fitted = frozen[j];
+        snprintf(p->why, sizeof p->why, "%.199s", why[j][0] || frozen[j] ? why[j] : sel[j]);
     }
     for (int a = 0; a < np; a++) {
         int j = which[a];
@@ -1004,9 +1123,9 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
         p->fitted = 1;
         /* the interval in fitting coordinates, mapped through the transform */
         double h = tq * sqrt(s2 * covar[a * np + a]), xa = x[a] - X_OFFSET;
-        double scale = j == P_LAUNCH ? 1e6 : 1.0;
-        p->ci_lo = to_value(j, fc.start.v[j], xa - h) * scale;
-        p->ci_hi = to_value(j, fc.start.v[j], xa + h) * scale;
+        double scale = j == P_LAUNCH || j == P_INTRA_LAT ? 1e6 : 1.0;
+        p->ci_lo = to_value(j, fc.start.v[j], xa - h, fc.launch_floor_s) * scale;
+        p->ci_hi = to_value(j, fc.start.v[j], xa + h, fc.launch_floor_s) * scale;
         const char *what[P_COUNT] = {
             [P_INTRA_EFF] = "bandwidth-bound rows with ranks sharing a node",
             [P_INTER_EFF] = "bandwidth-bound multi-node rows",
@@ -1014,6 +1133,7 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
             [P_HOP_LL] = "rows run with LL",
             [P_HOP_LL128] = "rows run with LL128",
             [P_HOP_SIMPLE] = "rows run with Simple",
+            [P_INTRA_LAT] = "latency of rows with ranks sharing a node",
             [P_HOP_NET] = "latency of multi-node rows",
             [P_BW_LL] = "rows run with ring/LL",
             [P_BW_LL128] = "rows run with ring/LL128",
@@ -1128,9 +1248,12 @@ void cs_calib_report(cs_buf *b, cs_format f, const cs_calib_result *r, const cs_
                   "95% confidence interval", "");
     for (int j = 0; j < r->nparams; j++) {
         const cs_calib_param *p = &r->params[j];
-        if (p->fitted)
+        if (p->fitted && isfinite(p->ci_lo))
             cs_buf_printf(b, "  %-18s %-6s %12.6g %12.6g   [%11.6g, %11.6g]   fitted %s\n",
                           p->name, p->unit, p->initial, p->value, p->ci_lo, p->ci_hi, p->why);
+        else if (p->fitted)
+            cs_buf_printf(b, "  %-18s %-6s %12.6g %12.6g   %-27s   %s\n", p->name, p->unit,
+                          p->initial, p->value, "(no interval)", p->why);
         else if (isfinite(p->initial))
             cs_buf_printf(b, "  %-18s %-6s %12.6g %12s   %-27s   kept: %s\n", p->name, p->unit,
                           p->initial, "(kept)", "", p->why);
@@ -1325,10 +1448,13 @@ void cs_calib_write_yaml(cs_buf *b, const cs_calib_result *r, const cs_meas_set 
     for (int j = 0; j < r->nparams && j < P_COUNT; j++) {
         const cs_calib_param *p = &r->params[j];
         fitted[j] = p->fitted;
-        if (p->fitted)
+        if (p->fitted && isfinite(p->ci_lo))
             cs_buf_printf(b, "# fitted %s = %.6g%s (95%% CI %.6g .. %.6g; input %.6g) -> %s, %s\n",
                           p->name, p->value, p->unit, p->ci_lo, p->ci_hi, p->initial, p->yaml,
                           p->why);
+        else if (p->fitted)
+            cs_buf_printf(b, "# fitted %s = %.6g%s (input %.6g) -> %s, %s\n", p->name, p->value,
+                          p->unit, p->initial, p->yaml, p->why);
         else if (isfinite(p->value))
             cs_buf_printf(b, "# kept   %s = %.6g%s: %s\n", p->name, p->value, p->unit, p->why);
         else

@@ -56,7 +56,11 @@ typedef struct cs_calib_ds_score {
     cs_calib_stats big;     /* sizes >= 1 MiB */
     cs_calib_stats all;
     int rows, unmodelled;   /* rows in the dataset, rows not predicted */
-    int beyond_bound;       /* busbw above the ring/tree line-rate bound */
+    int beyond_bound;       /* busbw above the ring/tree line-rate bound where NVLS
+                             * (NVSwitch, compute capability >= 90) or CollNet /
+                             * SHARP (several nodes) could have run */
+    int above_line_rate;    /* the same where neither could: the cluster's line
+                             * rate is too low (not excluded from fitting) */
     double max_busbw_GBps, bound_busbw_GBps; /* at the row of largest busbw */
 } cs_calib_ds_score;
 

@@ -1,0 +1,74 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# calibrate-loop.sh - the measure -> fit -> predict -> compare loop on local
+# CPU ranks: `mpirun -np 2 collsim-hw bench --backend mpi` times all_reduce
+# from 64 B to 16 MiB in steps of sqrt(2) (medians of 30 iterations), every
+# other size is given to `collsim calibrate --cluster cpu-local`, and
+# `collsim compare` scores the calibrated cluster on the held-back sizes. Local CPU timings are noisy, so
+# the assertion is loose: the rows parse, the fit converges, the YAML loads,
+# and the held-back median absolute error is within 50%. The actual errors
+# (uncalibrated and calibrated) are printed.
+#
+# Usage: sh tests/calibrate-loop.sh PATH/TO/collsim PATH/TO/collsim-hw
+# Exit: 0 ok, 1 a check failed, 77 skipped (no mpirun, no collsim-hw, or
+# collsim-hw built without MPI).
+set -eu
+if [ $# -ne 2 ]; then
+    echo "usage: $0 PATH/TO/collsim PATH/TO/collsim-hw" >&2
+    exit 2
+fi
+C=$1
+HW=$2
+command -v mpirun >/dev/null 2>&1 || { echo "skip: mpirun not found"; exit 77; }
+[ -x "$HW" ] || { echo "skip: no collsim-hw at $HW"; exit 77; }
+# Under AddressSanitizer, Open MPI's own never-freed memory is suppressed
+# (tests/lsan-mpi.supp, as tests/cli-mpi.sh does); collsim-hw's is checked.
+HERE=$(cd "$(dirname "$0")" && pwd)
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$HERE/lsan-mpi.supp:print_suppressions=0"
+ASAN_MPI="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-loop.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT INT TERM
+
+rc=0
+ASAN_OPTIONS=$ASAN_MPI mpirun --allow-run-as-root --oversubscribe -np 2 "$HW" bench --backend mpi --op all_reduce \
+    --min 64 --max 16M --factor 1.4142 --iters 30 --warmup 5 -o "$TMP/all.csv" >"$TMP/bench.out" 2>&1 || rc=$?
+if [ "$rc" -eq 77 ] || grep -q "not built" "$TMP/bench.out"; then
+    echo "skip: collsim-hw has no MPI backend"
+    exit 77
+fi
+if [ "$rc" -ne 0 ]; then
+    echo "FAIL: collsim-hw bench exit $rc: $(tail -5 "$TMP/bench.out")"
+    exit 1
+fi
+
+# every other size to the fit, the rest held back (comments and header kept)
+awk -v out="$TMP" '
+    /^#/ { print > (out "/train.csv"); print > (out "/held.csv"); next }
+    !hdr { print > (out "/train.csv"); print > (out "/held.csv"); hdr = 1; next }
+    { print > (out "/" ((n++ % 2) ? "held.csv" : "train.csv")) }' "$TMP/all.csv"
+rows=$(grep -vc '^#' "$TMP/all.csv")
+[ "$rows" -ge 36 ] || { echo "FAIL: bench wrote $rows lines, want a header and 35+ sizes"; exit 1; }
+
+if ! "$C" calibrate --cluster cpu-local --measurements "$TMP/train.csv" -o "$TMP/cal.yaml" \
+    >"$TMP/cal.out" 2>"$TMP/cal.err"; then
+    echo "FAIL: calibrate: $(cat "$TMP/cal.err")"
+    exit 1
+fi
+head -1 "$TMP/cal.out" | grep -q "converged" || { echo "FAIL: fit: $(head -1 "$TMP/cal.out")"; exit 1; }
+"$C" collective --cluster "$TMP/cal.yaml" --ranks 2 --op all_reduce --bytes 1M >/dev/null ||
+    { echo "FAIL: the calibrated YAML does not load"; exit 1; }
+
+median() { # cluster -> "median_all max_all" of the held-back sizes
+    "$C" compare --cluster "$1" --measurements "$TMP/held.csv" --summary --format csv |
+        tail -1 | awk -F, '{ print $12, $14 }'
+}
+set -- $(median cpu-local)
+unc_med=$1 unc_max=$2
+set -- $(median "$TMP/cal.yaml")
+cal_med=$1 cal_max=$2
+echo "calibrate-loop: 2 MPI ranks, all_reduce 64 B..16 MiB (x sqrt 2), held-back sizes:" \
+    "uncalibrated median $unc_med% (max $unc_max%), calibrated median $cal_med% (max $cal_max%)"
+grep -E "^  (intra|latency|hop|bw_factor)" "$TMP/cal.out" | grep -v kept || true
+awk -v m="$cal_med" 'BEGIN { exit !(m <= 50) }' ||
+    { echo "FAIL: calibrated median error $cal_med% on held-back sizes exceeds 50%"; cat "$TMP/cal.out" "$TMP/all.csv"; exit 1; }
