@@ -21,21 +21,37 @@
  *   intra.efficiency     achievable fraction of the intra-node line rate
  *   inter.efficiency     same for the NICs (multi-node rows only)
  *   latency.launch       added to every base latency (NCCL baseLat): the
- *                        per-call cost launches and the host add
+ *                        per-call cost launches and the host add; bounded
+ *                        below by the base latencies the rows run with
  *   hop.ll/ll128/simple  scale on NCCL's intra-node hwLat for a protocol
+ *   intra.latency        additive per-hop latency (only when the input
+ *                        has one: cpu-local)
  *   hop.net              scale on NCCL's network hwLat (multi-node rows)
+ *   bw_factor.ring.*     ring protocol bandwidth factors, written as
+ *                        collectives.bw_factor overrides, which replace
+ *                        NCCL's value in every situation: fitted only
+ *                        when the rows share one NCCL value (LL is 1/4 for
+ *                        all_reduce and 1/3 for single-node all_gather)
  *   efficiency.tree/ring per-algorithm bandwidth efficiency
- * Efficiencies and scales are fitted in log space (positive, relative
- * steps); the launch latency linearly in units of 10 us.
+ * Efficiencies, scales and latencies are fitted in log space (positive,
+ * relative steps); factors and algorithm efficiencies through a logistic
+ * that keeps the schema's (0, 1.5]; see to_value.
  * A parameter enters the fit only if (1) the data exercises it (rows
  * with two ranks on a node; rows crossing nodes; rows whose chosen
  * protocol / algorithm it prices), (2) the predictions depend on it (some
  * row moves by >= 0.1% per unit step) and (3) its Jacobian column is not
- * nearly a combination of the columns already accepted: Gram-Schmidt at
- * the starting point, rejecting a column whose part orthogonal to the
+ * nearly a combination of the columns already accepted: Gram-Schmidt in
+ * priority order, rejecting a column whose part orthogonal to the
  * accepted ones is under 30% of its norm (a variance inflation factor
- * above ~11, the usual threshold: its value would be decided by noise). Everything else keeps the
- * --cluster value and the output says why.
+ * above ~11, the usual threshold: its value would be decided by noise).
+ * After a fit every fitted parameter is checked again at the solution: if
+ * its protocol / algorithm no longer runs (it priced itself out), or its
+ * interval is wider than x10, it returns to its input value; a latency
+ * driven to its floor is held there; a bandwidth term pushed past NCCL's
+ * per-channel cap is dropped. The rest are warm-started and chosen again
+ * (a parameter set aside as redundant may enter once another left), until
+ * nothing changes. Everything not fitted keeps the --cluster value and
+ * the output says why.
  * Confidence intervals: 95%, from the covariance (J^T W J)^-1 at the
  * solution (gsl_multifit_nlinear_covar) scaled by the residual variance
  * chi^2 / (n - p), with Student's t quantile; mapped through the
