@@ -42,6 +42,7 @@ typedef struct cs_algo {
 
 extern const cs_algo cs__algo_ring;
 extern const cs_algo cs__algo_tree;
+extern const cs_algo cs__algo_nvls;
 
 /* Per-hop rate of a flow (per channel): min(share x factor, cap). */
 static inline double cs__hop_rate(const cs_coll_params *p, double share_Bps)

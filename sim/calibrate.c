@@ -247,11 +247,14 @@ int cs_calib_compare_run(const cs_cluster *c, const cs_meas_set *m, cs_calib_com
                     if (isfinite(out->pred[j].bound_busbw_GBps))
                         gbound = fmax(gbound, out->pred[j].bound_busbw_GBps);
                 }
-                /* NVLS needs NVSwitch and Hopper or later; CollNet / SHARP
-                 * needs a network. Elsewhere busbw above the bound means
-                 * the cluster's line rate is too low (noted, not excluded). */
-                int nvls = c->intra.kind == CS_FABRIC_NVSWITCH && c->gpu.compute_capability >= 90;
-                int other = nvls || out->pred[i].nodes > 1;
+                /* Single-node NVLS is modelled (and in the bound) unless
+                 * the YAML turns it off on hardware that has it; NVLSTree,
+                 * CollNet / SHARP need a network. Elsewhere busbw above
+                 * the bound means the cluster's line rate is too low
+                 * (noted, not excluded). */
+                int nvls_off = c->intra.kind == CS_FABRIC_NVSWITCH &&
+                               c->gpu.compute_capability >= 90 && !c->coll.nvls_enabled;
+                int other = nvls_off || out->pred[i].nodes > 1;
                 if (gbound > 0 && gbw > gbound && !other) s->above_line_rate = 1;
                 if (gbound > 0 && gbw > gbound && other && !s->beyond_bound) {
                     s->beyond_bound = 1;
@@ -314,8 +317,8 @@ static void ds_notes(char *buf, size_t n, const cs_meas_dataset *ds, const cs_ca
     buf[0] = 0;
     if (s->beyond_bound)
         k += (size_t)snprintf(buf + k, n - k,
-                              "busbw %.0f GB/s above the ring/tree line-rate bound %.0f GB/s "
-                              "(NVLS or SHARP); ", s->max_busbw_GBps, s->bound_busbw_GBps);
+                              "busbw %.0f GB/s above the ring/tree/NVLS line-rate bound %.0f "
+                              "GB/s (NVLSTree or SHARP); ", s->max_busbw_GBps, s->bound_busbw_GBps);
     if (s->above_line_rate && k < n)
         k += (size_t)snprintf(buf + k, n - k,
                               "busbw above what the cluster's line rate allows: its bandwidth is "
@@ -770,8 +773,8 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
     for (size_t k = 0; k < m->ndatasets; k++)
         if (cmp.ds[k].beyond_bound)
             snprintf(res->ds_why[k], sizeof res->ds_why[k],
-                     "busbw %.0f GB/s exceeds what ring or tree can reach at line rate on this "
-                     "cluster (%.0f GB/s): NVLS / SHARP ran, which collsim does not model",
+                     "busbw %.0f GB/s exceeds what ring, tree or NVLS reach at line rate here "
+                     "(%.0f GB/s): NVLSTree, CollNet / SHARP or NVLS (if off) ran",
                      cmp.ds[k].max_busbw_GBps, cmp.ds[k].bound_busbw_GBps);
     size_t n = 0;
     for (size_t i = 0; i < m->n; i++) {
@@ -1033,7 +1036,8 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
             double vmax = 0;
             for (size_t k = 0; k < n; k++) vmax = fmax(vmax, fabs(J[k * P_COUNT + (size_t)j]));
             if (j >= P_HOP_LL && j <= P_HOP_SIMPLE)
-                used = runs[CS_ALGO_RING][j - P_HOP_LL] + runs[CS_ALGO_TREE][j - P_HOP_LL];
+                used = runs[CS_ALGO_RING][j - P_HOP_LL] + runs[CS_ALGO_TREE][j - P_HOP_LL] +
+                       runs[CS_ALGO_NVLS][j - P_HOP_LL];
             else if (j >= P_BW_LL && j <= P_BW_SIMPLE)
                 used = runs[CS_ALGO_RING][j - P_BW_LL];
             else if (j == P_TREE_EFF || j == P_RING_EFF) {
@@ -1350,7 +1354,8 @@ static void write_cluster(cs_buf *b, const cs_cluster *c, const int *fitted)
     }
     cs_buf_printf(b, "\ncollectives:\n  channels: %d\n  net_overhead: ", c->coll.channels);
     ytime(b, c->coll.net_overhead_s);
-    cs_buf_printf(b, "\n  ll128: %s\n  chunk: {", c->coll.ll128_enabled ? "true" : "false");
+    cs_buf_printf(b, "\n  ll128: %s\n  nvls: %s\n  chunk: {", c->coll.ll128_enabled ? "true" : "false",
+                  c->coll.nvls_enabled ? "true" : "false");
     for (int p = 0; p < CS_PROTO_COUNT; p++)
         cs_buf_printf(b, "%s%s: %.0f", p ? ", " : "", cs_proto_name((cs_proto)p),
                       c->coll.chunk_bytes[p]);
@@ -1416,8 +1421,9 @@ static void write_cluster(cs_buf *b, const cs_cluster *c, const int *fitted)
             if (k) cs_buf_printf(b, "}\n");
         }
     }
-    cs_buf_printf(b, "  efficiency: {ring: %.9g, tree: %.9g}%s\n",
+    cs_buf_printf(b, "  efficiency: {ring: %.9g, tree: %.9g, nvls: %.9g}%s\n",
                   c->coll.algo_efficiency[CS_ALGO_RING], c->coll.algo_efficiency[CS_ALGO_TREE],
+                  c->coll.algo_efficiency[CS_ALGO_NVLS],
                   fitted && (fitted[P_RING_EFF] || fitted[P_TREE_EFF]) ? "   # fitted" : "");
     if (c->n_overrides || c->n_stragglers) {
         cs_buf_printf(b, "\ndes:\n");

@@ -8,10 +8,10 @@
  * its ranks placed on `nodes` nodes (or, when the input does not say,
  * filling the cluster's nodes in order), the algorithm / protocol the run
  * forced, else chosen as NCCL's tuner would (cs_collective_choose). Rows
- * that ran an algorithm collsim does not model (NVLS, CollNet, ...) are
- * not predicted. A dataset whose busbw exceeds what ring or tree can reach
+ * that ran an algorithm collsim does not model (NVLSTree, CollNet, ...) are
+ * not predicted. A dataset whose busbw exceeds what ring, tree or NVLS reach
  * on the cluster at line rate (every efficiency 1, no latency) ran
- * something else (NVLS / NVLink SHARP, CollNet / SHARP): it is flagged,
+ * something else (NVLSTree, CollNet / SHARP): it is flagged,
  * scored, and never fitted.
  *
  * The fitted parameters, and the rules that decide whether the data can
@@ -56,9 +56,9 @@ typedef struct cs_calib_ds_score {
     cs_calib_stats big;     /* sizes >= 1 MiB */
     cs_calib_stats all;
     int rows, unmodelled;   /* rows in the dataset, rows not predicted */
-    int beyond_bound;       /* busbw above the ring/tree line-rate bound where NVLS
-                             * (NVSwitch, compute capability >= 90) or CollNet /
-                             * SHARP (several nodes) could have run */
+    int beyond_bound;       /* busbw above the ring/tree/NVLS line-rate bound where
+                             * NVLSTree or CollNet / SHARP (several nodes), or NVLS
+                             * turned off in the cluster, could have run */
     int above_line_rate;    /* the same where neither could: the cluster's line
                              * rate is too low (not excluded from fitting) */
     double max_busbw_GBps, bound_busbw_GBps; /* at the row of largest busbw */

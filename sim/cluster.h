@@ -75,6 +75,7 @@ typedef struct cs_cluster {
         double algo_efficiency[CS_ALGO_COUNT]; /* multiplies bus bandwidth */
         double chunk_bytes[CS_PROTO_COUNT];    /* pipelining unit per channel */
         int ll128_enabled;
+        int nvls_enabled;  /* NVLink SHARP: NVSwitch fabric and compute capability >= 90 */
     } coll;
 
     int n_overrides;

@@ -13,7 +13,12 @@
  * algorithm files: latency counts the node crossings on the ring's actual
  * critical path (NCCL: 2 x nodes, which exceeds the step count when every
  * node holds one rank), broadcast/reduce pay one hop latency per chain hop
- * plus pipeline fill, and tree time includes its pipeline fill.
+ * plus pipeline fill, and tree and NVLS times include their pipeline fill.
+ * NVLS (NVLink SHARP) follows NCCL 2.19's tuning.cc: Simple only, latency
+ * hwLat[NVLINK][NVLS] alone, busBw = channels x per-channel bandwidth,
+ * algbw = busBw x 5/6, here times nvlsEfficiency (later NCCL) as its
+ * protocol factor; single-node only (NCCL runs NVLS across nodes only with
+ * CollNet, which collsim does not model). See algo_nvls.c.
  */
 #include "collective.h"
 
@@ -26,6 +31,7 @@
 static const cs_algo *const algo_table[CS_ALGO_COUNT] = {
     [CS_ALGO_RING] = &cs__algo_ring,
     [CS_ALGO_TREE] = &cs__algo_tree,
+    [CS_ALGO_NVLS] = &cs__algo_nvls,
 };
 
 static double bw_two(int n) { return 2.0 * (n - 1) / n; }
@@ -103,6 +109,11 @@ static void proto_factor(const cs_topology *t, cs_op op, cs_algo_id a, cs_proto 
             *factor = 1.0;
             *cap = INFINITY;
         }
+    } else if (a == CS_ALGO_NVLS) {
+        /* tuning.cc: busBw x 5/6 (the busBw -> algbw ratio of NVLS), x
+         * nvlsEfficiency; no per-channel cap. NVLS runs Simple only. */
+        *factor = CS_NCCL_NVLS_RATIO * cs_ncclmodel_nvls_efficiency(t->arch);
+        *cap = INFINITY;
     } else {
         double tree_cap = cs_ncclmodel_tree_max_per_channel_Bps(t->arch, scale);
         switch (p) {
@@ -142,6 +153,9 @@ static int coll_params(const cs_topology *t, cs_op op, double bytes, cs_algo_id 
     const cs_cluster *c = &t->cluster;
     if (!algo_table[a]->supports(op)) return CS_ENOTSUP;
     if (p == CS_PROTO_LL128 && !c->coll.ll128_enabled) return CS_ENOTSUP;
+    /* NVLS: Simple only, an NVSwitch with SHARP (collectives.nvls), one node */
+    if (a == CS_ALGO_NVLS && (p != CS_PROTO_SIMPLE || !c->coll.nvls_enabled || t->nodes > 1))
+        return CS_ENOTSUP;
     int nch = c->coll.channels;
     cs_coll_params q = {.op = op, .algo = a, .proto = p, .bytes = bytes, .channels = nch};
     double intra = c->coll.hw_latency_s[t->intra_hw][a][p] + c->intra.latency_s;
@@ -170,6 +184,7 @@ static int coll_params(const cs_topology *t, cs_op op, double bytes, cs_algo_id 
     proto_factor(t, op, a, p, &factor, &cap);
     double eff = c->coll.algo_efficiency[a];
     if (a == CS_ALGO_TREE) eff *= cs_ncclmodel_tree_correction(p, bytes);
+    if (!(factor * eff > 0)) return CS_ENOTSUP; /* NVLS before Hopper: nvlsEfficiency 0 */
     q.factor = factor * eff;
     q.cap_Bps = cap * eff;
     q.chunk_bytes = c->coll.chunk_bytes[p];
@@ -216,6 +231,10 @@ int cs_collective_choose(const cs_topology *t, cs_op op, double bytes, int algo,
                            proto == CS_CHOICE_AUTO ? "" : cs_proto_name(proto), "",
                            cs_op_name(op),
                            algo == CS_ALGO_TREE ? " (tree implements all_reduce only, as in NCCL)"
+                           : algo == CS_ALGO_NVLS
+                               ? " (NVLS: all_reduce, all_gather, reduce_scatter with Simple, on "
+                                 "one node of an NVSwitch with compute capability >= 90: "
+                                 "collectives.nvls)"
                            : proto == CS_PROTO_LL128 ? " (LL128 is disabled: collectives.ll128)"
                                                      : "");
     return 0;

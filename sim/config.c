@@ -7,9 +7,9 @@
  * des.stragglers), walked by yamlnode.c. Rows are read in table order, so
  * `des` (last) can range-check node/GPU/NIC/rank indices against `nodes`,
  * `gpus_per_node` and `inter.nics_per_node` wherever they appear in the
- * file. Defaults are written before the walk; the two that depend on other
- * keys (channels and ll128, from the fabric and compute capability) are
- * resolved after it. Default latencies are NCCL's (ncclmodel.h); chunk
+ * file. Defaults are written before the walk; the three that depend on
+ * other keys (channels, ll128 and nvls, from the fabric and compute
+ * capability) are resolved after it. Default latencies are NCCL's (ncclmodel.h); chunk
  * sizes are one step of NCCL's per-channel buffers (src/init.cc
  * DEFAULT_*_BUFFSIZE, NCCL_STEPS = 8 from src/include/device.h):
  * Simple 4 MiB / 8 = 512 KiB; LL 8 lines x 512 threads x 8 steps x 16 B =
@@ -184,6 +184,27 @@ static int read_algo_efficiency(const cs_yctx *c, const cs_yfield *f, const cs_y
     return grid_read(c, &g, v, f->name, "collectives.efficiency");
 }
 
+/* NVLS needs the NVSwitch's SHARP engines (third-generation NVSwitch,
+ * Hopper and later): an explicit `true` elsewhere is an error. The
+ * collectives mapping is read after gpu and intra (table order), so both
+ * are known here. */
+static int read_nvls(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v, void *obj)
+{
+    cs_cluster *cl = obj;
+    cs_yfield b = {.name = f->name, .kind = CS_YF_BOOL};
+    int on;
+    int rc = cs_yamlnode_read(c, &b, v, &on);
+    if (rc) return rc;
+    if (on && (cl->intra.kind != CS_FABRIC_NVSWITCH || cl->gpu.compute_capability < 90))
+        return cs_yamlnode_error(c, v,
+                                 "'nvls: true' needs an NVSwitch fabric (intra.fabric: nvswitch) "
+                                 "and compute_capability >= 90 (NVLink SHARP), got fabric %s and "
+                                 "compute capability %d",
+                                 fabric_names[cl->intra.kind], cl->gpu.compute_capability);
+    cl->coll.nvls_enabled = on;
+    return 0;
+}
+
 /* ---- des: link overrides and stragglers ---- */
 
 typedef struct link_item {
@@ -344,6 +365,7 @@ static const cs_yfield collectives_fields[] = {
     {ROW("channels", CS_YF_INT, OFF(coll.channels), 0), .lo = 1, .hi = 64},
     {ROW("net_overhead", CS_YF_TIME, OFF(coll.net_overhead_s), CS_YF_NO_HI)},
     {ROW("ll128", CS_YF_BOOL, OFF(coll.ll128_enabled), 0)},
+    {ROW("nvls", CS_YF_CUSTOM, 0, 0), .fn = read_nvls},
     {ROW("chunk", CS_YF_CUSTOM, 0, 0), .fn = read_chunk},
     {ROW("base_latency", CS_YF_CUSTOM, 0, 0), .fn = read_base_latency},
     {ROW("hw_latency", CS_YF_CUSTOM, 0, 0), .fn = read_hw_latency},
@@ -384,8 +406,8 @@ static const cs_yfield cluster_fields[] = {
     {.name = NULL},
 };
 
-/* Defaults that do not depend on other keys; channels and ll128 get
- * sentinels (0, -1) resolved by resolve_defaults. */
+/* Defaults that do not depend on other keys; channels, ll128 and nvls get
+ * sentinels (0, -1, -1) resolved by resolve_defaults. */
 static void set_defaults(cs_cluster *cl, const char *name)
 {
     memset(cl, 0, sizeof *cl);
@@ -396,6 +418,7 @@ static void set_defaults(cs_cluster *cl, const char *name)
     cl->inter.oversubscription = 1.0;
     cl->coll.channels = 0;
     cl->coll.ll128_enabled = -1;
+    cl->coll.nvls_enabled = -1;
     cl->coll.net_overhead_s = 1e-6; /* NCCL getNetOverhead: 1 us on x86 Intel */
     cl->coll.chunk_bytes[CS_PROTO_LL] = 32.0 * 1024;
     cl->coll.chunk_bytes[CS_PROTO_LL128] = 600.0 * 1024;
@@ -419,6 +442,11 @@ static void resolve_defaults(cs_cluster *cl)
      * (src/graph/tuning.cc: typeIntra <= PATH_NVB) on Volta and newer. */
     if (cl->coll.ll128_enabled < 0)
         cl->coll.ll128_enabled = nvlink && cl->gpu.compute_capability >= 70;
+    /* NCCL enables NVLS where the NVSwitch supports multicast (nvlsSupport:
+     * Hopper and later on NVSwitch systems). */
+    if (cl->coll.nvls_enabled < 0)
+        cl->coll.nvls_enabled =
+            cl->intra.kind == CS_FABRIC_NVSWITCH && cl->gpu.compute_capability >= 90;
 }
 
 static int load(const char *origin, const char *default_name, const char *yaml, size_t len,

@@ -81,7 +81,7 @@ static void collective_help(FILE *f)
 {
     fprintf(f,
             "Usage: collsim collective [--cluster FILE|PRESET] [--nodes K] [--ranks N] --op OP\n"
-            "         [--bytes SIZE | --min SIZE --max SIZE --factor F] [--algo auto|ring|tree]\n"
+            "         [--bytes SIZE | --min SIZE --max SIZE --factor F] [--algo auto|ring|tree|nvls]\n"
             "         [--proto auto|ll|ll128|simple] [--engine analytic|des] [--dtype T]\n"
             "         [--format table|csv|json] [-o FILE]\n"
             "\n"
@@ -105,7 +105,10 @@ static void collective_help(FILE *f)
             "                         For all_gather/reduce_scatter SIZE is the total over ranks\n"
             "                         (nccl-tests convention).\n"
             "  --algo A               force an algorithm (like NCCL_ALGO); default auto picks the\n"
-            "                         fastest (algorithm, protocol) by NCCL's cost model.\n"
+            "                         fastest (algorithm, protocol) by NCCL's cost model. nvls\n"
+            "                         (NVLink SHARP, Simple only): all_reduce, all_gather and\n"
+            "                         reduce_scatter on one node of an NVSwitch with compute\n"
+            "                         capability >= 90 (collectives.nvls).\n"
             "  --proto P              force a protocol (like NCCL_PROTO); default auto.\n"
             "  --engine E             analytic (closed form, default) or des (discrete events).\n"
             "  --dtype T              element type for the count column: float (default), half,\n"
@@ -203,7 +206,7 @@ static int cmd_collective(int argc, char **argv)
             cs_algo_id a;
             if (!strcmp(optarg, "auto")) algo = CS_CHOICE_AUTO;
             else if (cs_algo_parse(optarg, &a) == 0) algo = a;
-            else return cs_cli_usage(cmd, "unknown --algo '%s' (expected auto, ring or tree)", optarg);
+            else return cs_cli_usage(cmd, "unknown --algo '%s' (expected auto, ring, tree or nvls)", optarg);
             break;
         }
         case 'P': {
@@ -289,7 +292,7 @@ static const struct command {
     const char *summary;
     int (*run)(int argc, char **argv);
 } commands[] = {
-    {"collective", "time one collective per size (ring/tree, LL/LL128/Simple), nccl-tests style",
+    {"collective", "time one collective per size (ring/tree/nvls, LL/LL128/Simple), nccl-tests style",
      cmd_collective},
     {"memory", "per-GPU memory of DDP / ZeRO-1 / FSDP strategies, peak and OOM verdict",
      cs_cmd_memory},

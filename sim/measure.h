@@ -23,7 +23,7 @@
 #include "collective.h"
 #include "error.h"
 
-/* Row algorithm that collsim does not model (NVLS, NVLSTree, CollNet, PAT):
+/* Row algorithm that collsim does not model (NVLSTree, CollNet, PAT, ...):
  * such rows are read and reported but never predicted or fitted. */
 #define CS_MEAS_ALGO_OTHER (-2)
 

@@ -9,6 +9,15 @@
  *   ("LL128 max BW per channel", GB/s, rows Volta/Ampere/Hopper/Blackwell,
  *    columns 1 node / 2 nodes / 4+ nodes)
  *   treeCorrectionFactor[proto][log2(bytes/64)] (ncclTopoGetAlgoTime).
+ * NVLS (NVLink SHARP, Hopper+ NVSwitch) from NVIDIA/nccl src/graph/tuning.cc
+ * at commit b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2 (2.19 series):
+ *   baseLat[NVLS] = {0, 0, 0}; hwLat[NVLINK][NVLS] = {0, 0, 23},
+ *   hwLat[PCI][NVLS] = {0, 0, 0}, hwLat[NET][NVLS] = {0, 0, 18} (Simple only:
+ *   LL / LL128 entries are 0 and NCCL skips them);
+ * and nvlsEfficiency {Volta 0, Ampere 0, Hopper 0.85, Blackwell 0.74} from
+ * NCCL's later NVLS cost model (src/tuning/nvls.cc, "NVLS efficiency
+ * factor"), which 2.19 lacks: the 2.19 bandwidth form with the later
+ * efficiency (see algo_nvls.c).
  * Departure: the Tree/Simple hardware latencies use the 2.23 values
  * (NVLink 4 us, PCI 4 us, NET 14 us) which replaced the 28 us placeholders
  * of earlier releases. Tables are read-only; clusters copy them and may
@@ -25,23 +34,34 @@
 #define US 1e-6
 #define GBPS 1e9
 
-static const char *const algo_names[CS_ALGO_COUNT] = {"ring", "tree"};
+static const char *const algo_names[CS_ALGO_COUNT] = {"ring", "tree", "nvls"};
 static const char *const proto_names[CS_PROTO_COUNT] = {"ll", "ll128", "simple"};
 static const char *const hw_names[CS_HW_COUNT] = {"nvlink", "pci", "net"};
 
-/* tuning.cc baseLat: Tree {6.8, 14.0, 0}, Ring {6.6, 14.0, 8.4} (us). */
+/* tuning.cc baseLat: Tree {6.8, 14.0, 0}, Ring {6.6, 14.0, 8.4},
+ * NVLS {0, 0, 0} (us). */
 static const double base_lat_us[CS_ALGO_COUNT][CS_PROTO_COUNT] = {
     [CS_ALGO_RING] = {6.6, 14.0, 8.4},
     [CS_ALGO_TREE] = {6.8, 14.0, 0.0},
+    [CS_ALGO_NVLS] = {0.0, 0.0, 0.0},
 };
 
 /* tuning.cc hwLat (us): NVLink Tree {.6, 1.25, 4}, Ring {.6, 1.9, 3.4};
  * PCI Tree {1.0, 1.9, 4}, Ring {1.0, 2.5, 5.7};
- * NET Tree {5.0, 8.5, 14}, Ring {2.7, 4.0, 14.0}. */
+ * NET Tree {5.0, 8.5, 14}, Ring {2.7, 4.0, 14.0};
+ * NVLS (Simple only) NVLink 23, PCI 0, NET 18. */
 static const double hw_lat_us[CS_HW_COUNT][CS_ALGO_COUNT][CS_PROTO_COUNT] = {
-    [CS_HW_NVLINK] = {[CS_ALGO_RING] = {0.6, 1.9, 3.4}, [CS_ALGO_TREE] = {0.6, 1.25, 4.0}},
-    [CS_HW_PCI] = {[CS_ALGO_RING] = {1.0, 2.5, 5.7}, [CS_ALGO_TREE] = {1.0, 1.9, 4.0}},
-    [CS_HW_NET] = {[CS_ALGO_RING] = {2.7, 4.0, 14.0}, [CS_ALGO_TREE] = {5.0, 8.5, 14.0}},
+    [CS_HW_NVLINK] = {[CS_ALGO_RING] = {0.6, 1.9, 3.4}, [CS_ALGO_TREE] = {0.6, 1.25, 4.0},
+                      [CS_ALGO_NVLS] = {0.0, 0.0, 23.0}},
+    [CS_HW_PCI] = {[CS_ALGO_RING] = {1.0, 2.5, 5.7}, [CS_ALGO_TREE] = {1.0, 1.9, 4.0},
+                   [CS_ALGO_NVLS] = {0.0, 0.0, 0.0}},
+    [CS_HW_NET] = {[CS_ALGO_RING] = {2.7, 4.0, 14.0}, [CS_ALGO_TREE] = {5.0, 8.5, 14.0},
+                   [CS_ALGO_NVLS] = {0.0, 0.0, 18.0}},
+};
+
+/* nvlsEfficiency (later NCCL, src/tuning/nvls.cc). */
+static const double nvls_eff[CS_ARCH_COUNT] = {
+    [CS_ARCH_VOLTA] = 0.0, [CS_ARCH_AMPERE] = 0.0, [CS_ARCH_HOPPER] = 0.85, [CS_ARCH_BLACKWELL] = 0.74,
 };
 
 /* tuning.cc llMaxBws (GB/s): rows are GPU arch for 1 node and CPU vendor
@@ -159,6 +179,12 @@ double cs_ncclmodel_tree_max_per_channel_Bps(cs_arch arch, int scale)
 double cs_ncclmodel_tree_ll128_max_per_channel_Bps(cs_arch arch, int scale)
 {
     return tree_ll128_max_GBps[arch][scale] * GBPS;
+}
+
+double cs_ncclmodel_nvls_efficiency(cs_arch arch)
+{
+    CS_ASSERT(arch >= 0 && arch < CS_ARCH_COUNT);
+    return nvls_eff[arch];
 }
 
 double cs_ncclmodel_tree_correction(cs_proto p, double bytes)

@@ -7,13 +7,13 @@
  * (NVLink, PCI, network), the LL / LL128 bandwidth factors and the
  * per-channel caps (llMaxBws, perChMaxRingLL128Bws, perChMaxTreeBws,
  * perChMaxTreeLL128Bws), the Tree correction factors by size, and the ring
- * "plateau" latency factor. Every cluster starts from these values and may
+ * "plateau" latency factor; NVLS (NVLink SHARP) as in ncclmodel.c. Every cluster starts from these values and may
  * override them in YAML (section `collectives:`) or by calibration.
  */
 #ifndef CS_NCCLMODEL_H
 #define CS_NCCLMODEL_H
 
-typedef enum cs_algo_id { CS_ALGO_RING, CS_ALGO_TREE, CS_ALGO_COUNT } cs_algo_id;
+typedef enum cs_algo_id { CS_ALGO_RING, CS_ALGO_TREE, CS_ALGO_NVLS, CS_ALGO_COUNT } cs_algo_id;
 typedef enum cs_proto { CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE, CS_PROTO_COUNT } cs_proto;
 /* The link class NCCL's latency table is indexed by. */
 typedef enum cs_hw { CS_HW_NVLINK, CS_HW_PCI, CS_HW_NET, CS_HW_COUNT } cs_hw;
@@ -23,7 +23,7 @@ typedef enum cs_arch { CS_ARCH_VOLTA, CS_ARCH_AMPERE, CS_ARCH_HOPPER, CS_ARCH_BL
 /* Value meaning "not set in YAML: use the default". */
 #define CS_UNSET (-1.0)
 
-const char *cs_algo_name(cs_algo_id a);   /* "ring", "tree" */
+const char *cs_algo_name(cs_algo_id a);   /* "ring", "tree", "nvls" */
 const char *cs_proto_name(cs_proto p);    /* "ll", "ll128", "simple" */
 const char *cs_hw_name(cs_hw h);          /* "nvlink", "pci", "net" */
 int cs_algo_parse(const char *s, cs_algo_id *out);   /* 0 or CS_EINVAL */
@@ -44,6 +44,11 @@ double cs_ncclmodel_tree_max_per_channel_Bps(cs_arch arch, int scale);
 double cs_ncclmodel_tree_ll128_max_per_channel_Bps(cs_arch arch, int scale);
 /* Tree bandwidth correction for medium sizes (ncclTopoGetAlgoTime). */
 double cs_ncclmodel_tree_correction(cs_proto p, double bytes);
+/* NCCL's NVLS efficiency for an architecture (nvlsEfficiency: 0 before
+ * Hopper, where NVLS does not exist). */
+double cs_ncclmodel_nvls_efficiency(cs_arch arch);
+/* NCCL's NVLS busBw -> algbw ratio (5/6, NVLS and NVLS_TREE). */
+#define CS_NCCL_NVLS_RATIO (5.0 / 6.0)
 /* Scale index (0, 1, 2) for a node count. */
 int cs_ncclmodel_scale(int nodes);
 

@@ -177,8 +177,10 @@ START_TEST(summary_csv)
     ck_assert_int_eq(s.rows[0].algo, CS_ALGO_RING);
     ck_assert_int_eq(s.rows[0].nodes, 1);
     ck_assert_double_eq_tol(s.rows[0].time_us, 17179869184.0 * 1.75 / 679.0e9 * 1e6, 1e-6);
-    ck_assert_int_eq(s.rows[1].algo, CS_MEAS_ALGO_OTHER);
+    ck_assert_int_eq(s.rows[1].algo, CS_ALGO_NVLS); /* modelled since NVLS is a table row */
     ck_assert_str_eq(s.rows[1].algo_name, "NVLS");
+    ck_assert_int_eq(s.rows[4].algo, CS_MEAS_ALGO_OTHER); /* "2,16,all_reduce,NVLSTree,..." */
+    ck_assert_str_eq(s.rows[4].algo_name, "NVLSTree");
     cs_meas_free(&s);
 }
 END_TEST
@@ -385,6 +387,20 @@ START_TEST(nvls_excluded)
     ck_assert_int_eq(cs_meas_read_csv(&s, "validation/nccl-tests/h100_8gpu_allreduce_together_ringcfg.csv", &d), 0);
     ck_assert_int_eq(cs_meas_read_csv(&s, "validation/nccl-tests/h100_8gpu_allreduce_aws_p5_nvls.csv", &d), 0);
     cs_calib_compare cmp;
+    /* NVLS on (the preset's default): the 483 GB/s run is within what the
+     * model's NVLS reaches at line rate, predicted with NVLS and fittable */
+    ck_assert_int_eq(c.coll.nvls_enabled, 1);
+    ck_assert_int_eq(cs_calib_compare_run(&c, &s, &cmp, &d), 0);
+    ck_assert_int_eq(cmp.ds[0].beyond_bound, 0);
+    ck_assert_int_eq(cmp.ds[1].beyond_bound, 0);
+    size_t last = s.n - 1; /* 16 GiB of the NVLS run */
+    ck_assert_int_eq(s.rows[last].dataset, 1);
+    ck_assert_int_eq(cmp.pred[last].algo, CS_ALGO_NVLS);
+    ck_assert_double_lt(fabs(cmp.err_pct[last]), 10.0);
+    cs_calib_compare_free(&cmp);
+    /* NVLS turned off in the YAML: the run exceeds every modelled algorithm
+     * and is flagged and excluded, as before NVLS was modelled */
+    c.coll.nvls_enabled = 0;
     ck_assert_int_eq(cs_calib_compare_run(&c, &s, &cmp, &d), 0);
     ck_assert_int_eq(cmp.ds[0].beyond_bound, 0); /* ring: 368 GB/s < 450 */
     ck_assert_int_eq(cmp.ds[1].beyond_bound, 1); /* 483 GB/s: NVLS */

@@ -201,6 +201,7 @@ START_TEST(preset_dgx_h100)
     ck_assert_double_eq_tol(c.inter.oversubscription, 1, 1e-12);
     ck_assert_int_eq(c.coll.channels, 16);
     ck_assert_int_eq(c.coll.ll128_enabled, 1);
+    ck_assert_int_eq(c.coll.nvls_enabled, 1); /* NVSwitch + sm_90 */
     ck_assert_int_eq(c.n_overrides, 0);
     ck_assert_int_eq(c.n_stragglers, 0);
 }
@@ -230,6 +231,7 @@ START_TEST(preset_dgx_a100)
     ck_assert_double_eq_tol(c.inter.efficiency, 0.96, 1e-12);
     ck_assert_int_eq(c.inter.topology, CS_NET_RAIL_OPTIMIZED);
     ck_assert_int_eq(c.coll.ll128_enabled, 1);
+    ck_assert_int_eq(c.coll.nvls_enabled, 0); /* Ampere: no NVLink SHARP */
     ck_assert_int_eq(c.coll.channels, 16);
 }
 END_TEST
@@ -249,6 +251,7 @@ START_TEST(preset_hgx_h200)
     ck_assert_int_eq(c.inter.nics_per_node, 8);
     ck_assert_double_eq_tol(c.inter.nic_bw_Bps, 50e9, 1);
     ck_assert_double_eq_tol(c.inter.efficiency, 0.94, 1e-12);
+    ck_assert_int_eq(c.coll.nvls_enabled, 1);
 }
 END_TEST
 
@@ -272,6 +275,7 @@ START_TEST(preset_pcie_l40s)
     ck_assert_int_eq(c.inter.nics_per_node, 0);
     ck_assert_int_eq(c.coll.channels, 4);
     ck_assert_int_eq(c.coll.ll128_enabled, 0);
+    ck_assert_int_eq(c.coll.nvls_enabled, 0);
 }
 END_TEST
 
@@ -390,6 +394,43 @@ START_TEST(defaults_depend_on_fabric)
     ck_assert_int_eq(c.intra.kind, CS_FABRIC_NVLINK);
     ck_assert_int_eq(c.coll.channels, 16);
     ck_assert_int_eq(c.coll.ll128_enabled, 1);
+    ck_assert_int_eq(c.coll.nvls_enabled, 0); /* NVLS needs an NVSwitch */
+}
+END_TEST
+
+START_TEST(nvls_default_and_override)
+{
+    cs_cluster c;
+    OK_YAML(SINGLE, &c); /* nvswitch, compute capability 90 */
+    ck_assert_int_eq(c.coll.nvls_enabled, 1);
+    char *y = replace(SINGLE, "compute_capability: 90", "compute_capability: 80");
+    OK_YAML(y, &c);
+    free(y);
+    ck_assert_int_eq(c.coll.nvls_enabled, 0);
+    y = with(SINGLE, "collectives:\n  nvls: false\n");
+    OK_YAML(y, &c);
+    free(y);
+    ck_assert_int_eq(c.coll.nvls_enabled, 0);
+    y = with(SINGLE, "collectives:\n  nvls: true\n");
+    OK_YAML(y, &c);
+    free(y);
+    ck_assert_int_eq(c.coll.nvls_enabled, 1);
+    /* explicit true without the hardware: an error at the value */
+    char *a = replace(SINGLE, "compute_capability: 90", "compute_capability: 80");
+    ERR_FREE(with(a, "collectives:\n  nvls: true\n"), 13, 9, "compute_capability >= 90");
+    free(a);
+    a = replace(SINGLE, "fabric: nvswitch", "fabric: nvlink");
+    ERR_FREE(with(a, "collectives:\n  nvls: true\n"), 13, 9, "got fabric nvlink");
+    free(a);
+    ERR_FREE(with(SINGLE, "collectives:\n  nvls: yes\n"), 13, 9, "nvls");
+    /* the collectives mapping may come first in the file */
+    y = malloc(strlen(SINGLE) + 64);
+    ck_assert_ptr_nonnull(y);
+    strcpy(y, "collectives: {nvls: true}\n");
+    strcat(y, SINGLE);
+    char *z = replace(y, "fabric: nvswitch", "fabric: pcie");
+    free(y);
+    ERR_FREE(z, 1, 21, "NVSwitch");
 }
 END_TEST
 
@@ -756,6 +797,7 @@ static Suite *config_suite(void)
     TCase *tv = tcase_create("values");
     tcase_add_test(tv, defaults_filled);
     tcase_add_test(tv, defaults_depend_on_fabric);
+    tcase_add_test(tv, nvls_default_and_override);
     tcase_add_test(tv, collectives_overrides);
     tcase_add_test(tv, des_overrides_parsed);
     tcase_add_test(tv, des_before_nodes_is_fine);

@@ -8,7 +8,8 @@
  *  - rings on DGX nodes (8 ranks each): by construction of the ring's
  *    critical path, exact across nodes too;
  *  - trees and chains inside one NVLink domain. For N > 8 that domain is a
- *    multi-node NVLink system (gpus_per_node = N, as NCCL treats MNNVL).
+ *    multi-node NVLink system (gpus_per_node = N, as NCCL treats MNNVL);
+ *  - NVLS inside one NVSwitch domain, N <= 64 (sizes to 4 GiB at 64).
  * Across nodes the double binary tree's two trees are not in lockstep and
  * the DES uses lane capacity the closed form does not; that deviation is
  * bounded (not 1%) in its own test below.
@@ -139,6 +140,31 @@ START_TEST(ring_and_chain_in_one_nvlink_domain)
 }
 END_TEST
 
+START_TEST(nvls_on_one_nvswitch)
+{
+    /* NVLS (NVLink SHARP) inside one NVSwitch domain: all_reduce,
+     * all_gather and reduce_scatter, Simple only */
+    cs_cluster c;
+    load("dgx-h100", &c);
+    int n = ranks_list[_i];
+    if (n > 64) return; /* one NVSwitch domain; 64 stands for a large one */
+    c.gpus_per_node = n;
+    cs_topology t;
+    ck_assert_int_eq(cs_topology_build(&c, n, 1, &t, NULL), 0);
+    double tm;
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_REDUCE, GiB, CS_ALGO_NVLS, CS_PROTO_SIMPLE, &tm), 0);
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_REDUCE, GiB, CS_ALGO_NVLS, CS_PROTO_LL, &tm),
+                     CS_ENOTSUP);
+    check_all(&t, CS_ALGO_NVLS, n >= 64 ? 4 * GiB : 16 * GiB, "one nvswitch");
+    if (n == 8) { /* the same comparison catches all_reduce without its multicast half */
+        double wb = 0;
+        double wrong = max_rel_err(&t, CS_OP_ALL_REDUCE, CS_ALGO_NVLS, CS_PROTO_SIMPLE, GiB,
+                                   wrong_model, &wb);
+        ck_assert_msg(wrong > 0.3, "the oracle failed to catch a broken NVLS model (%.3f)", wrong);
+    }
+}
+END_TEST
+
 START_TEST(tree_across_nodes_is_bounded)
 {
     /* multi-node trees: DES never slower than the closed form by > 1%,
@@ -190,6 +216,7 @@ int main(void)
     tcase_add_loop_test(tc, ring_on_dgx_nodes, 0, nr);
     tcase_add_loop_test(tc, tree_in_one_nvlink_domain, 0, nr);
     tcase_add_loop_test(tc, ring_and_chain_in_one_nvlink_domain, 0, nr);
+    tcase_add_loop_test(tc, nvls_on_one_nvswitch, 0, nr);
     tcase_add_test(tc, tree_across_nodes_is_bounded);
     tcase_add_test(tc, wrong_model_is_caught);
     suite_add_tcase(s, tc);
