@@ -48,6 +48,7 @@ typedef struct xargs {
     const char *scenario, *cluster, *out, *plot, *crossings;
     const char *ranks, *params, *models, *strategies;
     int micro_batch, grad_accum, ckpt, dtype;
+    int engine; /* -1 = the scenario's (default analytic) */
     cs_format fmt;
 } xargs;
 
@@ -57,10 +58,11 @@ static void help(FILE *f)
             "Usage: collsim crossover [SCENARIO.yaml] [--cluster FILE|PRESET] [--ranks N[,N...]]\n"
             "         [--params MIN:MAX:POINTS | --models a,b,...] [--strategies s1,s2,...]\n"
             "         [--micro-batch B] [--grad-accum G] [--checkpointing C] [--dtype T]\n"
+            "         [--engine analytic|des]\n"
             "         [--format table|csv|json] [-o FILE] [--plot FILE] [--crossings FILE]\n"
             "\n"
             "Sweeps model size P x ranks N x strategies, simulating one training iteration per\n"
-            "point (closed-form collectives), and finds where one strategy's throughput\n"
+            "point (closed-form collectives unless --engine des), and finds where one strategy's throughput\n"
             "overtakes another's on a continuous P axis (GSL Brent root finding on log10 P,\n"
             "to 1e-4; only where both fit) and where each strategy starts to run out of\n"
             "memory (bisection, 1e-4).\n"
@@ -77,6 +79,9 @@ static void help(FILE *f)
             "  --strategies S[,S...]  default %s\n"
             "  --micro-batch B, --grad-accum G, --checkpointing none|selective|full,\n"
             "  --dtype fp32|bf16|fp16 as for `collsim simulate`\n"
+            "  --engine analytic|des  how collectives are timed, as for `collsim simulate`\n"
+            "                         (default analytic; des: each distinct collective is one\n"
+            "                         discrete-event run, shared across points; ~100x slower)\n"
             "  --format F             table (default: the grid, then one sentence per crossing),\n"
             "                         csv (the grid) or json (grid and crossings)\n"
             "  -o FILE                output file (written whole or not at all); default stdout\n"
@@ -104,7 +109,7 @@ static void help(FILE *f)
 static int parse(int argc, char **argv, xargs *a)
 {
     enum { O_CLUSTER = 256, O_RANKS, O_PARAMS, O_MODELS, O_STRATEGIES, O_MB, O_GA, O_CKPT,
-           O_DTYPE, O_FORMAT, O_PLOT, O_CROSSINGS };
+           O_DTYPE, O_FORMAT, O_PLOT, O_CROSSINGS, O_ENGINE };
     static const struct option opts[] = {
         {"cluster", required_argument, 0, O_CLUSTER},
         {"ranks", required_argument, 0, O_RANKS},
@@ -115,6 +120,7 @@ static int parse(int argc, char **argv, xargs *a)
         {"grad-accum", required_argument, 0, O_GA},
         {"checkpointing", required_argument, 0, O_CKPT},
         {"dtype", required_argument, 0, O_DTYPE},
+        {"engine", required_argument, 0, O_ENGINE},
         {"format", required_argument, 0, O_FORMAT},
         {"crossings", required_argument, 0, O_CROSSINGS},
         {"plot", required_argument, 0, O_PLOT},
@@ -153,6 +159,11 @@ static int parse(int argc, char **argv, xargs *a)
             a->dtype = t;
             break;
         }
+        case O_ENGINE:
+            if (!strcmp(optarg, "analytic")) a->engine = CS_ENGINE_ANALYTIC;
+            else if (!strcmp(optarg, "des")) a->engine = CS_ENGINE_DES;
+            else return cs_cli_usage(CMD, "--engine expects analytic or des, got '%s'", optarg);
+            break;
         case O_FORMAT:
             if (cs_format_parse(optarg, &a->fmt))
                 return cs_cli_usage(CMD, "unknown --format '%s' (expected table, csv or json)", optarg);
@@ -268,6 +279,7 @@ static int build_spec(const xargs *a, cs_sweep_spec *s, cs_diag *d)
     if (a->micro_batch) t->micro_batch = a->micro_batch;
     if (a->grad_accum) t->grad_accum = a->grad_accum;
     if (a->ckpt >= 0) t->checkpointing = (cs_ckpt)a->ckpt;
+    if (a->engine >= 0) t->collective_engine = (cs_engine_kind)a->engine;
     int rc;
     if (a->ranks) {
         if ((rc = parse_ranks(a->ranks, s)) >= 0) return rc;
@@ -466,13 +478,14 @@ static void make_title(char *buf, size_t len, const cs_sweep_spec *s)
         o += snprintf(buf + o, len - (size_t)o, "P %s..%s (%d points, log)", lo, hi, s->params_points);
     }
     if ((size_t)o >= len) return;
-    snprintf(buf + o, len - (size_t)o, ", micro-batch %d, grad-accum %d, %s",
-             s->training.micro_batch, s->training.grad_accum, cs_dtype_name(s->training.param_dtype));
+    snprintf(buf + o, len - (size_t)o, ", micro-batch %d, grad-accum %d, %s%s",
+             s->training.micro_batch, s->training.grad_accum, cs_dtype_name(s->training.param_dtype),
+             s->training.collective_engine == CS_ENGINE_DES ? ", DES collectives" : "");
 }
 
 static int crossover(int argc, char **argv)
 {
-    xargs a = {.dtype = -1, .ckpt = -1, .fmt = CS_FORMAT_TABLE};
+    xargs a = {.dtype = -1, .ckpt = -1, .engine = -1, .fmt = CS_FORMAT_TABLE};
     int rc = parse(argc, argv, &a);
     if (rc >= 0) return rc;
     cs_diag d;

@@ -496,7 +496,8 @@ static void render_json(cs_buf *b, const plan *pl)
 static void plan_help(FILE *f)
 {
     fprintf(f,
-            "Usage: collsim plan SCENARIO.yaml [--ranks N] [--format table|json] [-o FILE]\n"
+            "Usage: collsim plan SCENARIO.yaml [--ranks N] [--engine analytic|des]\n"
+            "         [--format table|json] [-o FILE]\n"
             "\n"
             "Recommends how to train the scenario: every strategy (ddp, zero1, fsdp_no_shard,\n"
             "fsdp_shard_grad_op, fsdp_full_shard, fsdp_hybrid_shard) x micro-batch 1, 2, 4, ...\n"
@@ -519,6 +520,8 @@ static void plan_help(FILE *f)
             "  SCENARIO.yaml  cluster, model, training and ranks (configs/scenarios/README.md)\n"
             "  --ranks N      N ranks filling the cluster's nodes in order (replaces the\n"
             "                 scenario's ranks and nodes)\n"
+            "  --engine E     how collectives are timed, as for `collsim simulate`: analytic\n"
+            "                 (default, or the scenario's collective_engine) or des\n"
             "  --format F     table (default) or json\n"
             "  -o FILE        write to FILE (whole or not at all); default stdout\n"
             "\n"
@@ -530,12 +533,13 @@ static void plan_help(FILE *f)
 int cs_cmd_plan(int argc, char **argv)
 {
     const char *cmd = "plan";
-    enum { O_RANKS = 256, O_FORMAT };
+    enum { O_RANKS = 256, O_FORMAT, O_ENGINE };
     static const struct option opts[] = {
         {"ranks", required_argument, 0, O_RANKS}, {"format", required_argument, 0, O_FORMAT},
+        {"engine", required_argument, 0, O_ENGINE},
         {"output", required_argument, 0, 'o'},    {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    int ranks = 0;
+    int ranks = 0, engine = -1;
     const char *out_path = NULL;
     cs_format fmt = CS_FORMAT_TABLE;
     optind = 1;
@@ -549,6 +553,11 @@ int cs_cmd_plan(int argc, char **argv)
         case O_FORMAT:
             if (cs_format_parse(optarg, &fmt) || fmt == CS_FORMAT_CSV)
                 return cs_cli_usage(cmd, "unknown --format '%s' (expected table or json)", optarg);
+            break;
+        case O_ENGINE:
+            if (!strcmp(optarg, "analytic")) engine = CS_ENGINE_ANALYTIC;
+            else if (!strcmp(optarg, "des")) engine = CS_ENGINE_DES;
+            else return cs_cli_usage(cmd, "--engine expects analytic or des, got '%s'", optarg);
             break;
         case 'o': out_path = optarg; break;
         case 'h': plan_help(stdout); return CS_EXIT_OK;
@@ -564,6 +573,7 @@ int cs_cmd_plan(int argc, char **argv)
     cs_diag d;
     cs_diag_clear(&d);
     int rc = cs_scenario_load_file(pl->scenario, &pl->sc, &d);
+    if (rc == 0 && engine >= 0) pl->sc.training.collective_engine = (cs_engine_kind)engine;
     if (rc == 0 && ranks) {
         pl->sc.ranks = ranks;
         pl->sc.nodes = 0;

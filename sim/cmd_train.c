@@ -33,6 +33,7 @@ typedef struct train_args {
     int strategies[MAX_STRATEGIES], nstrategies;
     int dtype; /* -1 = from scenario */
     int micro_batch, grad_accum, ckpt, attention;
+    int engine; /* -1 = from scenario */
     int model_states_only;
     cs_format fmt;
 } train_args;
@@ -66,7 +67,7 @@ static void common_help(FILE *f)
 static int parse(int argc, char **argv, train_args *a, void (*help)(FILE *))
 {
     enum { O_CLUSTER = 256, O_NODES, O_RANKS, O_MODEL, O_PARAMS, O_STRATEGY, O_DTYPE, O_MB,
-           O_GA, O_CKPT, O_FORMAT, O_MSO, O_TRACE, O_SCHED, O_ATTN };
+           O_GA, O_CKPT, O_FORMAT, O_MSO, O_TRACE, O_SCHED, O_ATTN, O_ENGINE };
     static const struct option opts[] = {
         {"cluster", required_argument, 0, O_CLUSTER}, {"nodes", required_argument, 0, O_NODES},
         {"ranks", required_argument, 0, O_RANKS},     {"model", required_argument, 0, O_MODEL},
@@ -75,7 +76,7 @@ static int parse(int argc, char **argv, train_args *a, void (*help)(FILE *))
         {"grad-accum", required_argument, 0, O_GA},   {"checkpointing", required_argument, 0, O_CKPT},
         {"format", required_argument, 0, O_FORMAT},   {"model-states-only", no_argument, 0, O_MSO},
         {"trace", required_argument, 0, O_TRACE},     {"emit-schedule", required_argument, 0, O_SCHED},
-        {"attention", required_argument, 0, O_ATTN},
+        {"attention", required_argument, 0, O_ATTN},  {"engine", required_argument, 0, O_ENGINE},
         {"output", required_argument, 0, 'o'},        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
@@ -137,6 +138,16 @@ static int parse(int argc, char **argv, train_args *a, void (*help)(FILE *))
             else if (!strcmp(optarg, "standard")) a->attention = 0;
             else return cs_cli_usage(cmd, "--attention expects flash or standard, got '%s'", optarg);
             break;
+        case O_ENGINE:
+            /* memory prices no collectives: an engine there would be a
+             * silent no-op, so it is refused */
+            if (strcmp(cmd, "simulate"))
+                return cs_cli_usage(cmd, "%s", "--engine applies to `collsim simulate` (memory "
+                                               "times no collectives)");
+            if (!strcmp(optarg, "analytic")) a->engine = CS_ENGINE_ANALYTIC;
+            else if (!strcmp(optarg, "des")) a->engine = CS_ENGINE_DES;
+            else return cs_cli_usage(cmd, "--engine expects analytic or des, got '%s'", optarg);
+            break;
         case O_FORMAT:
             if (cs_format_parse(optarg, &a->fmt))
                 return cs_cli_usage(cmd, "unknown --format '%s' (expected table, csv or json)", optarg);
@@ -192,6 +203,7 @@ static void apply_overrides(const train_args *a, cs_training *t, cs_strategy s, 
     if (a->grad_accum) t->grad_accum = a->grad_accum;
     if (a->ckpt >= 0) t->checkpointing = (cs_ckpt)a->ckpt;
     if (a->attention >= 0) t->flash_attention = a->attention;
+    if (a->engine >= 0) t->collective_engine = (cs_engine_kind)a->engine;
 }
 
 typedef struct row {
@@ -329,7 +341,7 @@ static void render(cs_buf *b, cs_format f, const char *title, const row *rows, i
 static int run(int argc, char **argv, int sim, void (*help)(FILE *))
 {
     train_args a = {.cmd = sim ? "simulate" : "memory", .dtype = -1, .ckpt = -1, .attention = -1,
-                    .fmt = CS_FORMAT_TABLE};
+                    .engine = -1, .fmt = CS_FORMAT_TABLE};
     int rc = parse(argc, argv, &a, help);
     if (rc >= 0) return rc;
     cs_diag d;
@@ -347,11 +359,12 @@ static int run(int argc, char **argv, int sim, void (*help)(FILE *))
     row rows[MAX_STRATEGIES];
     memset(rows, 0, sizeof rows);
     cs_buf trace = {0}, sched = {0};
-    int n = 0;
+    int n = 0, rows_des = 0;
     for (int i = 0; i < a.nstrategies; i++) {
         row *r = &rows[n];
         cs_training t = sc.training;
         apply_overrides(&a, &t, (cs_strategy)a.strategies[i], a.scenario != NULL);
+        rows_des = t.collective_engine == CS_ENGINE_DES;
         r->strategy = t.strategy;
         r->ranks = topo.ranks;
         r->params = sc.model.params;
@@ -371,8 +384,10 @@ static int run(int argc, char **argv, int sim, void (*help)(FILE *))
         }
     }
     char title[512];
-    snprintf(title, sizeof title, "collsim %s: %s (%.3g params) on %s, %d ranks on %d nodes",
-             a.cmd, sc.model.name, sc.model.params, sc.cluster.name, topo.ranks, topo.nodes);
+    int des = sim && n > 0 && rows_des;
+    snprintf(title, sizeof title, "collsim %s: %s (%.3g params) on %s, %d ranks on %d nodes%s",
+             a.cmd, sc.model.name, sc.model.params, sc.cluster.name, topo.ranks, topo.nodes,
+             des ? ", DES collectives" : "");
     cs_buf out = {0};
     render(&out, a.fmt, title, rows, n, sim);
     rc = cs_buf_write(&out, a.out, &d);
@@ -397,6 +412,8 @@ static void memory_help(FILE *f)
     common_help(f);
     fprintf(f, "  --model-states-only    parameters + gradients + optimizer states only (the ZeRO\n"
                "                         paper's view, Rajbhandari et al. 2020 Table 1)\n\n"
+               "Memory times no collectives: --engine is refused here, and a scenario's\n"
+               "collective_engine is ignored.\n"
                "CSV columns: %s\nExit status: 0 ok, 1 output not written, 2 bad usage/config.\n",
             mem_cols);
 }
@@ -408,7 +425,12 @@ static void simulate_help(FILE *f)
                "PyTorch runs it: DDP buckets overlapping backward, FSDP all-gathers with prefetch\n"
                "and reduce-scatters, ZeRO-1; compute and communication on their own streams.\n\n");
     common_help(f);
-    fprintf(f, "  --trace FILE           Chrome/Perfetto trace JSON (open in ui.perfetto.dev)\n"
+    fprintf(f, "  --engine E             how collectives are timed: analytic (default: NCCL's\n"
+               "                         closed form) or des (the algorithm and protocol the closed\n"
+               "                         form picks, as NCCL's tuner does, timed by the\n"
+               "                         discrete-event run on the process group's topology;\n"
+               "                         slower); the scenario key is training.collective_engine\n"
+               "  --trace FILE           Chrome/Perfetto trace JSON (open in ui.perfetto.dev)\n"
                "  --emit-schedule FILE   the iteration's task graph as JSON (for collsim-hw replay)\n\n"
                "CSV columns: %s%s\nBytes columns are bytes sent per rank per iteration.\n"
                "Exit status: 0 ok, 1 output not written, 2 bad usage/config.\n",

@@ -3,8 +3,9 @@
  * sweep.c - grids over model size P x ranks N x strategies and the
  * crossovers between strategies.
  *
- * A point is one simulated training iteration (workload.c + iteration.c,
- * closed-form collectives) of a generic model of P parameters
+ * A point is one simulated training iteration (workload.c + iteration.c;
+ * collectives priced per training.collective_engine: closed form by
+ * default, or discrete-event runs) of a generic model of P parameters
  * (cs_model_generic: GPT-3-like shape) or of a listed model, on the first
  * N ranks of the cluster (cs_topology_build(cluster, N, 0)). Its memory
  * verdict is the simulated timeline's peak against the GPU's capacity, as
@@ -45,7 +46,12 @@
  *
  * Cost: one point is one graph build and one event-driven run, O(tasks log
  * tasks) with tasks ~ 4 x layers x grad_accum; a refinement takes about
- * 2 x 20 extra points.
+ * 2 x 20 extra points. With DES collectives each distinct collective of a
+ * point is one discrete-event run; cs_sweep_run and cs_sweep_crossings
+ * then keep a cs_workload_cache for the call, so a collective met again at
+ * another point (the same group topology, op and size: DDP's full
+ * buckets, the layers shared by two FSDP strategies) is simulated once.
+ * The cache changes no result (workload.h).
  */
 #include "sweep.h"
 
@@ -69,8 +75,9 @@
 #define CS_SWEEP_TIE 1e-9
 #define CS_SWEEP_MAX_ITER 200
 
-int cs_sweep_point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params,
-                        int model, cs_sweep_point *out, cs_diag *d)
+/* cs_sweep_point_eval with a collective cache (NULL: none). */
+static int point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params, int model,
+                      cs_workload_cache *cache, cs_sweep_point *out, cs_diag *d)
 {
     memset(out, 0, sizeof *out);
     cs_model m;
@@ -86,7 +93,7 @@ int cs_sweep_point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, doubl
     cs_training t = s->training;
     t.strategy = st;
     cs_workload *w;
-    if ((rc = cs_workload_build(&m, &t, &topo, &w, d))) return rc;
+    if ((rc = cs_workload_build_cached(&m, &t, &topo, cache, &w, d))) return rc;
     cs_iteration it;
     rc = cs_iteration_run(w, &t, &it, d);
     if (rc == 0) {
@@ -108,6 +115,19 @@ int cs_sweep_point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, doubl
     }
     cs_workload_free(w);
     return rc;
+}
+
+int cs_sweep_point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params,
+                        int model, cs_sweep_point *out, cs_diag *d)
+{
+    return point_eval(s, st, ranks, params, model, NULL, out, d);
+}
+
+/* A cache for one call when collectives run on the DES; NULL otherwise
+ * (closed forms cost less than the lookups). */
+static cs_workload_cache *call_cache(const cs_sweep_spec *s)
+{
+    return s->training.collective_engine == CS_ENGINE_DES ? cs_workload_cache_new() : NULL;
 }
 
 static size_t npoints_p(const cs_sweep_spec *s)
@@ -152,19 +172,22 @@ int cs_sweep_run(const cs_sweep_spec *s, size_t first, size_t stride, cs_sweep_p
     CS_ASSERT(stride >= 1);
     size_t n = cs_sweep_size(s), total = first < n ? (n - first + stride - 1) / stride : 0;
     size_t done = 0;
+    cs_workload_cache *cache = call_cache(s);
+    int rc = 0;
     for (size_t i = first; i < n; i += stride) {
         int r, model;
         double p;
         cs_strategy st;
         cs_sweep_coords(s, i, &r, &p, &model, &st);
-        int rc = cs_sweep_point_eval(s, st, r, p, model, &pts[i], d);
+        rc = point_eval(s, st, r, p, model, cache, &pts[i], d);
         if (rc) {
             if (failed) *failed = i;
-            return rc;
+            break;
         }
         if (progress) progress(ctx, ++done, total);
     }
-    return 0;
+    cs_workload_cache_free(cache);
+    return rc;
 }
 
 /* ---- crossings ----------------------------------------------------------- */
@@ -175,11 +198,12 @@ typedef struct refine_ctx {
     cs_strategy a, b;
     int rc;
     cs_diag *d;
+    cs_workload_cache *cache;
 } refine_ctx;
 
 static int eval_at(refine_ctx *c, cs_strategy st, double x, cs_sweep_point *p)
 {
-    int rc = cs_sweep_point_eval(c->s, st, c->ranks, pow(10.0, x), -1, p, c->d);
+    int rc = point_eval(c->s, st, c->ranks, pow(10.0, x), -1, c->cache, p, c->d);
     if (rc && c->rc == 0) c->rc = rc;
     return rc;
 }
@@ -285,7 +309,7 @@ int cs_sweep_crossings(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t
     if (s->nmodels > 0 || s->params_points < 2) return 0;
     const int np = s->params_points, ns = s->nstrategies;
     clist l = {0};
-    refine_ctx c = {.s = s, .d = d};
+    refine_ctx c = {.s = s, .d = d, .cache = call_cache(s)};
 #define PT(ri, k, si) (&pts[((size_t)(ri) * np + (size_t)(k)) * ns + (size_t)(si)])
     for (int ri = 0; ri < s->nranks; ri++) {
         size_t first = l.n;
@@ -338,7 +362,7 @@ int cs_sweep_crossings(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t
             for (int k = 0; k + 1 < np; k++) {
                 int f0 = PT(ri, k, si)->fits, f1 = PT(ri, k + 1, si)->fits;
                 if (f0 == f1) continue;
-                double p;
+                double p = 0;
                 if (refine_oom(&c, s->strategies[si], log10(PT(ri, k, si)->params),
                                log10(PT(ri, k + 1, si)->params), f0, &p))
                     goto fail;
@@ -350,10 +374,12 @@ int cs_sweep_crossings(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t
         sort_by_params(&l, first);
     }
 #undef PT
+    cs_workload_cache_free(c.cache);
     *out = l.v;
     *nout = l.n;
     return 0;
 fail:
+    cs_workload_cache_free(c.cache);
     free(l.v);
     return c.rc;
 }

@@ -72,6 +72,10 @@ _Static_assert(sizeof strategy_names / sizeof *strategy_names == CS_STRAT_COUNT 
 _Static_assert(sizeof optimizer_names / sizeof *optimizer_names == CS_OPT_COUNT + 1, "names");
 _Static_assert(sizeof ckpt_names / sizeof *ckpt_names == CS_CKPT_COUNT + 1, "names");
 _Static_assert(sizeof dtype_names / sizeof *dtype_names == CS_DTYPE_COUNT + 1, "names");
+/* Indexed by cs_engine_kind; must spell what cs_engine_name returns. */
+static const char *const engine_names[] = {
+    [CS_ENGINE_ANALYTIC] = "analytic", [CS_ENGINE_DES] = "des", NULL};
+_Static_assert(sizeof(cs_engine_kind) == sizeof(int), "enum fields are stored as int");
 
 const char *cs_strategy_name(cs_strategy s)
 {
@@ -162,6 +166,10 @@ void cs_training_defaults(cs_training *t, cs_strategy s)
      * (torch.cuda.memory_reserved vs memory_allocated). An assumed
      * typical value, configurable; no published constant. */
     t->fragmentation = 0.05;
+    /* Collectives priced by the closed form; `des` runs each distinct one
+     * through the discrete-event engine instead (slower, same choice of
+     * algorithm and protocol). */
+    t->collective_engine = CS_ENGINE_ANALYTIC;
 }
 
 double cs_training_optimizer_bytes_per_param(const cs_training *t)
@@ -289,6 +297,7 @@ static const cs_yfield training_fields[] = {
     {ROW("cuda_context", CS_YF_SIZE, OFF(cuda_context_bytes), CS_YF_NO_HI)},
     {ROW("nccl_buffers", CS_YF_CUSTOM, 0, 0), .fn = read_nccl_buffers},
     {ROW("fragmentation", CS_YF_NUMBER, OFF(fragmentation), CS_YF_HI_OPEN), .hi = 1},
+    {ROW("collective_engine", CS_YF_ENUM, OFF(collective_engine), 0), .names = engine_names},
     {.name = NULL},
 };
 

@@ -12,6 +12,7 @@
 #define CS_TRAINING_H
 
 #include "cluster.h"
+#include "collective.h"
 #include "dtype.h"
 #include "error.h"
 #include "model.h"
@@ -62,6 +63,11 @@ typedef struct cs_training {
     double cuda_context_bytes;
     double nccl_buffer_bytes;   /* < 0: derived from the cluster (memory.c) */
     double fragmentation;       /* fraction of allocated bytes lost */
+    /* how the iteration's collectives are timed: CS_ENGINE_ANALYTIC
+     * (default: NCCL's closed form) or CS_ENGINE_DES (the algorithm NCCL's
+     * tuner picks by the closed form, timed by the discrete-event run on
+     * the process group's topology); scenario key `collective_engine` */
+    cs_engine_kind collective_engine;
 } cs_training;
 
 const char *cs_strategy_name(cs_strategy s);

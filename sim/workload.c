@@ -26,11 +26,20 @@
  * 2 x forward, + recompute) and bytes / HBM bandwidth for the optimizer
  * step (a memory-bound elementwise update; roofline, Williams et al. 2009).
  * Collective times come from the core closed-form model on the group's
- * topology, with the dtype sizes of what each collective moves.
+ * topology, with the dtype sizes of what each collective moves; with
+ * training.collective_engine = des the (algorithm, protocol) is still
+ * chosen by the closed form, as NCCL's tuner does, and timed by the
+ * discrete-event run (cs_collective_run, engine DES) on that topology.
+ * A DES run costs far more than a closed form (O(events log events);
+ * multi-node tree all_reduce is O(ranks x chunks)), so builds that repeat
+ * collectives (sweeps) can share a cs_workload_cache: results keyed by
+ * (group topology, op, engine, bytes). Every entry is a pure function of
+ * its key, so a cache changes no result, only the time to get it.
  */
 #include "workload.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +58,25 @@ typedef struct choice {
     double duration_s;
 } choice;
 
+/* Cross-build cache: distinct group topologies (compared byte for byte:
+ * equal bytes are equal topologies; a topology copied with different
+ * padding only misses), and an open-addressing table of (topology slot,
+ * op, engine, bytes) -> (algo, proto, duration), grown at half load. */
+typedef struct xentry {
+    double size_bytes;
+    double duration_s;
+    int slot;          /* topology slot + 1; 0 = empty */
+    unsigned char op, engine, algo, proto;
+} xentry;
+
+struct cs_workload_cache {
+    cs_topology *topos;
+    int ntopos, captopos;
+    xentry *tab;
+    size_t cap, n;
+    unsigned long long hits, misses;
+};
+
 struct cs_workload {
     cs_task *tasks;
     size_t n, cap;
@@ -63,6 +91,12 @@ struct cs_workload {
     double hbm_Bps;
     choice cache[CHOICE_CACHE];
     int ncache, next_slot;
+    /* during the build only */
+    cs_engine_kind engine;
+    cs_workload_cache *xc;   /* NULL: none */
+    int xslot[CS_GROUP_COUNT];
+    int err;                 /* first failed collective's code, 0 none */
+    cs_diag *d;
 };
 
 static const char *const stream_names[CS_STREAM_COUNT] = {"compute", "comm", "comm_reduce"};
@@ -156,6 +190,119 @@ static int compute(cs_workload *w, int micro, int layer, double flops, const cha
     return t->id;
 }
 
+/* ---- cross-build cache ---- */
+
+cs_workload_cache *cs_workload_cache_new(void) { return cs_xcalloc(1, sizeof(cs_workload_cache)); }
+
+void cs_workload_cache_free(cs_workload_cache *c)
+{
+    if (!c) return;
+    free(c->topos);
+    free(c->tab);
+    free(c);
+}
+
+void cs_workload_cache_stats(const cs_workload_cache *c, size_t *entries,
+                             unsigned long long *hits, unsigned long long *misses)
+{
+    if (entries) *entries = c->n;
+    if (hits) *hits = c->hits;
+    if (misses) *misses = c->misses;
+}
+
+/* The slot of topology t, added if new. The scalars after the embedded
+ * cluster differ first (ranks, nodes), so they are compared first. */
+static int xc_slot(cs_workload_cache *c, const cs_topology *t)
+{
+    const size_t off = offsetof(cs_topology, ranks);
+    for (int i = 0; i < c->ntopos; i++) {
+        const cs_topology *u = &c->topos[i];
+        if (!memcmp((const char *)u + off, (const char *)t + off, sizeof *t - off) &&
+            !memcmp(u, t, off))
+            return i;
+    }
+    if (c->ntopos == c->captopos) {
+        c->captopos = c->captopos ? 2 * c->captopos : 8;
+        c->topos = cs_xrealloc(c->topos, (size_t)c->captopos * sizeof *c->topos);
+    }
+    memcpy(&c->topos[c->ntopos], t, sizeof *t);
+    return c->ntopos++;
+}
+
+static size_t xc_hash(int slot, cs_op op, cs_engine_kind e, double size)
+{
+    unsigned long long bits;
+    memcpy(&bits, &size, sizeof bits);
+    unsigned long long h = bits ^ ((unsigned long long)slot << 40) ^
+                           ((unsigned long long)op << 56) ^ ((unsigned long long)e << 60);
+    h ^= h >> 33; /* splitmix64 finaliser */
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return (size_t)h;
+}
+
+/* The entry for the key, or the empty place where it belongs (NULL while
+ * the table is unallocated). */
+static xentry *xc_find(cs_workload_cache *c, int slot, cs_op op, cs_engine_kind e, double size)
+{
+    if (!c->cap) return NULL;
+    size_t mask = c->cap - 1;
+    for (size_t i = xc_hash(slot, op, e, size) & mask;; i = (i + 1) & mask) {
+        xentry *x = &c->tab[i];
+        if (!x->slot || (x->slot == slot + 1 && x->op == op && x->engine == e &&
+                         x->size_bytes == size))
+            return x;
+    }
+}
+
+static void xc_put(cs_workload_cache *c, int slot, cs_op op, cs_engine_kind e, double size,
+                   cs_algo_id a, cs_proto p, double duration_s)
+{
+    if (2 * (c->n + 1) > c->cap) {
+        size_t oldcap = c->cap;
+        xentry *old = c->tab;
+        c->cap = oldcap ? 2 * oldcap : 1024;
+        c->tab = cs_xcalloc(c->cap, sizeof *c->tab);
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i].slot) {
+                const xentry *o = &old[i];
+                *xc_find(c, o->slot - 1, (cs_op)o->op, (cs_engine_kind)o->engine,
+                         o->size_bytes) = *o;
+            }
+        free(old);
+    }
+    xentry *x = xc_find(c, slot, op, e, size);
+    CS_ASSERT(!x->slot);
+    *x = (xentry){.size_bytes = size, .duration_s = duration_s, .slot = slot + 1,
+                  .op = (unsigned char)op, .engine = (unsigned char)e,
+                  .algo = (unsigned char)a, .proto = (unsigned char)p};
+    c->n++;
+}
+
+/* Chooses (algo, proto) by the closed form, as NCCL's tuner does, and
+ * times it with the build's engine. Returns 0 or the engine's error. */
+static int price(cs_workload *w, const cs_topology *topo, cs_op op, double size, cs_algo_id *a,
+                 cs_proto *p, double *duration_s)
+{
+    int rc = cs_collective_choose(topo, op, size, CS_CHOICE_AUTO, CS_CHOICE_AUTO, a, p, NULL);
+    CS_ASSERT(rc == 0);
+    if (w->engine == CS_ENGINE_DES) {
+        cs_coll_request req = {.op = op, .bytes = size, .algo = (int)*a, .proto = (int)*p,
+                               .engine = CS_ENGINE_DES};
+        cs_coll_result res;
+        rc = cs_collective_run(topo, &req, &res, w->d);
+        if (rc) return rc;
+        CS_ASSERT(res.algo == *a && res.proto == *p);
+        *duration_s = res.time_s;
+        return 0;
+    }
+    rc = cs_collective_time(topo, op, size, *a, *p, duration_s);
+    CS_ASSERT(rc == 0);
+    return 0;
+}
+
 static int collective(cs_workload *w, cs_stream s, int micro, int layer, cs_op op, double size,
                       cs_dtype dt, cs_group g, const char *what)
 {
@@ -177,14 +324,32 @@ static int collective(cs_workload *w, cs_stream s, int micro, int layer, cs_op o
                 return t->id;
             }
         }
-        cs_algo_id a;
-        cs_proto p;
-        int rc = cs_collective_choose(topo, op, size, CS_CHOICE_AUTO, CS_CHOICE_AUTO, &a, &p, NULL);
-        CS_ASSERT(rc == 0);
+        cs_algo_id a = CS_ALGO_RING;
+        cs_proto p = CS_PROTO_SIMPLE;
+        double dur = 0;
+        xentry *x = NULL;
+        if (w->xc) {
+            x = xc_find(w->xc, w->xslot[g], op, w->engine, size);
+            if (x && x->slot) w->xc->hits++;
+        }
+        if (x && x->slot) {
+            a = (cs_algo_id)x->algo;
+            p = (cs_proto)x->proto;
+            dur = x->duration_s;
+        } else {
+            int rc = price(w, topo, op, size, &a, &p, &dur);
+            if (rc) {
+                if (!w->err) w->err = rc;
+                return t->id; /* the build fails at its end */
+            }
+            if (w->xc) {
+                w->xc->misses++;
+                xc_put(w->xc, w->xslot[g], op, w->engine, size, a, p, dur);
+            }
+        }
         t->algo = a;
         t->proto = p;
-        rc = cs_collective_time(topo, op, size, a, p, &t->duration_s);
-        CS_ASSERT(rc == 0);
+        t->duration_s = dur;
         int slot = w->ncache < CHOICE_CACHE ? w->ncache++ : w->next_slot++ % CHOICE_CACHE;
         w->cache[slot] = (choice){op, g, size, a, p, t->duration_s};
     }
@@ -279,6 +444,12 @@ static int make_buckets(const cs_training *t, const double *grad_bytes, const in
 int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology *topo,
                       cs_workload **out, cs_diag *d)
 {
+    return cs_workload_build_cached(m, t, topo, NULL, out, d);
+}
+
+int cs_workload_build_cached(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                             cs_workload_cache *cache, cs_workload **out, cs_diag *d)
+{
     const cs_cluster *c = &topo->cluster;
     cs_dtype cdt = t->param_dtype;
     double peak = c->gpu.peak_flops[cdt];
@@ -295,6 +466,12 @@ int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology
         cs_workload_free(w);
         return rc;
     }
+    w->engine = t->collective_engine;
+    w->d = d;
+    w->xc = cache;
+    if (cache)
+        for (int g = 0; g < CS_GROUP_COUNT; g++)
+            w->xslot[g] = w->group_ranks[g] > 1 ? xc_slot(cache, &w->topo[g]) : -1;
     w->peak_flops = peak;
     w->eff = t->compute_efficiency;
     w->hbm_Bps = c->gpu.hbm_Bps;
@@ -474,6 +651,13 @@ int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology
     free(fwd);
     free(bwd);
     free(ag_f);
+    w->xc = NULL;
+    w->d = NULL;
+    if (w->err) {
+        int rc = w->err;
+        cs_workload_free(w);
+        return rc;
+    }
     *out = w;
     return 0;
 }

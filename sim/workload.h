@@ -73,10 +73,33 @@ typedef struct cs_task {
 
 typedef struct cs_workload cs_workload;
 
-/* Builds the graph. Returns 0, or CS_EINVAL/CS_ENOTSUP with d filled
- * (e.g. a GPU without peak FLOPs for the compute dtype). Caller frees. */
+/* Collective prices shared across builds (a sweep's points): keyed by the
+ * process group's topology (compared byte for byte), op, engine and size;
+ * each entry holds the chosen (algo, proto) and the duration. Entries are
+ * pure functions of their keys, so a build gives the same graph with or
+ * without a cache. Meant for DES collectives (a run costs micro- to
+ * milliseconds); unbounded: one entry (40 bytes) per distinct collective
+ * and one topology copy per distinct group. Not thread-safe. Caller frees
+ * with cs_workload_cache_free. */
+typedef struct cs_workload_cache cs_workload_cache;
+cs_workload_cache *cs_workload_cache_new(void);
+void cs_workload_cache_free(cs_workload_cache *c);
+/* Distinct collectives held, and lookups answered / not answered. */
+void cs_workload_cache_stats(const cs_workload_cache *c, size_t *entries,
+                             unsigned long long *hits, unsigned long long *misses);
+
+/* Builds the graph, pricing collectives with t->collective_engine
+ * (analytic: the closed form; des: the closed form's choice of algo and
+ * proto, timed by the discrete-event run on the group's topology).
+ * Returns 0, or CS_EINVAL/CS_ENOTSUP with d filled (e.g. a GPU without
+ * peak FLOPs for the compute dtype), or a failed DES run's code. Caller
+ * frees. */
 int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology *topo,
                       cs_workload **out, cs_diag *d);
+/* The same, looking collectives up in (and adding them to) cache; cache
+ * may be NULL (= cs_workload_build). */
+int cs_workload_build_cached(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                             cs_workload_cache *cache, cs_workload **out, cs_diag *d);
 void cs_workload_free(cs_workload *w);
 
 size_t cs_workload_count(const cs_workload *w);

@@ -3,7 +3,8 @@
 #
 # cli-crossover.sh - end-to-end tests of `collsim crossover` (one process):
 # the CSV column contract and grid size, the crossings CSV, the table's
-# sentences, JSON validity, determinism, --models, usage errors (exit 2,
+# sentences, JSON validity, determinism, --models, --engine des (byte-
+# identical reruns), usage errors (exit 2,
 # stderr only, no -o file), and no progress bar when stderr is not a
 # terminal.
 #
@@ -95,6 +96,22 @@ expect_ok models --models gpt2-124m,llama2-7b,13B --format csv
 rows=$(tail -n +2 "$TMP/models.out" | wc -l | tr -d ' ')
 [ "$rows" = 9 ] || fail "models: $rows rows, want 9"
 grep -q ',llama2-7b,' "$TMP/models.out" || fail "models: no llama2-7b row"
+
+# --engine des: collectives timed by the DES; runs repeat byte for byte,
+# the title says so, and the grid differs from the closed form's only in
+# times (same rows)
+expect_ok des1 --engine des --ranks 8,16 --params 100M:10B:5 --format csv --crossings "$TMP/xd1.csv"
+expect_ok des2 --engine des --ranks 8,16 --params 100M:10B:5 --format csv --crossings "$TMP/xd2.csv"
+cmp -s "$TMP/des1.out" "$TMP/des2.out" || fail "des: grid differs between two runs"
+cmp -s "$TMP/xd1.csv" "$TMP/xd2.csv" || fail "des: crossings differ between two runs"
+rows=$(tail -n +2 "$TMP/des1.out" | wc -l | tr -d ' ')
+[ "$rows" = 30 ] || fail "des: $rows rows, want 30"
+expect_ok ana1 --engine analytic --ranks 8,16 --params 100M:10B:5 --format csv
+cmp -s "$TMP/des1.out" "$TMP/ana1.out" && fail "des: grid identical to the closed form's (engine ignored?)"
+expect_ok des-table --engine des --ranks 16 --params 100M:10B:3
+head -n 1 "$TMP/des-table.out" | grep -q ', DES collectives$' || fail "des: title does not name the engine"
+expect_usage bad-engine --engine simgrid
+grep -q -- '--engine' "$TMP/help.out" || fail "help: no --engine"
 
 # usage errors: exit 2, message, nothing on stdout, no -o file
 expect_usage bad-params --params 1e8:1e7:5 -o "$TMP/never.csv"

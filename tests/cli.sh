@@ -189,6 +189,16 @@ head -n 1 "$TMP/sim-csv.out" | grep -q "^$MEMCOLS" || fail "simulate csv: memory
 head -n 1 "$TMP/sim-csv.out" | grep -qF "$SIMCOLS" || fail "simulate csv: iteration columns missing"
 expect_ok sim-csv2 simulate --model gpt3-1.3b --ranks 16 --strategy ddp,fsdp_full_shard --format csv
 cmp -s "$TMP/sim-csv.out" "$TMP/sim-csv2.out" || fail "simulate: two runs differ"
+# --engine des: same rows, DES-timed collectives, repeatable; memory refuses it
+expect_ok sim-des simulate --model gpt3-1.3b --ranks 16 --strategy ddp,fsdp_full_shard --format csv --engine des
+expect_ok sim-des2 simulate --model gpt3-1.3b --ranks 16 --strategy ddp,fsdp_full_shard --format csv --engine des
+cmp -s "$TMP/sim-des.out" "$TMP/sim-des2.out" || fail "simulate --engine des: two runs differ"
+[ "$(wc -l <"$TMP/sim-des.out")" = "$(wc -l <"$TMP/sim-csv.out")" ] || fail "simulate --engine des: rows differ"
+cmp -s "$TMP/sim-des.out" "$TMP/sim-csv.out" && fail "simulate --engine des: identical to analytic (engine ignored?)"
+expect_usage sim-bad-engine simulate --engine simgrid
+expect_usage mem-engine memory --engine des
+expect_ok sim-help simulate --help
+grep -q -- '--engine E' "$TMP/sim-help.out" || fail "simulate --help: no --engine"
 
 expect_ok sim-trace simulate --model gpt2-124m --ranks 8 --strategy fsdp_full_shard \
     --trace "$TMP/trace.json" --emit-schedule "$TMP/sched.json"

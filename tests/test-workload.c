@@ -2,7 +2,9 @@
 /*
  * test-workload.c - the training-iteration graph and its execution:
  * bytes on the wire per primitive (the seed's figures), no_sync, overlap,
- * prefetch, the memory timeline's bookkeeping, determinism.
+ * prefetch, the memory timeline's bookkeeping, determinism; collectives
+ * timed by the discrete-event engine (training.collective_engine = des)
+ * against the closed form on one node, and the cross-build cache.
  */
 #include <check.h>
 #include <math.h>
@@ -234,6 +236,157 @@ START_TEST(deterministic)
 }
 END_TEST
 
+/* Builds and runs with s->t's engine, using cache (may be NULL). */
+static void simulate_cached(const setup *s, cs_workload_cache *cache, cs_workload **w,
+                            cs_iteration *it)
+{
+    cs_diag d;
+    ck_assert_msg(cs_workload_build_cached(&s->m, &s->t, &s->topo, cache, w, &d) == 0, "%s",
+                  d.message);
+    ck_assert_int_eq(cs_iteration_run(*w, &s->t, it, &d), 0);
+}
+
+/* On one uniform node the engines agree (the oracle), so DES collectives
+ * leave the iteration within 1% of the closed form, with the same choice
+ * of algorithm and protocol for every collective. The fault: the same
+ * comparison against a DES run on a node with half the NVLink bandwidth
+ * must fail. */
+START_TEST(des_collectives_match_closed_form_on_one_node)
+{
+    const cs_strategy sts[] = {CS_STRAT_DDP, CS_STRAT_FSDP_NO_SHARD, CS_STRAT_FSDP_FULL_SHARD,
+                               CS_STRAT_ZERO1};
+    for (size_t k = 0; k < sizeof sts / sizeof *sts; k++) {
+        setup s;
+        make(&s, "dgx-h100", "gpt2-1.5b", sts[k], 8);
+        cs_workload *wa, *wd;
+        cs_iteration a, b;
+        simulate_cached(&s, NULL, &wa, &a);
+        s.t.collective_engine = CS_ENGINE_DES;
+        simulate_cached(&s, NULL, &wd, &b);
+        ck_assert_uint_eq(cs_workload_count(wa), cs_workload_count(wd));
+        double comm_a = 0, diff = 0;
+        for (size_t i = 0; i < cs_workload_count(wa); i++) {
+            const cs_task *x = cs_workload_task(wa, i), *y = cs_workload_task(wd, i);
+            if (x->kind != CS_TASK_COLLECTIVE) continue;
+            ck_assert_int_eq(x->algo, y->algo);
+            ck_assert_int_eq(x->proto, y->proto);
+            comm_a += x->duration_s;
+            diff += fabs(x->duration_s - y->duration_s);
+        }
+        ck_assert_msg(comm_a > 0, "%s has collectives", cs_strategy_name(sts[k]));
+        ck_assert_msg(diff <= 0.01 * comm_a, "%s: collectives differ by %g of %g s",
+                      cs_strategy_name(sts[k]), diff, comm_a);
+        ck_assert_double_eq_tol(b.iteration_time_s, a.iteration_time_s, 0.01 * a.iteration_time_s);
+        cs_iteration_free(&b);
+        cs_workload_free(wd);
+
+        /* fault: DES on a slower fabric must not pass for the closed form */
+        s.c.intra.bw_Bps /= 2;
+        cs_diag d;
+        ck_assert(cs_topology_build(&s.c, 8, 0, &s.topo, &d) == 0);
+        simulate_cached(&s, NULL, &wd, &b);
+        double comm_b = 0;
+        for (size_t i = 0; i < cs_workload_count(wd); i++)
+            if (cs_workload_task(wd, i)->kind == CS_TASK_COLLECTIVE)
+                comm_b += cs_workload_task(wd, i)->duration_s;
+        ck_assert_msg(comm_b > 1.2 * comm_a, "%s: the slow fabric went unnoticed (%g vs %g s)",
+                      cs_strategy_name(sts[k]), comm_b, comm_a);
+        cs_iteration_free(&a);
+        cs_iteration_free(&b);
+        cs_workload_free(wa);
+        cs_workload_free(wd);
+    }
+}
+END_TEST
+
+/* A cache changes no result: every task's duration, algorithm and
+ * protocol is bitwise the uncached build's, for all three process groups
+ * (hybrid sharding on 2 nodes), and a second build finds everything. */
+START_TEST(des_cache_changes_nothing)
+{
+    setup s;
+    make(&s, "dgx-h100", "gpt3-6.7b", CS_STRAT_FSDP_HYBRID_SHARD, 16);
+    s.t.collective_engine = CS_ENGINE_DES;
+    s.t.grad_accum = 2;
+    cs_workload_cache *c = cs_workload_cache_new();
+    cs_workload *w0, *w1, *w2;
+    cs_iteration i0, i1, i2;
+    simulate_cached(&s, NULL, &w0, &i0);
+    simulate_cached(&s, c, &w1, &i1);
+    size_t n1;
+    unsigned long long h1, m1, h2, m2;
+    cs_workload_cache_stats(c, &n1, &h1, &m1);
+    ck_assert_uint_gt(n1, 2); /* several sizes on at least two groups */
+    ck_assert_uint_eq(m1, n1);
+    simulate_cached(&s, c, &w2, &i2);
+    cs_workload_cache_stats(c, NULL, &h2, &m2);
+    ck_assert_uint_eq(m2, m1);  /* nothing new */
+    ck_assert_uint_ge(h2, h1 + n1);
+    ck_assert_uint_eq(cs_workload_count(w0), cs_workload_count(w1));
+    ck_assert_uint_eq(cs_workload_count(w0), cs_workload_count(w2));
+    for (size_t i = 0; i < cs_workload_count(w0); i++) {
+        const cs_task *x = cs_workload_task(w0, i), *y = cs_workload_task(w1, i),
+                      *z = cs_workload_task(w2, i);
+        ck_assert(memcmp(&x->duration_s, &y->duration_s, sizeof(double)) == 0);
+        ck_assert(memcmp(&x->duration_s, &z->duration_s, sizeof(double)) == 0);
+        ck_assert(x->algo == y->algo && x->algo == z->algo);
+        ck_assert(x->proto == y->proto && x->proto == z->proto);
+    }
+    ck_assert(memcmp(i0.end_s, i2.end_s, i0.ntasks * sizeof(double)) == 0);
+    /* across nodes the engines differ by design (algo_tree.c), so the DES
+     * durations are really the DES's: some task differs from the closed form */
+    s.t.collective_engine = CS_ENGINE_ANALYTIC;
+    cs_workload *wa;
+    cs_iteration ia;
+    simulate_cached(&s, NULL, &wa, &ia);
+    int differs = 0;
+    for (size_t i = 0; i < cs_workload_count(w0); i++)
+        differs |= cs_workload_task(wa, i)->duration_s != cs_workload_task(w0, i)->duration_s;
+    ck_assert_msg(differs, "DES durations equal the closed form's on 2 nodes: engine ignored?");
+    cs_iteration_free(&ia);
+    cs_workload_free(wa);
+    s.t.collective_engine = CS_ENGINE_DES;
+    /* another rank count is another topology: misses, not wrong hits */
+    setup t = s;
+    cs_diag d;
+    ck_assert(cs_topology_build(&t.c, 32, 0, &t.topo, &d) == 0);
+    cs_workload *w3;
+    cs_iteration i3;
+    simulate_cached(&t, c, &w3, &i3);
+    unsigned long long m3;
+    cs_workload_cache_stats(c, NULL, NULL, &m3);
+    ck_assert_uint_gt(m3, m2);
+    cs_iteration_free(&i0);
+    cs_iteration_free(&i1);
+    cs_iteration_free(&i2);
+    cs_iteration_free(&i3);
+    cs_workload_free(w0);
+    cs_workload_free(w1);
+    cs_workload_free(w2);
+    cs_workload_free(w3);
+    cs_workload_cache_free(c);
+}
+END_TEST
+
+/* The scenario key: analytic by default, des when asked, errors named. */
+START_TEST(scenario_collective_engine_key)
+{
+    const char *base = "cluster: dgx-h100\nmodel: gpt2-124m\ntraining:\n  strategy: ddp\n";
+    char yaml[256];
+    cs_scenario sc;
+    cs_diag d;
+    ck_assert_msg(cs_scenario_load_string("s.yaml", base, strlen(base), &sc, &d) == 0, "%s", d.message);
+    ck_assert_int_eq(sc.training.collective_engine, CS_ENGINE_ANALYTIC);
+    snprintf(yaml, sizeof yaml, "%s  collective_engine: des\n", base);
+    ck_assert_msg(cs_scenario_load_string("s.yaml", yaml, strlen(yaml), &sc, &d) == 0, "%s", d.message);
+    ck_assert_int_eq(sc.training.collective_engine, CS_ENGINE_DES);
+    snprintf(yaml, sizeof yaml, "%s  collective_engine: simgrid\n", base);
+    ck_assert(cs_scenario_load_string("s.yaml", yaml, strlen(yaml), &sc, &d) != 0);
+    ck_assert_int_eq(d.line, 5);
+    ck_assert_ptr_nonnull(strstr(d.message, "collective_engine"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("workload");
@@ -248,6 +401,9 @@ int main(void)
     tcase_add_test(tc, fsdp_full_shard_timeline_holds_few_units);
     tcase_add_test(tc, timeline_peak_agrees_with_estimate);
     tcase_add_test(tc, deterministic);
+    tcase_add_test(tc, des_collectives_match_closed_form_on_one_node);
+    tcase_add_test(tc, des_cache_changes_nothing);
+    tcase_add_test(tc, scenario_collective_engine_key);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
