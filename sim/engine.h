@@ -29,6 +29,18 @@ void cs_engine_free(cs_engine *e);
 void cs_engine_schedule(cs_engine *e, double t_s, cs_event_fn fn, void *ctx,
                         int64_t a, int64_t b);
 
+/* A scheduled event that can be moved (cs_engine_reschedule) until it
+ * runs; valid from cs_engine_schedule_handle until the event starts. */
+typedef int32_t cs_event_handle;
+
+/* As cs_engine_schedule, returning a handle. */
+cs_event_handle cs_engine_schedule_handle(cs_engine *e, double t_s, cs_event_fn fn, void *ctx,
+                                          int64_t a, int64_t b);
+/* Moves a pending event to time t_s (>= now) with payload b. It is ordered
+ * as if scheduled now: the same order a cancel-and-schedule would give, in
+ * O(log n), without leaving a superseded event in the queue. */
+void cs_engine_reschedule(cs_engine *e, cs_event_handle h, double t_s, int64_t b);
+
 /* Runs until the queue is empty; returns the time of the last event. */
 double cs_engine_run(cs_engine *e);
 /* Pops and runs one event; returns 0 if the queue was empty, else 1. */

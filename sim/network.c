@@ -5,7 +5,8 @@
  * Each active flow keeps (remaining bytes, rate, time of last update). When
  * the set of flows on a link changes, every flow on that link is brought up
  * to date, gets its new rate and a new completion event; completion events
- * carry a version so superseded ones are ignored when they fire.
+ * carry a version as a guard, and a pending completion is moved in place
+ * (cs_engine_reschedule) so no superseded copies pile up in the queue.
  * Cost: O(flows sharing a link) per start/finish. Departures from SimGrid's
  * max-min fairness: capacity left unused by a flow bottlenecked elsewhere is
  * not redistributed (equal split), which is exact for the symmetric
@@ -27,6 +28,8 @@ typedef struct flow {
     double last_t;
     double factor, cap, latency;
     uint64_t version;
+    cs_event_handle ev; /* pending completion event, if has_ev */
+    int has_ev;
     cs_event_fn on_sent, on_arrive;
     void *ctx;
     int64_t a, b;
@@ -139,8 +142,13 @@ static void flow_update(cs_network *n, int id, double now)
     if (r == f->rate && f->version > 0) return; /* completion still valid */
     f->rate = r;
     f->version = ++n->versions;
-    cs_engine_schedule(n->engine, now + f->remaining / r, on_complete, n, id,
-                       (int64_t)f->version);
+    double t = now + f->remaining / r;
+    if (f->has_ev) { /* move the pending completion: no superseded event */
+        cs_engine_reschedule(n->engine, f->ev, t, (int64_t)f->version);
+    } else {
+        f->ev = cs_engine_schedule_handle(n->engine, t, on_complete, n, id, (int64_t)f->version);
+        f->has_ev = 1;
+    }
 }
 
 static void link_touch(cs_network *n, int lid, int except, double now)
@@ -198,6 +206,7 @@ static void on_complete(cs_engine *e, void *ctx, int64_t id, int64_t version)
 {
     cs_network *n = ctx;
     flow *f = &n->flows[id];
+    f->has_ev = 0; /* this event has run: its handle is spent */
     if (!f->active || (int64_t)f->version != version) return; /* superseded */
     double now = cs_engine_now(e);
     double sent = f->rate * (now - f->last_t);

@@ -369,11 +369,65 @@ START_TEST(present_from_handler_ok)
 }
 END_TEST
 
+
+/* cs_engine_reschedule moves a pending event in place: it runs once, at its
+ * new time, ordered as if scheduled when moved; the heap stays valid. */
+static void rec_b(cs_engine *e, void *ctx, int64_t a, int64_t b)
+{
+    double *log = ctx;
+    int k = (int)log[0]++;
+    log[1 + 3 * k] = cs_engine_now(e);
+    log[2 + 3 * k] = (double)a;
+    log[3 + 3 * k] = (double)b;
+}
+
+START_TEST(reschedule_moves_in_place)
+{
+    cs_engine *e = cs_engine_new();
+    double log[1 + 3 * 16] = {0};
+    cs_event_handle h1 = cs_engine_schedule_handle(e, 5.0, rec_b, log, 1, 0);
+    cs_event_handle h2 = cs_engine_schedule_handle(e, 2.0, rec_b, log, 2, 0);
+    cs_engine_schedule(e, 3.0, rec_b, log, 3, 0);
+    cs_engine_reschedule(e, h1, 1.0, 11);  /* earlier: now first */
+    cs_engine_reschedule(e, h2, 3.0, 22);  /* tie with event 3: runs after it */
+    ck_assert(cs_engine_check(e));
+    ck_assert_uint_eq(cs_engine_pending(e), 3);
+    cs_engine_run(e);
+    ck_assert_int_eq((int)log[0], 3);
+    ck_assert_double_eq(log[1], 1.0);
+    ck_assert_double_eq(log[2], 1);
+    ck_assert_double_eq(log[3], 11);
+    ck_assert_double_eq(log[5], 3);
+    ck_assert_double_eq(log[8], 2);
+    ck_assert_double_eq(log[9], 22);
+    ck_assert_uint_eq(cs_engine_events_run(e), 3);
+    /* slots are reused: many schedule/reschedule rounds keep the heap valid */
+    uint64_t x = 12345;
+    cs_event_handle hs[64];
+    for (int i = 0; i < 64; i++) hs[i] = cs_engine_schedule_handle(e, 10.0 + i, rec_b, log, 0, 0);
+    for (int r = 0; r < 1000; r++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        cs_engine_reschedule(e, hs[(x >> 33) % 64], 10.0 + (double)((x >> 20) % 1000), 0);
+        ck_assert(cs_engine_check(e));
+    }
+    log[0] = 0;
+    double last = 0;
+    while (cs_engine_step(e)) {
+        ck_assert(cs_engine_now(e) >= last);
+        last = cs_engine_now(e);
+        log[0] = 0;
+    }
+    ck_assert_uint_eq(cs_engine_pending(e), 0);
+    cs_engine_free(e);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
     TCase *to = tcase_create("order");
     tcase_add_test(to, empty_engine);
+    tcase_add_test(to, reschedule_moves_in_place);
     tcase_add_test(to, orders_by_time);
     tcase_add_test(to, equal_times_fifo);
     tcase_add_test(to, schedule_from_handler);
