@@ -18,6 +18,7 @@
  * in configs/clusters/README.md.
  * No global mutable state: everything lives on the caller's stack/heap.
  */
+#include "textfile.h"
 #include "config.h"
 
 #include <errno.h>
@@ -493,73 +494,25 @@ int cs_config_cluster_from_node(const cs_yctx *c, const cs_ynode *map, const cha
     return rc;
 }
 
-/* File basename without .yaml/.yml, or what follows "preset:". */
-static void name_from_origin(const char *origin, char *buf, size_t len)
-{
-    if (!origin || !*origin) {
-        snprintf(buf, len, "cluster");
-        return;
-    }
-    const char *base = strrchr(origin, '/');
-    base = base ? base + 1 : origin;
-    if (!strncmp(base, "preset:", 7)) base += 7;
-    size_t n = strlen(base);
-    if (n > 5 && !strcmp(base + n - 5, ".yaml"))
-        n -= 5;
-    else if (n > 4 && !strcmp(base + n - 4, ".yml"))
-        n -= 4;
-    if (n >= len) n = len - 1;
-    memcpy(buf, base, n);
-    buf[n] = '\0';
-}
 
 int cs_config_load_cluster_string(const char *origin, const char *yaml, size_t len, cs_cluster *out,
                                   cs_diag *d)
 {
     char name[sizeof out->name];
-    name_from_origin(origin, name, sizeof name);
+    cs_textfile_origin_name(origin, "cluster", name, sizeof name);
     return load(origin ? origin : "<string>", name, yaml, len, out, d);
 }
 
-/* Reads a whole file into a NUL-terminated buffer the caller frees. */
-static int read_file(const char *path, char **text, size_t *len, cs_diag *d)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        int e = errno;
-        return cs_diag_set(d, e == ENOENT ? CS_ENOENT : CS_EIO, path, 0, 0,
-                           "cannot open cluster file: %s", strerror(e));
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = cs_xmalloc(cap);
-    for (;;) {
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (n + 1 < cap) break; /* short read: EOF or error */
-        cap *= 2;
-        buf = cs_xrealloc(buf, cap);
-    }
-    int failed = ferror(f), e = errno;
-    fclose(f);
-    if (failed) {
-        free(buf);
-        return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot read cluster file: %s", strerror(e));
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return 0;
-}
 
 int cs_config_load_cluster_file(const char *path, cs_cluster *out, cs_diag *d)
 {
     cs_diag_clear(d);
     char *text = NULL;
     size_t len = 0;
-    int rc = read_file(path, &text, &len, d);
+    int rc = cs_textfile_read(path, "cluster file", &text, &len, d);
     if (rc) return rc;
     char name[sizeof out->name];
-    name_from_origin(path, name, sizeof name);
+    cs_textfile_origin_name(path, "cluster", name, sizeof name);
     rc = load(path, name, text, len, out, d);
     free(text);
     return rc;

@@ -25,6 +25,7 @@
  * Cost: O(file size); hosts are deduplicated in O(ranks^2), fine for the
  * few thousand ranks a log lists.
  */
+#include "textfile.h"
 #include "measure.h"
 
 #include <ctype.h>
@@ -82,32 +83,6 @@ static int add_dataset(cs_meas_set *s, const char *origin, const char *kind, int
 
 /* ---- small text helpers -------------------------------------------------- */
 
-static int read_file(const char *path, char **text, size_t *len, cs_diag *d)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        int e = errno;
-        return cs_diag_set(d, e == ENOENT ? CS_ENOENT : CS_EIO, path, 0, 0, "cannot open: %s",
-                           strerror(e));
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = cs_xmalloc(cap);
-    for (;;) {
-        if (n == cap) buf = cs_xrealloc(buf, cap *= 2);
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
-        free(buf);
-        return cs_diag_set(d, CS_EIO, path, 0, 0, "read error (is it a directory?)");
-    }
-    *text = buf;
-    *len = n;
-    return 0;
-}
 
 /* memmem is not POSIX. */
 static const char *find_sub(const char *hay, size_t n, const char *needle, size_t m)
@@ -553,7 +528,7 @@ int cs_meas_read_nccl_tests(cs_meas_set *s, const char *path, cs_diag *d)
 {
     char *text;
     size_t len;
-    int rc = read_file(path, &text, &len, d);
+    int rc = cs_textfile_read(path, "measurements file", &text, &len, d);
     if (rc) return rc;
     rc = cs_meas_read_nccl_tests_string(s, path, text, len, d);
     free(text);
@@ -836,7 +811,7 @@ int cs_meas_read_csv(cs_meas_set *s, const char *path, cs_diag *d)
 {
     char *text;
     size_t len;
-    int rc = read_file(path, &text, &len, d);
+    int rc = cs_textfile_read(path, "measurements file", &text, &len, d);
     if (rc) return rc;
     rc = cs_meas_read_csv_string(s, path, text, len, d);
     free(text);

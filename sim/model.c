@@ -60,6 +60,7 @@
  * (--prefix model). cs_model is a value type; nothing here allocates
  * beyond the YAML tree of one load, and there is no global mutable state.
  */
+#include "textfile.h"
 #include "model.h"
 
 #include <errno.h>
@@ -451,73 +452,24 @@ static int load(const char *origin, const char *default_name, const char *yaml, 
     return rc;
 }
 
-/* File basename without .yaml/.yml, or what follows "preset:" (as config.c). */
-static void name_from_origin(const char *origin, char *buf, size_t len)
-{
-    if (!origin || !*origin) {
-        snprintf(buf, len, "model");
-        return;
-    }
-    const char *base = strrchr(origin, '/');
-    base = base ? base + 1 : origin;
-    if (!strncmp(base, "preset:", 7)) base += 7;
-    size_t n = strlen(base);
-    if (n > 5 && !strcmp(base + n - 5, ".yaml"))
-        n -= 5;
-    else if (n > 4 && !strcmp(base + n - 4, ".yml"))
-        n -= 4;
-    if (n >= len) n = len - 1;
-    memcpy(buf, base, n);
-    buf[n] = '\0';
-}
 
 int cs_model_load_string(const char *origin, const char *yaml, size_t len, cs_model *out,
                          cs_diag *d)
 {
     char name[sizeof out->name];
-    name_from_origin(origin, name, sizeof name);
+    cs_textfile_origin_name(origin, "model", name, sizeof name);
     return load(origin ? origin : "<string>", name, yaml, len, out, d);
 }
 
-/* Reads a whole file into a NUL-terminated buffer the caller frees (the
- * same reader as config.c's, which keeps its own static copy). */
-static int read_file(const char *path, char **text, size_t *len, cs_diag *d)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        int e = errno;
-        return cs_diag_set(d, e == ENOENT ? CS_ENOENT : CS_EIO, path, 0, 0,
-                           "cannot open model file: %s", strerror(e));
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = cs_xmalloc(cap);
-    for (;;) {
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (n + 1 < cap) break; /* short read: EOF or error */
-        cap *= 2;
-        buf = cs_xrealloc(buf, cap);
-    }
-    int failed = ferror(f), e = errno;
-    fclose(f);
-    if (failed) {
-        free(buf);
-        return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot read model file: %s", strerror(e));
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return 0;
-}
 
 static int load_file(const char *path, cs_model *out, cs_diag *d)
 {
     char *text = NULL;
     size_t len = 0;
-    int rc = read_file(path, &text, &len, d);
+    int rc = cs_textfile_read(path, "model file", &text, &len, d);
     if (rc) return rc;
     char name[sizeof out->name];
-    name_from_origin(path, name, sizeof name);
+    cs_textfile_origin_name(path, "model", name, sizeof name);
     rc = load(path, name, text, len, out, d);
     free(text);
     return rc;
