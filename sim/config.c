@@ -518,16 +518,10 @@ int cs_config_load_cluster_file(const char *path, cs_cluster *out, cs_diag *d)
     return rc;
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
-}
-
 int cs_config_cluster(const char *spec, cs_cluster *out, cs_diag *d)
 {
     cs_diag_clear(d);
-    if (strchr(spec, '/') || ends_with(spec, ".yaml") || ends_with(spec, ".yml"))
+    if (cs_textfile_is_path(spec))
         return cs_config_load_cluster_file(spec, out, d);
 
     size_t len;

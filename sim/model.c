@@ -475,16 +475,10 @@ static int load_file(const char *path, cs_model *out, cs_diag *d)
     return rc;
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
-}
-
 int cs_model_load(const char *spec, cs_model *out, cs_diag *d)
 {
     cs_diag_clear(d);
-    if (strchr(spec, '/') || ends_with(spec, ".yaml") || ends_with(spec, ".yml"))
+    if (cs_textfile_is_path(spec))
         return load_file(spec, out, d);
 
     for (size_t i = 0; i < cs__model_preset_count; i++) {

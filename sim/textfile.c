@@ -58,3 +58,10 @@ void cs_textfile_origin_name(const char *origin, const char *fallback, char *buf
     memcpy(buf, base, n);
     buf[n] = '\0';
 }
+
+int cs_textfile_is_path(const char *spec)
+{
+    size_t n = strlen(spec);
+    return strchr(spec, '/') != NULL || (n >= 5 && !strcmp(spec + n - 5, ".yaml")) ||
+           (n >= 4 && !strcmp(spec + n - 4, ".yml"));
+}

@@ -19,4 +19,8 @@ int cs_textfile_read(const char *path, const char *what, char **text, size_t *le
  * or `fallback` for an empty origin, into buf. */
 void cs_textfile_origin_name(const char *origin, const char *fallback, char *buf, size_t len);
 
+/* 1 if spec names a file rather than a preset: it holds a '/' or ends in
+ * .yaml / .yml. */
+int cs_textfile_is_path(const char *spec);
+
 #endif
