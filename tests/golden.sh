@@ -1,0 +1,59 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# golden.sh - the golden corpus: re-runs every command of tests/golden/commands
+# and compares its exit status, stdout, stderr and every file it wrote under
+# its output folder with tests/golden/expected/NAME.txt, byte for byte.
+#
+# Usage: sh tests/golden.sh PATH/TO/collsim            (compare; from the source root)
+#        sh tests/golden.sh PATH/TO/collsim --update   (rewrite expected/; only
+#        for a documented bug fix, in its own commit)
+# Exits 1 if any output differs, printing a diff of the first lines.
+set -eu
+if [ $# -lt 1 ]; then
+    echo "usage: $0 PATH/TO/collsim [--update]" >&2
+    exit 2
+fi
+C=$1
+UPDATE=${2:-}
+G=tests/golden
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-golden.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT INT TERM
+failures=0
+count=0
+# capture NAME ARGS...: the command's whole golden text on stdout.
+capture() {
+    name=$1
+    shift
+    out=$TMP/out/$name
+    mkdir -p "$out"
+    rc=0
+    # shellcheck disable=SC2046
+    "$C" "$@" >"$TMP/$name.stdout" 2>"$TMP/$name.stderr" </dev/null || rc=$?
+    echo "# exit $rc"
+    echo "# stdout"
+    cat "$TMP/$name.stdout"
+    echo "# stderr"
+    sed "s|$out|@OUT@|g" "$TMP/$name.stderr"
+    for f in $(cd "$out" && find . -type f | LC_ALL=C sort); do
+        echo "# file $f"
+        cat "$out/$f"
+    done
+}
+while read -r name args; do
+    case $name in '' | '#'*) continue ;; esac
+    count=$((count + 1))
+    out=$TMP/out/$name
+    # shellcheck disable=SC2086
+    set -- $(echo "$args" | sed "s|@OUT@|$out|g")
+    capture "$name" "$@" >"$TMP/$name.txt"
+    if [ "$UPDATE" = --update ]; then
+        cp "$TMP/$name.txt" "$G/expected/$name.txt"
+    elif ! cmp -s "$TMP/$name.txt" "$G/expected/$name.txt"; then
+        echo "FAIL: $name differs from $G/expected/$name.txt:"
+        diff "$G/expected/$name.txt" "$TMP/$name.txt" | head -20 || true
+        failures=$((failures + 1))
+    fi
+done <"$G/commands"
+echo "golden: $count commands, $failures differ"
+[ "$failures" -eq 0 ]
