@@ -20,8 +20,8 @@
 
 #include <stddef.h>
 
-#include "collective.h"
-#include "dtype.h"
+#include "coll/collective.h"
+#include "base/dtype.h"
 
 /* Exit codes of collsim-hw (documented in --help and hw/README.md). */
 enum {

@@ -59,9 +59,9 @@
 
 #include "backend.h"
 #include "cpugemm.h"
-#include "error.h"
+#include "base/error.h"
 #include "pattern.h"
-#include "workload.h"
+#include "train/workload.h"
 
 #define NSTREAMS CS_STREAM_COUNT
 #define NGROUPS CS_GROUP_COUNT

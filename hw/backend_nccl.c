@@ -52,9 +52,9 @@
 #endif
 
 #include "backend.h"
-#include "error.h"
+#include "base/error.h"
 #include "pattern.h"
-#include "workload.h"
+#include "train/workload.h"
 
 #define NSTREAMS CS_STREAM_COUNT
 #define NGROUPS CS_GROUP_COUNT

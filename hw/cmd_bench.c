@@ -25,7 +25,7 @@
 
 #include "backend.h"
 #include "hwcli.h"
-#include "report.h"
+#include "out/report.h"
 #include "rowfile.h"
 #include "watchdog.h"
 

@@ -45,7 +45,7 @@
 
 #include "backend.h"
 #include "hwcli.h"
-#include "report.h"
+#include "out/report.h"
 #include "schedule.h"
 #include "watchdog.h"
 
@@ -121,20 +121,20 @@ static int write_trace(const cs_hw_schedule *s, int nranks, const double *start,
             size_t k = (size_t)r * s->n + i;
             cs_buf_printf(&b, ",\n  {\"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"name\": ", r,
                           (int)t->stream);
-            cs_report_json_string(&b, t->name);
+            cs_buf_json_string(&b, t->name);
             cs_buf_printf(&b, ", \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"id\": %d, "
                               "\"predicted_us\": %.3f", start[k] * 1e6, (end[k] - start[k]) * 1e6,
                           t->id, t->predicted_s * 1e6);
             if (t->kind == CS_TASK_COLLECTIVE) {
                 cs_buf_printf(&b, ", \"op\": \"%s\", \"size_bytes\": %.0f, \"algo\": ",
                               cs_op_name(t->op), sizes[i]);
-                cs_report_json_string(&b, algo ? algo : "auto");
+                cs_buf_json_string(&b, algo ? algo : "auto");
                 cs_buf_printf(&b, ", \"proto\": ");
-                cs_report_json_string(&b, proto ? proto : "auto");
+                cs_buf_json_string(&b, proto ? proto : "auto");
                 cs_buf_printf(&b, ", \"predicted_algo\": ");
-                cs_report_json_string(&b, t->algo);
+                cs_buf_json_string(&b, t->algo);
                 cs_buf_printf(&b, ", \"predicted_proto\": ");
-                cs_report_json_string(&b, t->proto);
+                cs_buf_json_string(&b, t->proto);
             }
             cs_buf_printf(&b, "}}");
         }

@@ -12,7 +12,7 @@
 #include <math.h>
 
 #include "backend.h"
-#include "error.h"
+#include "base/error.h"
 
 int cs_hw_exit_code(int err)
 {

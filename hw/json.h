@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "base/error.h"
 
 typedef enum cs_json_type {
     CS_JSON_NULL,

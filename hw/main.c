@@ -17,7 +17,7 @@
 
 #include "backend.h"
 #include "hwcli.h"
-#include "units.h"
+#include "base/units.h"
 #include "watchdog.h"
 
 #ifndef CS_VERSION

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "error.h"
+#include "base/error.h"
 
 static uint32_t bits_of(float f)
 {

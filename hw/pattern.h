@@ -24,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collective.h"
-#include "dtype.h"
+#include "coll/collective.h"
+#include "base/dtype.h"
 
 uint16_t cs_hw_float_to_bf16(float f);
 float cs_hw_bf16_to_float(uint16_t h);

@@ -4,6 +4,7 @@
  */
 #include "rowfile.h"
 
+#include <stdio.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>

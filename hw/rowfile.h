@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-#include "error.h"
+#include "base/error.h"
 
 typedef struct cs_hw_rowfile {
     FILE *f;

@@ -21,10 +21,10 @@
 
 #include <stddef.h>
 
-#include "collective.h"
-#include "dtype.h"
-#include "error.h"
-#include "workload.h"
+#include "coll/collective.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "train/workload.h"
 
 typedef struct cs_hw_stask {
     int id;

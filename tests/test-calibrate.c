@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibrate.h"
-#include "config.h"
-#include "measure.h"
+#include "study/calibrate.h"
+#include "config/config.h"
+#include "study/measure.h"
 
 #define DATA "tests/data/"
 

@@ -9,9 +9,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "collective.h"
-#include "config.h"
-#include "presets.h"
+#include "coll/collective.h"
+#include "config/config.h"
+#include "config/presets.h"
 #include <stdio.h>
 
 #define GiB (1024.0 * 1024.0 * 1024.0)

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "presets.h"
+#include "config/config.h"
+#include "config/presets.h"
 
 #define GiB (1024.0 * 1024.0 * 1024.0)
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "base/engine.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 

@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "memory.h"
-#include "model.h"
-#include "topology.h"
-#include "training.h"
+#include "config/config.h"
+#include "train/memory.h"
+#include "train/model.h"
+#include "coll/topology.h"
+#include "train/training.h"
 
 #define MiB (1024.0 * 1024.0)
 #define GiB (1024.0 * MiB)

@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "model.h"
-#include "yamlnode.h"
+#include "config/config.h"
+#include "train/model.h"
+#include "base/yamlnode.h"
 
 #define GiB (1024.0 * 1024.0 * 1024.0)
 

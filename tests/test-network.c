@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "network.h"
+#include "base/engine.h"
+#include "coll/network.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 

@@ -23,8 +23,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collective.h"
-#include "config.h"
+#include "coll/collective.h"
+#include "config/config.h"
 
 static const int ranks_list[] = {2, 3, 8, 16, 64, 512, 4096};
 #define GiB (1024.0 * 1024.0 * 1024.0)

@@ -20,9 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "plot.h"
-#include "sweep.h"
+#include "config/config.h"
+#include "out/plot.h"
+#include "study/sweep.h"
 
 #define GiB (1024.0 * 1024.0 * 1024.0)
 

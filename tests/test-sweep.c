@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "iteration.h"
-#include "sweep.h"
-#include "workload.h"
+#include "config/config.h"
+#include "train/iteration.h"
+#include "study/sweep.h"
+#include "train/workload.h"
 
 static cs_sweep_spec *spec_new(const char *cluster, int ranks, double pmin, double pmax, int points)
 {

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "memory.h"
-#include "topology.h"
-#include "training.h"
+#include "train/memory.h"
+#include "coll/topology.h"
+#include "train/training.h"
 
 #define MiB (1024.0 * 1024.0)
 

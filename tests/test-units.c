@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "units.h"
+#include "base/error.h"
+#include "base/units.h"
 
 #define KiB 1024.0
 #define MiB (1024.0 * KiB)

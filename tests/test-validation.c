@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collective.h"
-#include "config.h"
+#include "coll/collective.h"
+#include "config/config.h"
 
 static const struct {
     const char *file;

@@ -6,13 +6,14 @@
  * timed by the discrete-event engine (training.collective_engine = des)
  * against the closed form on one node, and the cross-build cache.
  */
+#include <stdio.h>
 #include <check.h>
 #include <math.h>
 #include <string.h>
 
-#include "config.h"
-#include "iteration.h"
-#include "workload.h"
+#include "config/config.h"
+#include "train/iteration.h"
+#include "train/workload.h"
 
 typedef struct setup {
     cs_cluster c;

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "collective.h"
-#include "config.h"
+#include "coll/collective.h"
+#include "config/config.h"
 
 int main(void)
 {

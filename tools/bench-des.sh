@@ -3,7 +3,7 @@
 # into timed tests). Usage: tools/bench-des.sh [BUILD_DIR]
 set -eu
 B=${1:-build}
-C="$B/sim/collsim"
+C="$B/cli/collsim"
 run() { /usr/bin/time -f "  %e s wall, %M KiB peak RSS" "$@" >/dev/null; }
 echo "DES ring all_reduce 1 GiB, N=4096 (dgx-h100, 512 nodes):"
 run "$C" collective --op all_reduce --ranks 4096 --bytes 1G --algo ring --engine des

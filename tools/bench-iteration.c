@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "config.h"
-#include "iteration.h"
-#include "workload.h"
+#include "config/config.h"
+#include "train/iteration.h"
+#include "train/workload.h"
 
 static int cmp(const void *a, const void *b)
 {

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "config.h"
-#include "sweep.h"
+#include "config/config.h"
+#include "study/sweep.h"
 
 static double now_s(void)
 {

@@ -7,8 +7,8 @@ Usage: embed-presets.py [--prefix KIND] [--reader FILE] OUTPUT.c INPUT.yaml...
 Writes the arrays cs__KIND_preset_{count,names,texts,lengths} that FILE
 reads: preset names (file basename without .yaml/.yml), the verbatim file
 bytes as C string literals, and their lengths, sorted by name. KIND defaults
-to "cluster" and FILE to sim/presets.c, so the original call is unchanged;
-models use --prefix model --reader sim/model.c. Every byte outside
+to "cluster" and FILE to sim/config/presets.c, so the original call is unchanged;
+models use --prefix model --reader sim/train/model.c. Every byte outside
 printable ASCII, and the characters \\ " ?, is escaped (3-digit octal
 escapes cannot run into the next character; '?' is escaped so no trigraph
 forms under -std=c11). The output depends only on the input bytes and
@@ -54,7 +54,7 @@ USAGE = "usage: embed-presets.py [--prefix KIND] [--reader FILE] OUTPUT.c INPUT.
 
 
 def main(argv):
-    kind, reader = "cluster", "sim/presets.c"
+    kind, reader = "cluster", "sim/config/presets.c"
     argv = list(argv)
     while argv and argv[0] in ("--prefix", "--reader"):
         if len(argv) < 2:

@@ -12,7 +12,7 @@
 #             (default plots/<cluster name>.svg)
 #   OPTIONS   passed to `collsim crossover` (--ranks 8,64,512 --params 1e9:70e9:12
 #             --strategies ddp,fsdp_full_shard ...; see `collsim crossover --help`)
-#   -b DIR    the meson build directory holding sim/collsim (default build);
+#   -b DIR    the meson build directory holding cli/collsim (default build);
 #             $COLLSIM, if set, names the binary instead
 # Needs gnuplot (tools/install-deps.sh installs gnuplot-nox).
 # Exit status: that of collsim (0 ok, 1 output not written, 2 bad usage).
@@ -32,7 +32,7 @@ name=${name%.yaml}
 name=${name%.yml}
 out="plots/$name.svg"
 case "${1:-}" in *.svg|*.png) out=$1; shift ;; esac
-collsim=${COLLSIM:-$build/sim/collsim}
+collsim=${COLLSIM:-$build/cli/collsim}
 [ -x "$collsim" ] || { echo "plot-crossover: $collsim not found: build first (meson setup $build && ninja -C $build) or set COLLSIM" >&2; exit 2; }
 command -v gnuplot >/dev/null 2>&1 || { echo "plot-crossover: gnuplot not found: install gnuplot-nox (tools/install-deps.sh)" >&2; exit 1; }
 base=${out%.*}

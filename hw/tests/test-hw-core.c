@@ -17,17 +17,17 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "config.h"
+#include "config/config.h"
 #include "cpugemm.h"
 #include "json.h"
-#include "model.h"
+#include "train/model.h"
 #include "pattern.h"
-#include "presets.h"
-#include "report.h"
+#include "config/presets.h"
+#include "out/report.h"
 #include "rowfile.h"
 #include "schedule.h"
-#include "training.h"
-#include "workload.h"
+#include "train/training.h"
+#include "train/workload.h"
 
 /* ---- json ---------------------------------------------------------------- */
 

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_calibrate.c - the `collsim calibrate` and `collsim compare` commands:
+ * argument parsing only; reading is measure.c, fitting and scoring are
+ * calibrate.c.
+ *
+ * Inputs are read in the order given on the command line, so datasets are
+ * numbered and reported in that order (same inputs, same bytes out).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out/calib_report.h"
+#include "cli.h"
+#include "config/config.h"
+#include "study/measure.h"
+#include "config/presets.h"
+#include "out/report.h"
+
+static void inputs_help(FILE *f)
+{
+    fprintf(f,
+            "  --nccl-tests LOG       raw nccl-tests output (all_reduce_perf and friends, any\n"
+            "                         version's table layout; out-of-place columns are used).\n"
+            "                         The op comes from the log ('Collective test starting',\n"
+            "                         the *_perf command) or the file name; ranks and nodes from\n"
+            "                         the '#  Rank N ... on HOST' lines. Repeatable.\n"
+            "  --measurements CSV     a CSV naming its columns: collsim-hw output (the collective\n"
+            "                         CSV columns plus time_median_us, ...), or the reference\n"
+            "                         layout size_bytes,count,type,redop,time_us,algbw_GBps,\n"
+            "                         busbw_GBps with '# collective:' and '# ranks:' header\n"
+            "                         lines ('# nodes:' optional). Repeatable; kinds may mix.\n"
+            "  NCCL_ALGO=X / NCCL_PROTO=X written in a log or CSV header mean the run forced\n"
+            "  them; otherwise predictions choose as NCCL's tuner does. Rows that name an\n"
+            "  algorithm collsim does not model (NVLSTree, CollNet, ...) are shown, not predicted.\n"
+            "  Nodes, when the input does not say, are filled in order (ranks / gpus_per_node).\n");
+}
+
+static void calibrate_help(FILE *f)
+{
+    fprintf(f,
+            "Usage: collsim calibrate --cluster FILE|PRESET (--nccl-tests LOG | --measurements CSV)...\n"
+            "         -o OUT.yaml [--format table|csv|json] [--report FILE]\n"
+            "\n"
+            "Fits the cluster's cost-model parameters to measured collectives (GSL nonlinear\n"
+            "least squares on the relative error, outliers down-weighted) and writes the cluster\n"
+            "with the fitted values as YAML that --cluster accepts. Fitted when the data\n"
+            "determines them: intra.efficiency, inter.efficiency (multi-node rows only), a launch\n"
+            "latency added to NCCL's base latencies, scales on NCCL's per-hop latencies (per\n"
+            "protocol; network), per-algorithm efficiencies. The others keep their --cluster\n"
+            "values and the report says why. Datasets whose busbw exceeds what ring, tree or\n"
+            "NVLS can reach at line rate (NVLSTree, SHARP) are excluded from the fit.\n"
+            "\n"
+            "  --cluster FILE|PRESET  the cluster to start from (required). Presets: ");
+    for (size_t i = 0; i < cs_presets_cluster_count(); i++)
+        fprintf(f, "%s%s", i ? ", " : "", cs_presets_cluster_name(i));
+    fprintf(f, "\n");
+    inputs_help(f);
+    fprintf(f,
+            "  -o OUT.yaml            the calibrated cluster (required; written whole or not at all).\n"
+            "  --format F             report format: table (default), csv (parameters) or json\n"
+            "                         (parameters, datasets and residuals per row).\n"
+            "  --report FILE          write the report to FILE instead of standard output.\n"
+            "\n"
+            "Exit status: 0 ok, 1 a file could not be read or written, 2 bad usage, bad input\n"
+            "(the message names file:line:column) or no usable row.\n");
+}
+
+static void compare_help(FILE *f)
+{
+    fprintf(f,
+            "Usage: collsim compare --cluster FILE|PRESET (--measurements CSV | --nccl-tests LOG)...\n"
+            "         [--format table|csv|json] [--summary] [-o FILE]\n"
+            "\n"
+            "Predicts every measured row on the cluster and reports prediction vs measurement,\n"
+            "and per dataset the median / p90 / max absolute %% error for sizes >= 1 MiB and\n"
+            "for all sizes. Datasets whose busbw exceeds what ring, tree or NVLS can reach at\n"
+            "line rate are flagged (NVLSTree or SHARP ran).\n"
+            "\n"
+            "  --cluster FILE|PRESET  the cluster (required).\n");
+    inputs_help(f);
+    fprintf(f,
+            "  --format F             table (rows, then the summary; default), csv (rows, or the\n"
+            "                         summary with --summary) or json (both).\n"
+            "  --summary              only the per-dataset summary (table and csv).\n"
+            "  -o FILE                write to FILE (written whole or not at all); default stdout.\n"
+            "\n"
+            "CSV columns: dataset,op,ranks,nodes,size_bytes,measured_us,predicted_us,error_pct,\n"
+            "measured_busbw_GBps,predicted_busbw_GBps,algo,proto,status; with --summary:\n"
+            "dataset,rows,unmodelled,beyond_bound,max_busbw_GBps,bound_busbw_GBps,n_big,\n"
+            "median_big_pct,p90_big_pct,max_big_pct,n_all,median_all_pct,p90_all_pct,max_all_pct\n"
+            "(big = sizes >= 1 MiB).\n"
+            "Exit status: 0 ok, 1 a file could not be read or written, 2 bad usage or bad input.\n");
+}
+
+/* Shared option parsing. Reads inputs as they come. */
+typedef struct common_args {
+    const char *cluster, *out, *report;
+    cs_format fmt;
+    int summary;
+    cs_meas_set set;
+} common_args;
+
+static int parse(const char *cmd, int argc, char **argv, common_args *a, void (*help)(FILE *),
+                 int *done)
+{
+    static const struct option opts[] = {
+        {"cluster", required_argument, 0, 'c'},      {"nccl-tests", required_argument, 0, 'n'},
+        {"measurements", required_argument, 0, 'm'}, {"format", required_argument, 0, 'F'},
+        {"output", required_argument, 0, 'o'},       {"report", required_argument, 0, 'r'},
+        {"summary", no_argument, 0, 's'},            {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    *done = 0;
+    int ch;
+    cs_diag d;
+    cs_diag_clear(&d);
+    while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'c': a->cluster = optarg; break;
+        case 'n':
+            if (cs_meas_read_nccl_tests(&a->set, optarg, &d)) return cs_cli_fail(&d);
+            break;
+        case 'm':
+            if (cs_meas_read_csv(&a->set, optarg, &d)) return cs_cli_fail(&d);
+            break;
+        case 'F':
+            if (cs_format_parse(optarg, &a->fmt))
+                return cs_cli_usage(cmd, "unknown --format '%s' (expected table, csv or json)",
+                                    optarg);
+            break;
+        case 'o': a->out = optarg; break;
+        case 'r':
+            if (strcmp(cmd, "calibrate")) return cs_cli_usage(cmd, "unknown option '%s'", "--report");
+            a->report = optarg;
+            break;
+        case 's':
+            if (strcmp(cmd, "compare")) return cs_cli_usage(cmd, "unknown option '%s'", "--summary");
+            a->summary = 1;
+            break;
+        case 'h':
+            help(stdout);
+            *done = 1;
+            return CS_EXIT_OK;
+        case ':': return cs_cli_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
+        default: return cs_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return cs_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    if (!a->cluster) return cs_cli_usage(cmd, "%s", "--cluster is required");
+    if (a->set.n == 0)
+        return cs_cli_usage(cmd, "%s", "no measurements: give --nccl-tests LOG or --measurements CSV");
+    return CS_EXIT_OK;
+}
+
+int cs_cmd_calibrate(int argc, char **argv)
+{
+    const char *cmd = "calibrate";
+    common_args a = {.fmt = CS_FORMAT_TABLE};
+    int done, rc = parse(cmd, argc, argv, &a, calibrate_help, &done);
+    if (rc || done) goto out;
+    if (!a.out) {
+        rc = cs_cli_usage(cmd, "%s", "-o OUT.yaml is required (the calibrated cluster)");
+        goto out;
+    }
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_cluster cl;
+    if (cs_config_cluster(a.cluster, &cl, &d)) {
+        rc = cs_cli_fail(&d);
+        goto out;
+    }
+    cs_calib_result *res;
+    if (cs_calibrate(&cl, &a.set, &res, &d)) {
+        rc = cs_cli_fail(&d);
+        goto out;
+    }
+    cs_buf yaml = {0}, rep = {0};
+    cs_calib_write_yaml(&yaml, res, &a.set, a.cluster);
+    cs_calib_report(&rep, a.fmt, res, &a.set);
+    /* the YAML must load back as a cluster: the contract of -o */
+    cs_cluster check;
+    if (cs_config_load_cluster_string(a.out, yaml.data, yaml.len, &check, &d))
+        CS_PANIC("calibrated YAML does not load: %s:%d:%d: %s", d.file, d.line, d.column, d.message);
+    rc = cs_buf_write(&yaml, a.out, &d) ? cs_cli_fail(&d) : CS_EXIT_OK;
+    if (!rc) rc = cs_buf_write(&rep, a.report, &d) ? cs_cli_fail(&d) : CS_EXIT_OK;
+    cs_buf_free(&yaml);
+    cs_buf_free(&rep);
+    cs_calib_result_free(res);
+out:
+    cs_meas_free(&a.set);
+    return rc;
+}
+
+int cs_cmd_compare(int argc, char **argv)
+{
+    const char *cmd = "compare";
+    common_args a = {.fmt = CS_FORMAT_TABLE};
+    int done, rc = parse(cmd, argc, argv, &a, compare_help, &done);
+    if (rc || done) goto out;
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_cluster cl;
+    if (cs_config_cluster(a.cluster, &cl, &d)) {
+        rc = cs_cli_fail(&d);
+        goto out;
+    }
+    cs_calib_compare cmp;
+    if (cs_calib_compare_run(&cl, &a.set, &cmp, &d)) {
+        rc = cs_cli_fail(&d);
+        goto out;
+    }
+    cs_buf b = {0};
+    cs_calib_compare_report(&b, a.fmt, a.summary, cl.name, &a.set, &cmp);
+    rc = cs_buf_write(&b, a.out, &d) ? cs_cli_fail(&d) : CS_EXIT_OK;
+    cs_buf_free(&b);
+    cs_calib_compare_free(&cmp);
+out:
+    cs_meas_free(&a.set);
+    return rc;
+}

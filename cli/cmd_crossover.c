@@ -1,0 +1,563 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_crossover.c - `collsim crossover`: argument parsing, the sweep's
+ * split over MPI ranks, and output. The grid, the simulation of each point
+ * and the crossing search live in sweep.c; the MPI glue in parallel.c.
+ *
+ * Under `mpirun -np K` point i is evaluated by rank i % K, the points are
+ * gathered on rank 0, which alone refines the crossings and writes every
+ * output: the bytes are those of a serial run. Ranks other than 0 print
+ * nothing (their stdout and stderr are closed to /dev/null).
+ */
+#include <limits.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "config/config.h"
+#include "parallel.h"
+#include "out/plot.h"
+#include "config/presets.h"
+#include "out/report.h"
+#include "study/sweep.h"
+#include "train/training.h"
+
+#define CMD "crossover"
+#define DEFAULT_RANKS 64
+/* 10 points per decade from 10M to 100B: on the default cluster DDP's lead
+ * lies below 0.1B and FSDP FULL_SHARD runs out of memory near 85B on 64
+ * GPUs, so the default range shows both. */
+#define DEFAULT_PARAMS_MIN 1e7
+#define DEFAULT_PARAMS_MAX 1e11
+#define DEFAULT_PARAMS_POINTS 41
+#define MAX_POINTS 1000000
+
+static const char *const default_strategies = "ddp,fsdp_shard_grad_op,fsdp_full_shard";
+static const char *const ckpt_names[] = {"none", "selective", "full"};
+
+static const char *const grid_cols =
+    "strategy,ranks,params,fits,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,peak_bytes,"
+    "exposed_comm_s,model,capacity_bytes,wire_bytes";
+static const char *const cross_cols = "ranks,strategy_a,strategy_b,kind,params,margin";
+
+typedef struct xargs {
+    const char *scenario, *cluster, *out, *plot, *crossings;
+    const char *ranks, *params, *models, *strategies;
+    int micro_batch, grad_accum, ckpt, dtype;
+    int engine; /* -1 = the scenario's (default analytic) */
+    cs_format fmt;
+} xargs;
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "Usage: collsim crossover [SCENARIO.yaml] [--cluster FILE|PRESET] [--ranks N[,N...]]\n"
+            "         [--params MIN:MAX:POINTS | --models a,b,...] [--strategies s1,s2,...]\n"
+            "         [--micro-batch B] [--grad-accum G] [--checkpointing C] [--dtype T]\n"
+            "         [--engine analytic|des]\n"
+            "         [--format table|csv|json] [-o FILE] [--plot FILE] [--crossings FILE]\n"
+            "\n"
+            "Sweeps model size P x ranks N x strategies, simulating one training iteration per\n"
+            "point (closed-form collectives unless --engine des), and finds where one strategy's throughput\n"
+            "overtakes another's on a continuous P axis (GSL Brent root finding on log10 P,\n"
+            "to 1e-4; only where both fit) and where each strategy starts to run out of\n"
+            "memory (bisection, 1e-4).\n"
+            "\n"
+            "  SCENARIO.yaml          optional: cluster, training and ranks (its model is not\n"
+            "                         used: P is swept); the options below override it.\n"
+            "  --cluster FILE|PRESET  cluster YAML or preset (default %s)\n"
+            "  --ranks N[,N...]       rank counts (default: the scenario's, else %d)\n"
+            "  --params MIN:MAX:POINTS  generic models (GPT-3-like shapes) at POINTS values of P\n"
+            "                         spaced evenly on a log scale from MIN to MAX, both\n"
+            "                         included (13e9, 7B, 350M, 1.5T; default %gM:%gB:%d)\n"
+            "  --models a,b,...       instead, a list of model presets, YAML files or counts\n"
+            "                         (no crossings: a list has no continuous P axis)\n"
+            "  --strategies S[,S...]  default %s\n"
+            "  --micro-batch B, --grad-accum G, --checkpointing none|selective|full,\n"
+            "  --dtype fp32|bf16|fp16 as for `collsim simulate`\n"
+            "  --engine analytic|des  how collectives are timed, as for `collsim simulate`\n"
+            "                         (default analytic; des: each distinct collective is one\n"
+            "                         discrete-event run, shared across points; ~100x slower)\n"
+            "  --format F             table (default: the grid, then one sentence per crossing),\n"
+            "                         csv (the grid) or json (grid and crossings)\n"
+            "  -o FILE                output file (written whole or not at all); default stdout\n"
+            "  --plot FILE            draw the plots with gnuplot (FILE ends in .svg or .png):\n"
+            "                         BASE-throughput, BASE-memory, BASE-winner and BASE-wire\n"
+            "                         next to FILE (BASE = FILE without its extension)\n"
+            "  --crossings FILE       the crossings as CSV: %s\n"
+            "                         kind throughput: strategy_a is faster below params, by\n"
+            "                         margin (a fraction, at the last grid point below);\n"
+            "                         kind oom: strategy_a's fits verdict flips at params\n"
+            "                         (margin empty)\n"
+            "\n"
+            "Grid CSV columns: %s\n"
+            "Points are in the order ranks, then P, then strategy; a point that runs out of\n"
+            "memory (fits 0) still gets its iteration time. At most %d points.\n"
+            "A progress bar is drawn on stderr when it is a terminal.\n"
+            "Under `mpirun -np K` the grid is split across K processes and gathered on rank 0,\n"
+            "which writes the same bytes as a serial run.\n"
+            "Exit status: 0 ok, 1 output not written, 2 bad usage/config.\n",
+            CS_DEFAULT_CLUSTER, DEFAULT_RANKS, DEFAULT_PARAMS_MIN / 1e6, DEFAULT_PARAMS_MAX / 1e9,
+            DEFAULT_PARAMS_POINTS, default_strategies, cross_cols, grid_cols, MAX_POINTS);
+}
+
+/* Parses argv; returns -1 to continue, else an exit code. */
+static int parse(int argc, char **argv, xargs *a)
+{
+    enum { O_CLUSTER = 256, O_RANKS, O_PARAMS, O_MODELS, O_STRATEGIES, O_MB, O_GA, O_CKPT,
+           O_DTYPE, O_FORMAT, O_PLOT, O_CROSSINGS, O_ENGINE };
+    static const struct option opts[] = {
+        {"cluster", required_argument, 0, O_CLUSTER},
+        {"ranks", required_argument, 0, O_RANKS},
+        {"params", required_argument, 0, O_PARAMS},
+        {"models", required_argument, 0, O_MODELS},
+        {"strategies", required_argument, 0, O_STRATEGIES},
+        {"micro-batch", required_argument, 0, O_MB},
+        {"grad-accum", required_argument, 0, O_GA},
+        {"checkpointing", required_argument, 0, O_CKPT},
+        {"dtype", required_argument, 0, O_DTYPE},
+        {"engine", required_argument, 0, O_ENGINE},
+        {"format", required_argument, 0, O_FORMAT},
+        {"crossings", required_argument, 0, O_CROSSINGS},
+        {"plot", required_argument, 0, O_PLOT},
+        {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case O_CLUSTER: a->cluster = optarg; break;
+        case O_RANKS: a->ranks = optarg; break;
+        case O_PARAMS: a->params = optarg; break;
+        case O_MODELS: a->models = optarg; break;
+        case O_STRATEGIES: a->strategies = optarg; break;
+        case O_MB:
+            if (cs_cli_int(CMD, "--micro-batch", optarg, 1, 1 << 20, &a->micro_batch)) return CS_EXIT_USAGE;
+            break;
+        case O_GA:
+            if (cs_cli_int(CMD, "--grad-accum", optarg, 1, 1 << 20, &a->grad_accum)) return CS_EXIT_USAGE;
+            break;
+        case O_CKPT: {
+            int k = -1;
+            for (int i = 0; i < 3; i++)
+                if (!strcmp(optarg, ckpt_names[i])) k = i;
+            if (k < 0) return cs_cli_usage(CMD, "--checkpointing expects none, selective or full, got '%s'", optarg);
+            a->ckpt = k;
+            break;
+        }
+        case O_DTYPE: {
+            cs_dtype t;
+            if (cs_dtype_parse(optarg, &t) ||
+                (t != CS_DTYPE_FP32 && t != CS_DTYPE_BF16 && t != CS_DTYPE_FP16))
+                return cs_cli_usage(CMD, "--dtype expects fp32, bf16 or fp16, got '%s'", optarg);
+            a->dtype = t;
+            break;
+        }
+        case O_ENGINE:
+            if (!strcmp(optarg, "analytic")) a->engine = CS_ENGINE_ANALYTIC;
+            else if (!strcmp(optarg, "des")) a->engine = CS_ENGINE_DES;
+            else return cs_cli_usage(CMD, "--engine expects analytic or des, got '%s'", optarg);
+            break;
+        case O_FORMAT:
+            if (cs_format_parse(optarg, &a->fmt))
+                return cs_cli_usage(CMD, "unknown --format '%s' (expected table, csv or json)", optarg);
+            break;
+        case O_CROSSINGS: a->crossings = optarg; break;
+        case O_PLOT: a->plot = optarg; break;
+        case 'o': a->out = optarg; break;
+        case 'h': help(stdout); return CS_EXIT_OK;
+        case ':': return cs_cli_usage(CMD, "option '%s' needs a value", argv[optind - 1]);
+        default: return cs_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) a->scenario = argv[optind++];
+    if (optind < argc) return cs_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if (a->params && a->models)
+        return cs_cli_usage(CMD, "%s", "--params and --models are alternatives: give one");
+    return -1;
+}
+
+/* Copies a comma-separated list into buf and returns its first token. */
+static char *first_token(char *buf, size_t len, const char *list, char **save)
+{
+    snprintf(buf, len, "%s", list);
+    return strtok_r(buf, ",", save);
+}
+
+static int parse_ranks(const char *list, cs_sweep_spec *s)
+{
+    char buf[1024], *save;
+    s->nranks = 0;
+    if (strlen(list) >= sizeof buf) return cs_cli_usage(CMD, "%s", "--ranks: list too long");
+    for (char *tok = first_token(buf, sizeof buf, list, &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (s->nranks == (int)(sizeof s->ranks / sizeof s->ranks[0]))
+            return cs_cli_usage(CMD, "--ranks: at most 64 values, got '%s'", list);
+        if (cs_cli_int(CMD, "--ranks", tok, 1, 100000000, &s->ranks[s->nranks])) return CS_EXIT_USAGE;
+        s->nranks++;
+    }
+    if (s->nranks == 0) return cs_cli_usage(CMD, "--ranks expects N[,N...], got '%s'", list);
+    return -1;
+}
+
+static int parse_strategies(const char *list, cs_sweep_spec *s)
+{
+    char buf[512], *save;
+    s->nstrategies = 0;
+    if (strlen(list) >= sizeof buf) return cs_cli_usage(CMD, "%s", "--strategies: list too long");
+    for (char *tok = first_token(buf, sizeof buf, list, &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        cs_strategy st;
+        if (cs_strategy_parse(tok, &st))
+            return cs_cli_usage(CMD, "unknown strategy '%s' (expected ddp, zero1, fsdp_no_shard, "
+                                     "fsdp_shard_grad_op, fsdp_full_shard or fsdp_hybrid_shard)", tok);
+        for (int i = 0; i < s->nstrategies; i++)
+            if (s->strategies[i] == st) return cs_cli_usage(CMD, "--strategies: '%s' given twice", tok);
+        s->strategies[s->nstrategies++] = st;
+    }
+    if (s->nstrategies == 0) return cs_cli_usage(CMD, "--strategies expects S[,S...], got '%s'", list);
+    return -1;
+}
+
+static int parse_grid(const char *spec, cs_sweep_spec *s)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *c1 = strchr(buf, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c1 || !c2 || strlen(spec) >= sizeof buf)
+        return cs_cli_usage(CMD, "--params expects MIN:MAX:POINTS (e.g. 1e8:1e11:31), got '%s'", spec);
+    *c1 = *c2 = 0;
+    if (cs_cli_params(buf, &s->params_min) || cs_cli_params(c1 + 1, &s->params_max))
+        return cs_cli_usage(CMD, "--params: MIN and MAX are counts > 0 such as 13e9 or 7B, got '%s'", spec);
+    if (cs_cli_int(CMD, "--params POINTS", c2 + 1, 1, MAX_POINTS, &s->params_points)) return CS_EXIT_USAGE;
+    if (s->params_min > s->params_max || (s->params_points > 1 && s->params_min == s->params_max))
+        return cs_cli_usage(CMD, "--params: MIN must be below MAX (or POINTS 1), got '%s'", spec);
+    return -1;
+}
+
+static int parse_models(const char *list, cs_sweep_spec *s, cs_diag *d)
+{
+    char buf[4096], *save;
+    s->nmodels = 0;
+    if (strlen(list) >= sizeof buf) return cs_cli_usage(CMD, "%s", "--models: list too long");
+    for (char *tok = first_token(buf, sizeof buf, list, &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (s->nmodels == (int)(sizeof s->models / sizeof s->models[0]))
+            return cs_cli_usage(CMD, "--models: at most 64 models, got '%s'", list);
+        if (cs_model_load(tok, &s->models[s->nmodels], d)) return cs_cli_fail(d);
+        s->nmodels++;
+    }
+    if (s->nmodels == 0) return cs_cli_usage(CMD, "--models expects a,b,..., got '%s'", list);
+    return -1;
+}
+
+/* Builds the spec from the scenario, the cluster and the options; returns
+ * -1 to continue, else an exit code (message printed). */
+static int build_spec(const xargs *a, cs_sweep_spec *s, cs_diag *d)
+{
+    memset(s, 0, sizeof *s);
+    int scen_ranks = 0;
+    if (a->scenario) {
+        cs_scenario sc;
+        if (cs_scenario_load_file(a->scenario, &sc, d)) return cs_cli_fail(d);
+        s->cluster = sc.cluster;
+        s->training = sc.training;
+        scen_ranks = sc.ranks > 0 ? sc.ranks : sc.nodes > 0 ? sc.nodes * sc.cluster.gpus_per_node : 0;
+    } else {
+        if (cs_config_cluster(CS_DEFAULT_CLUSTER, &s->cluster, d)) return cs_cli_fail(d);
+        cs_training_defaults(&s->training, CS_STRAT_DDP);
+    }
+    if (a->cluster && cs_config_cluster(a->cluster, &s->cluster, d)) return cs_cli_fail(d);
+    cs_training *t = &s->training;
+    if (a->dtype >= 0) {
+        t->param_dtype = t->grad_reduce_dtype = (cs_dtype)a->dtype;
+        t->master_weights_fp32 = 0;
+    }
+    if (a->micro_batch) t->micro_batch = a->micro_batch;
+    if (a->grad_accum) t->grad_accum = a->grad_accum;
+    if (a->ckpt >= 0) t->checkpointing = (cs_ckpt)a->ckpt;
+    if (a->engine >= 0) t->collective_engine = (cs_engine_kind)a->engine;
+    int rc;
+    if (a->ranks) {
+        if ((rc = parse_ranks(a->ranks, s)) >= 0) return rc;
+    } else {
+        s->nranks = 1;
+        s->ranks[0] = scen_ranks > 0 ? scen_ranks : DEFAULT_RANKS;
+    }
+    if ((rc = parse_strategies(a->strategies ? a->strategies : default_strategies, s)) >= 0) return rc;
+    if (a->models) {
+        if ((rc = parse_models(a->models, s, d)) >= 0) return rc;
+    } else if (a->params) {
+        if ((rc = parse_grid(a->params, s)) >= 0) return rc;
+    } else {
+        s->params_min = DEFAULT_PARAMS_MIN;
+        s->params_max = DEFAULT_PARAMS_MAX;
+        s->params_points = DEFAULT_PARAMS_POINTS;
+    }
+    if (!a->models) {
+        /* the ends are the extreme models: fail early with their message */
+        cs_model m;
+        if (cs_model_generic(s->params_min, &m, d) || cs_model_generic(s->params_max, &m, d))
+            return cs_cli_fail(d);
+    }
+    if ((double)cs_sweep_size(s) > MAX_POINTS) {
+        char n[64];
+        snprintf(n, sizeof n, "%zu", cs_sweep_size(s));
+        fprintf(stderr, "collsim %s: the grid has %s points; at most %d are allowed\n", CMD, n,
+                MAX_POINTS);
+        return CS_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* ---- progress bar -------------------------------------------------------- */
+
+typedef struct progress {
+    int width;
+    int shown; /* last filled width drawn, -1 none */
+    size_t last_done;
+} progress;
+
+static void progress_draw(void *ctx, size_t done, size_t total)
+{
+    progress *p = ctx;
+    int fill = total ? (int)((double)done / (double)total * p->width) : p->width;
+    /* redraw when the bar grows or every 1% of points */
+    if (fill == p->shown && done != total && (done - p->last_done) * 100 < total) return;
+    p->shown = fill;
+    p->last_done = done;
+    char bar[128];
+    for (int i = 0; i < p->width; i++) bar[i] = i < fill ? '=' : ' ';
+    bar[p->width] = 0;
+    fprintf(stderr, "\r[%s] %zu/%zu points", bar, done, total);
+    fflush(stderr);
+}
+
+static void progress_clear(const progress *p)
+{
+    if (p->shown < 0) return;
+    fprintf(stderr, "\r%*s\r", p->width + 40, "");
+    fflush(stderr);
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+/* 1.23B, 350M, 1.5T, 124K */
+static void human_params(double p, char *buf, size_t len)
+{
+    if (p >= 1e12) snprintf(buf, len, "%.3gT", p / 1e12);
+    else if (p >= 1e9) snprintf(buf, len, "%.3gB", p / 1e9);
+    else if (p >= 1e6) snprintf(buf, len, "%.3gM", p / 1e6);
+    else snprintf(buf, len, "%.3gK", p / 1e3);
+}
+
+/* "on <cluster> with N GPUs, A beats B below X params by Y% (at P; up to
+ * Z% at Q); B is faster above" / "A OOMs above X params" */
+static void sentence(cs_buf *b, const cs_sweep_spec *s, const cs_crossing *c)
+{
+    char p[32];
+    human_params(c->params, p, sizeof p);
+    cs_buf_printf(b, "on %s with %d GPUs, ", s->cluster.name, c->ranks);
+    if (c->kind == CS_CROSS_THROUGHPUT) {
+        char below[32], lead[32];
+        human_params(c->margin_params, below, sizeof below);
+        human_params(c->lead_max_params, lead, sizeof lead);
+        cs_buf_printf(b, "%s beats %s below %s params by %.1f%% (at %s", cs_strategy_name(c->a),
+                      cs_strategy_name(c->b), p, 100 * c->margin, below);
+        if (c->lead_max > c->margin) cs_buf_printf(b, "; up to %.0f%% at %s", 100 * c->lead_max, lead);
+        cs_buf_printf(b, "); %s is faster above\n", cs_strategy_name(c->b));
+    }
+    else if (c->fits_below)
+        cs_buf_printf(b, "%s OOMs above %s params\n", cs_strategy_name(c->a), p);
+    else
+        cs_buf_printf(b, "%s fits only above %s params\n", cs_strategy_name(c->a), p);
+}
+
+static void crossings_csv(cs_buf *b, const cs_crossing *c, size_t n)
+{
+    cs_buf_printf(b, "%s\n", cross_cols);
+    for (size_t i = 0; i < n; i++) {
+        cs_buf_printf(b, "%d,%s,%s,%s,%.0f,", c[i].ranks, cs_strategy_name(c[i].a),
+                      cs_strategy_name(c[i].b), c[i].kind == CS_CROSS_OOM ? "oom" : "throughput",
+                      c[i].params);
+        if (c[i].kind == CS_CROSS_THROUGHPUT) cs_buf_printf(b, "%.6f", c[i].margin);
+        cs_buf_printf(b, "\n");
+    }
+}
+
+static void render(cs_buf *b, cs_format f, const char *title, const cs_sweep_spec *s,
+                   const cs_sweep_point *pts, size_t n, const cs_crossing *c, size_t nc)
+{
+    const double GiB = 1024.0 * 1024 * 1024;
+    if (f == CS_FORMAT_CSV) {
+        cs_buf_printf(b, "%s\n", grid_cols);
+        for (size_t i = 0; i < n; i++) {
+            const cs_sweep_point *p = &pts[i];
+            cs_buf_printf(b, "%s,%d,%.0f,%d,%.6f,%.1f,%.3f,%.5f,%.0f,%.6f,%s,%.0f,%.0f\n",
+                          cs_strategy_name(p->strategy), p->ranks, p->params, p->fits,
+                          p->iteration_time_s, p->tokens_per_s, p->tflops_per_gpu, p->mfu,
+                          p->peak_bytes, p->exposed_comm_s, p->model, p->capacity_bytes,
+                          p->wire_bytes);
+        }
+        return;
+    }
+    if (f == CS_FORMAT_JSON) {
+        cs_buf_printf(b, "{\n  \"title\": ");
+        cs_buf_json_string(b, title);
+        cs_buf_printf(b, ",\n  \"cluster\": ");
+        cs_buf_json_string(b, s->cluster.name);
+        cs_buf_printf(b, ",\n  \"points\": [");
+        for (size_t i = 0; i < n; i++) {
+            const cs_sweep_point *p = &pts[i];
+            cs_buf_printf(b, "%s\n    {\"strategy\": \"%s\", \"ranks\": %d, \"params\": %.0f, "
+                          "\"fits\": %d, \"iteration_time_s\": %.6f, \"tokens_per_s\": %.1f, "
+                          "\"tflops_per_gpu\": %.3f, \"mfu\": %.5f, \"peak_bytes\": %.0f, "
+                          "\"exposed_comm_s\": %.6f, \"model\": ",
+                          i ? "," : "", cs_strategy_name(p->strategy), p->ranks, p->params,
+                          p->fits, p->iteration_time_s, p->tokens_per_s, p->tflops_per_gpu,
+                          p->mfu, p->peak_bytes, p->exposed_comm_s);
+            cs_buf_json_string(b, p->model);
+            cs_buf_printf(b, ", \"capacity_bytes\": %.0f, \"wire_bytes\": %.0f}", p->capacity_bytes,
+                          p->wire_bytes);
+        }
+        cs_buf_printf(b, "\n  ],\n  \"crossings\": [");
+        for (size_t i = 0; i < nc; i++) {
+            cs_buf_printf(b, "%s\n    {\"ranks\": %d, \"strategy_a\": \"%s\", \"strategy_b\": \"%s\", "
+                          "\"kind\": \"%s\", \"params\": %.0f",
+                          i ? "," : "", c[i].ranks, cs_strategy_name(c[i].a),
+                          cs_strategy_name(c[i].b), c[i].kind == CS_CROSS_OOM ? "oom" : "throughput",
+                          c[i].params);
+            if (c[i].kind == CS_CROSS_THROUGHPUT)
+                cs_buf_printf(b, ", \"margin\": %.6f, \"lead_max\": %.6f, \"lead_max_params\": %.0f",
+                              c[i].margin, c[i].lead_max, c[i].lead_max_params);
+            else cs_buf_printf(b, ", \"fits_below\": %d", c[i].fits_below);
+            cs_buf_printf(b, "}");
+        }
+        cs_buf_printf(b, "\n  ]\n}\n");
+        return;
+    }
+    cs_buf_printf(b, "# %s\n", title);
+    int prev_ranks = -1;
+    for (size_t i = 0; i < n; i++) {
+        const cs_sweep_point *p = &pts[i];
+        if (p->ranks != prev_ranks) {
+            cs_buf_printf(b, "\n%d GPUs\n%-16s %-20s %-5s %12s %14s %11s %7s %10s %11s\n", p->ranks,
+                          "model", "strategy", "fits", "iteration_s", "tokens/s", "TFLOPS/GPU",
+                          "MFU %", "peak GiB", "exposed_s");
+            prev_ranks = p->ranks;
+        }
+        cs_buf_printf(b, "%-16s %-20s %-5s %12.4f %14.0f %11.1f %7.1f %10.2f %11.4f\n", p->model,
+                      cs_strategy_name(p->strategy), p->fits ? "yes" : "OOM", p->iteration_time_s,
+                      p->tokens_per_s, p->tflops_per_gpu, 100 * p->mfu, p->peak_bytes / GiB,
+                      p->exposed_comm_s);
+    }
+    cs_buf_printf(b, "\nCrossings (throughput: Brent on log10 P, both strategies fit there; OOM: "
+                     "bisection; both to 1e-4):\n");
+    if (s->nmodels > 0) cs_buf_printf(b, "  none computed: a list of models has no continuous P axis\n");
+    else if (nc == 0) cs_buf_printf(b, "  none in this range\n");
+    for (size_t i = 0; i < nc; i++) {
+        cs_buf_printf(b, "  ");
+        sentence(b, s, &c[i]);
+    }
+}
+
+static void make_title(char *buf, size_t len, const cs_sweep_spec *s)
+{
+    int o = snprintf(buf, len, "collsim crossover: %s (%s, %.0f GiB), ", s->cluster.name,
+                     s->cluster.gpu.model, s->cluster.gpu.memory_bytes / (1024.0 * 1024 * 1024));
+    if (o < 0 || (size_t)o >= len) return;
+    if (s->nmodels > 0) {
+        o += snprintf(buf + o, len - (size_t)o, "%d models", s->nmodels);
+    } else {
+        char lo[32], hi[32];
+        human_params(s->params_min, lo, sizeof lo);
+        human_params(s->params_max, hi, sizeof hi);
+        o += snprintf(buf + o, len - (size_t)o, "P %s..%s (%d points, log)", lo, hi, s->params_points);
+    }
+    if ((size_t)o >= len) return;
+    snprintf(buf + o, len - (size_t)o, ", micro-batch %d, grad-accum %d, %s%s",
+             s->training.micro_batch, s->training.grad_accum, cs_dtype_name(s->training.param_dtype),
+             s->training.collective_engine == CS_ENGINE_DES ? ", DES collectives" : "");
+}
+
+static int crossover(int argc, char **argv)
+{
+    xargs a = {.dtype = -1, .ckpt = -1, .engine = -1, .fmt = CS_FORMAT_TABLE};
+    int rc = parse(argc, argv, &a);
+    if (rc >= 0) return rc;
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_sweep_spec *s = cs_xmalloc(sizeof *s);
+    cs_sweep_point *pts = NULL;
+    cs_crossing *cross = NULL;
+    size_t nc = 0;
+    if ((rc = build_spec(&a, s, &d)) >= 0) goto done;
+    rc = CS_EXIT_OK;
+    int me = cs_parallel_rank(), k = cs_parallel_size();
+    size_t n = cs_sweep_size(s), failed = 0;
+    pts = cs_xcalloc(n, sizeof *pts);
+    progress bar = {.width = 30, .shown = -1};
+    int tty = me == 0 && isatty(2);
+    int erc = cs_sweep_run(s, (size_t)me, (size_t)k, pts, tty ? progress_draw : NULL, &bar,
+                           &failed, &d);
+    if (tty) progress_clear(&bar);
+    /* the first failing point over all processes is the one a serial run
+     * stops at; rank 0 re-evaluates it for the message if it was not its */
+    unsigned long long first = cs_parallel_min(erc ? (unsigned long long)failed : ULLONG_MAX);
+    if (first != ULLONG_MAX) {
+        if (me == 0) {
+            if (!erc || failed != first) {
+                int r, model;
+                double p;
+                cs_strategy st;
+                cs_sweep_coords(s, (size_t)first, &r, &p, &model, &st);
+                cs_sweep_point tmp;
+                erc = cs_sweep_point_eval(s, st, r, p, model, &tmp, &d);
+                CS_ASSERT(erc != 0);
+            }
+            rc = cs_cli_fail(&d);
+        }
+        goto done;
+    }
+    cs_parallel_gather_strided(pts, sizeof *pts, n);
+    if (me != 0) goto done;
+    if (cs_sweep_crossings(s, pts, n, &cross, &nc, &d)) {
+        rc = cs_cli_fail(&d);
+        goto done;
+    }
+    char title[512];
+    make_title(title, sizeof title, s);
+    cs_buf out = {0}, cb = {0};
+    render(&out, a.fmt, title, s, pts, n, cross, nc);
+    int wrc = cs_buf_write(&out, a.out, &d);
+    if (wrc == 0 && a.crossings) {
+        crossings_csv(&cb, cross, nc);
+        wrc = cs_buf_write(&cb, a.crossings, &d);
+    }
+    cs_buf_free(&out);
+    cs_buf_free(&cb);
+    if (wrc == 0 && a.plot) wrc = cs_plot_crossover(s, pts, n, cross, nc, a.plot, &d);
+    if (wrc) rc = cs_cli_fail(&d);
+done:
+    free(cross);
+    free(pts);
+    free(s);
+    return rc;
+}
+
+int cs_cmd_crossover(int argc, char **argv)
+{
+    cs_parallel_init(&argc, &argv);
+    if (cs_parallel_rank() != 0) {
+        /* one voice: rank 0 speaks for all */
+        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) {
+            /* nothing sensible to report, and nowhere to report it */
+        }
+    }
+    int rc = crossover(argc, argv);
+    cs_parallel_finalize();
+    return rc;
+}

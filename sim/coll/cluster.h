@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cluster.h - the validated description of a cluster (what a YAML file or a
+ * built-in preset says), as a plain value type.
+ *
+ * A cs_cluster holds numbers in SI base units (bytes, bytes/s, seconds,
+ * FLOP/s). It is filled only by config.c (from YAML) so every field is
+ * validated; callers may copy it freely (no owned pointers).
+ * The meaning of each field and its default is documented in
+ * configs/clusters/README.md and in `collsim collective --help`.
+ */
+#ifndef CS_CLUSTER_H
+#define CS_CLUSTER_H
+
+#include "base/dtype.h"
+#include "coll/ncclmodel.h"
+
+typedef enum cs_fabric { CS_FABRIC_NVSWITCH, CS_FABRIC_NVLINK, CS_FABRIC_PCIE } cs_fabric;
+typedef enum cs_net_topology { CS_NET_RAIL_OPTIMIZED, CS_NET_FAT_TREE } cs_net_topology;
+
+#define CS_MAX_OVERRIDES 64
+
+/* A DES-only change to one physical link's bandwidth. */
+typedef struct cs_link_override {
+    int node;          /* node index (0-based) */
+    int gpu;           /* local GPU index for kind=gpu, NIC index for kind=nic */
+    int is_nic;        /* 0: the GPU's fabric port, 1: the node's NIC */
+    double bw_Bps;     /* new bandwidth per direction */
+    int line, column;  /* where it was written, for messages */
+} cs_link_override;
+
+/* A DES-only slow rank: its sends take slowdown x longer, start later. */
+typedef struct cs_straggler {
+    int rank;
+    double slowdown;   /* >= 1 */
+    double delay_s;    /* start delay */
+    int line, column;
+} cs_straggler;
+
+typedef struct cs_cluster {
+    char name[64];
+    int nodes;
+    int gpus_per_node;
+
+    struct {
+        char model[64];
+        double memory_bytes;
+        double peak_flops[CS_DTYPE_COUNT]; /* dense, FLOP/s; 0 = unsupported */
+        double hbm_Bps;
+        int compute_capability;            /* 70, 80, 90, 100 */
+    } gpu;
+
+    struct {
+        cs_fabric kind;
+        double bw_Bps;      /* per GPU per direction, datasheet line rate */
+        double efficiency;  /* achievable fraction of bw_Bps for collectives */
+        double latency_s;   /* extra per-hop latency added to NCCL's hwLat */
+    } intra;
+
+    struct {
+        int nics_per_node;
+        double nic_bw_Bps;  /* per NIC per direction, line rate */
+        double efficiency;  /* achievable fraction of the line rate */
+        double latency_s;   /* network latency per hop (NCCL latencyInter) */
+        cs_net_topology topology;
+        double oversubscription; /* >= 1; fat-tree core taper */
+    } inter;
+
+    struct {
+        int channels;
+        double net_overhead_s;  /* NCCL getNetOverhead (1 us Intel x86) */
+        double base_latency_s[CS_ALGO_COUNT][CS_PROTO_COUNT];
+        double hw_latency_s[CS_HW_COUNT][CS_ALGO_COUNT][CS_PROTO_COUNT];
+        double proto_bw_factor[CS_ALGO_COUNT][CS_PROTO_COUNT];
+        double algo_efficiency[CS_ALGO_COUNT]; /* multiplies bus bandwidth */
+        double chunk_bytes[CS_PROTO_COUNT];    /* pipelining unit per channel */
+        int ll128_enabled;
+        int nvls_enabled;  /* NVLink SHARP: NVSwitch fabric and compute capability >= 90 */
+    } coll;
+
+    int n_overrides;
+    cs_link_override overrides[CS_MAX_OVERRIDES];
+    int n_stragglers;
+    cs_straggler stragglers[CS_MAX_OVERRIDES];
+} cs_cluster;
+
+#endif

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * network.c - flows over links with equal-share processor sharing.
+ *
+ * Each active flow keeps (remaining bytes, rate, time of last update). When
+ * the set of flows on a link changes, every flow on that link is brought up
+ * to date, gets its new rate and a new completion event; completion events
+ * carry a version as a guard, and a pending completion is moved in place
+ * (cs_engine_reschedule) so no superseded copies pile up in the queue.
+ * Cost: O(flows sharing a link) per start/finish. Departures from SimGrid's
+ * max-min fairness: capacity left unused by a flow bottlenecked elsewhere is
+ * not redistributed (equal split), which is exact for the symmetric
+ * schedules collectives produce and conservative otherwise.
+ */
+#include "coll/network.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "base/error.h"
+
+typedef struct flow {
+    int links[CS_NET_MAX_PATH];
+    int pos[CS_NET_MAX_PATH]; /* index of this flow in each link's list */
+    int nlinks;
+    double remaining;
+    double rate;
+    double last_t;
+    double factor, cap, latency;
+    uint64_t version;
+    cs_event_handle ev; /* pending completion event, if has_ev */
+    int has_ev;
+    cs_event_fn on_sent, on_arrive;
+    void *ctx;
+    int64_t a, b;
+    int active;
+    int next_free;
+} flow;
+
+typedef struct link {
+    double capacity;
+    double carried;
+    int *flows;
+    int nflows, cap_flows;
+} link;
+
+struct cs_network {
+    cs_engine *engine;
+    link *links;
+    int nlinks, cap_links;
+    flow *flows;
+    int nflows_alloc, cap_flows, free_head, active;
+    uint64_t versions; /* completion-event versions, unique across slot reuse */
+};
+
+cs_network *cs_network_new(cs_engine *e)
+{
+    cs_network *n = cs_xcalloc(1, sizeof *n);
+    n->engine = e;
+    n->free_head = -1;
+    return n;
+}
+
+void cs_network_free(cs_network *n)
+{
+    if (!n) return;
+    for (int i = 0; i < n->nlinks; i++) free(n->links[i].flows);
+    free(n->links);
+    free(n->flows);
+    free(n);
+}
+
+int cs_network_add_link(cs_network *n, double capacity_Bps)
+{
+    CS_ASSERT(capacity_Bps > 0 && isfinite(capacity_Bps));
+    if (n->nlinks == n->cap_links) {
+        n->cap_links = n->cap_links ? 2 * n->cap_links : 16;
+        n->links = cs_xrealloc(n->links, (size_t)n->cap_links * sizeof *n->links);
+    }
+    link *l = &n->links[n->nlinks];
+    *l = (link){.capacity = capacity_Bps};
+    return n->nlinks++;
+}
+
+double cs_network_link_capacity(const cs_network *n, int id)
+{
+    CS_ASSERT(id >= 0 && id < n->nlinks);
+    return n->links[id].capacity;
+}
+
+int cs_network_link_count(const cs_network *n) { return n->nlinks; }
+
+double cs_network_link_bytes(const cs_network *n, int id)
+{
+    CS_ASSERT(id >= 0 && id < n->nlinks);
+    return n->links[id].carried;
+}
+
+int cs_network_active_flows(const cs_network *n) { return n->active; }
+
+static int flow_alloc(cs_network *n)
+{
+    if (n->free_head >= 0) {
+        int id = n->free_head;
+        n->free_head = n->flows[id].next_free;
+        return id;
+    }
+    if (n->nflows_alloc == n->cap_flows) {
+        n->cap_flows = n->cap_flows ? 2 * n->cap_flows : 64;
+        n->flows = cs_xrealloc(n->flows, (size_t)n->cap_flows * sizeof *n->flows);
+    }
+    return n->nflows_alloc++;
+}
+
+static double flow_rate(const cs_network *n, const flow *f)
+{
+    double share = INFINITY;
+    for (int i = 0; i < f->nlinks; i++) {
+        const link *l = &n->links[f->links[i]];
+        double s = l->capacity / l->nflows;
+        if (s < share) share = s;
+    }
+    double r = share * f->factor;
+    if (f->cap > 0 && f->cap < r) r = f->cap;
+    return r;
+}
+
+static void on_complete(cs_engine *e, void *ctx, int64_t id, int64_t version);
+
+/* Brings flow id up to date at time now and (re)schedules its completion. */
+static void flow_update(cs_network *n, int id, double now)
+{
+    flow *f = &n->flows[id];
+    double sent = f->rate * (now - f->last_t);
+    if (f->rate > 0) {
+        f->remaining -= sent;
+        for (int i = 0; i < f->nlinks; i++) n->links[f->links[i]].carried += sent;
+    }
+    if (f->remaining < 0) f->remaining = 0;
+    f->last_t = now;
+    double r = flow_rate(n, f);
+    if (r == f->rate && f->version > 0) return; /* completion still valid */
+    f->rate = r;
+    f->version = ++n->versions;
+    double t = now + f->remaining / r;
+    if (f->has_ev) { /* move the pending completion: no superseded event */
+        cs_engine_reschedule(n->engine, f->ev, t, (int64_t)f->version);
+    } else {
+        f->ev = cs_engine_schedule_handle(n->engine, t, on_complete, n, id, (int64_t)f->version);
+        f->has_ev = 1;
+    }
+}
+
+static void link_touch(cs_network *n, int lid, int except, double now)
+{
+    link *l = &n->links[lid];
+    for (int k = 0; k < l->nflows; k++)
+        if (l->flows[k] != except) flow_update(n, l->flows[k], now);
+}
+
+void cs_network_start_flow(cs_network *n, const cs_flow_spec *s)
+{
+    const int *links = s->links;
+    int nlinks = s->nlinks;
+    CS_ASSERT(nlinks >= 1 && nlinks <= CS_NET_MAX_PATH);
+    CS_ASSERT(s->bytes >= 0 && s->factor > 0 && s->latency_s >= 0);
+    double now = cs_engine_now(n->engine);
+    int id = flow_alloc(n);
+    flow *f = &n->flows[id];
+    *f = (flow){.nlinks = nlinks, .remaining = s->bytes, .last_t = now, .factor = s->factor,
+                .cap = s->cap_Bps, .latency = s->latency_s, .on_sent = s->on_sent,
+                .on_arrive = s->on_arrive, .ctx = s->ctx, .a = s->a, .b = s->b,
+                .active = 1, .next_free = -1};
+    /* bring the flows already on these links up to date before sharing */
+    for (int i = 0; i < nlinks; i++) {
+        CS_ASSERT(links[i] >= 0 && links[i] < n->nlinks);
+        link_touch(n, links[i], -1, now);
+    }
+    for (int i = 0; i < nlinks; i++) {
+        link *l = &n->links[links[i]];
+        if (l->nflows == l->cap_flows) {
+            l->cap_flows = l->cap_flows ? 2 * l->cap_flows : 4;
+            l->flows = cs_xrealloc(l->flows, (size_t)l->cap_flows * sizeof *l->flows);
+        }
+        f = &n->flows[id];
+        f->links[i] = links[i];
+        f->pos[i] = l->nflows;
+        l->flows[l->nflows++] = id;
+    }
+    n->active++;
+    flow_update(n, id, now);
+    for (int i = 0; i < nlinks; i++) link_touch(n, links[i], id, now);
+}
+
+static void on_arrive_trampoline(cs_engine *e, void *ctx, int64_t id, int64_t unused)
+{
+    (void)unused;
+    cs_network *n = ctx;
+    flow f = n->flows[id];
+    n->flows[id].next_free = n->free_head;
+    n->free_head = (int)id;
+    f.on_arrive(e, f.ctx, f.a, f.b);
+}
+
+static void on_complete(cs_engine *e, void *ctx, int64_t id, int64_t version)
+{
+    cs_network *n = ctx;
+    flow *f = &n->flows[id];
+    f->has_ev = 0; /* this event has run: its handle is spent */
+    if (!f->active || (int64_t)f->version != version) return; /* superseded */
+    double now = cs_engine_now(e);
+    double sent = f->rate * (now - f->last_t);
+    for (int i = 0; i < f->nlinks; i++) n->links[f->links[i]].carried += sent;
+    f->remaining = 0;
+    f->active = 0;
+    n->active--;
+    /* unlink from every link (swap-remove), then let the others speed up */
+    for (int i = 0; i < f->nlinks; i++) {
+        link *l = &n->links[f->links[i]];
+        int p = f->pos[i];
+        int moved = l->flows[--l->nflows];
+        l->flows[p] = moved;
+        if (moved != (int)id) {
+            flow *m = &n->flows[moved];
+            for (int j = 0; j < m->nlinks; j++)
+                if (m->links[j] == f->links[i]) m->pos[j] = p;
+        }
+    }
+    for (int i = 0; i < f->nlinks; i++) link_touch(n, f->links[i], -1, now);
+    cs_engine_schedule(e, now + f->latency, on_arrive_trampoline, n, id, 0);
+    if (f->on_sent) f->on_sent(e, f->ctx, f->a, f->b);
+}

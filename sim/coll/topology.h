@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * topology.h - a cluster plus a rank layout: which ranks share a node, the
+ * effective bandwidth of each link class, and the physical links the
+ * discrete-event engine instantiates.
+ *
+ * Rank placement: ranks fill nodes in order (rank r on node r / ppn when
+ * every node holds ppn ranks); with --nodes K and N ranks not divisible by
+ * K, the first N mod K nodes hold one extra rank. Link classes:
+ *   port   - a GPU's fabric port, one per direction (NVSwitch/NVLink/PCIe),
+ *            capacity intra.bw x intra.efficiency;
+ *   nic    - a node's NICs, one per direction, capacity per NIC
+ *            nic_bw x inter.efficiency;
+ *   uplink - for fat-trees, a node's share of the core: nics x NIC
+ *            capacity / oversubscription (absent when rail-optimized or
+ *            oversubscription is 1).
+ * cs_topology is a value type; it embeds a copy of the cluster.
+ */
+#ifndef CS_TOPOLOGY_H
+#define CS_TOPOLOGY_H
+
+#include "coll/cluster.h"
+#include "base/error.h"
+
+typedef struct cs_topology {
+    cs_cluster cluster;
+    int ranks;
+    int nodes;
+    int ppn_max;          /* ranks on the fullest node */
+    int uniform;          /* every node holds the same number of ranks */
+    cs_hw intra_hw;       /* NVLink or PCI (NCCL's latency row) */
+    cs_arch arch;
+    double port_Bps;      /* effective per GPU per direction */
+    double nic_Bps;       /* effective per NIC per direction */
+    double node_net_Bps;  /* effective per node: NICs, core taper applied */
+    int heterogeneous;    /* DES-only overrides or stragglers present */
+} cs_topology;
+
+/* Lays out `ranks` ranks on `nodes` nodes of cluster c. ranks <= 0 and
+ * nodes <= 0 mean "not given": ranks alone fills nodes in order; nodes
+ * alone takes every GPU of each node; neither takes the cluster's size.
+ * Returns 0, or CS_EINVAL with d naming the conflict (too many ranks per
+ * node, fewer ranks than nodes, overrides that name absent ranks, ...). */
+int cs_topology_build(const cs_cluster *c, int ranks, int nodes, cs_topology *out,
+                      cs_diag *d);
+
+/* Node of a rank and its index within the node. */
+int cs_topology_node_of(const cs_topology *t, int rank);
+int cs_topology_local_of(const cs_topology *t, int rank);
+/* Ranks placed on node k. */
+int cs_topology_ranks_on(const cs_topology *t, int node);
+
+#endif

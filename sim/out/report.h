@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.h - output: the table / CSV / JSON renderings of collective results.
+ * Number formats are fixed, so the same input gives the same bytes; the
+ * bytes go through base/buf.h (written whole or not at all).
+ */
+#ifndef CS_REPORT_H
+#define CS_REPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "base/buf.h"
+#include "coll/collective.h"
+
+typedef enum cs_format { CS_FORMAT_TABLE, CS_FORMAT_CSV, CS_FORMAT_JSON } cs_format;
+int cs_format_parse(const char *s, cs_format *out);
+
+/* The CSV header line (without newline): the column contract. */
+const char *cs_report_collective_csv_header(void);
+
+/* Renders rows. `title` is printed as a comment in table format and as a
+ * "title" field in JSON; CSV has no preamble. */
+void cs_report_collective(cs_buf *b, cs_format f, const char *title, const cs_coll_row *rows,
+                          size_t n);
+
+#endif

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * calibrate.h - predictions for measured rows, their scores, and the fit
+ * of a cluster's cost-model parameters to measurements (GSL nonlinear
+ * least squares).
+ *
+ * Prediction: every row is priced by the closed form on the cluster, with
+ * its ranks placed on `nodes` nodes (or, when the input does not say,
+ * filling the cluster's nodes in order), the algorithm / protocol the run
+ * forced, else chosen as NCCL's tuner would (cs_collective_choose). Rows
+ * that ran an algorithm collsim does not model (NVLSTree, CollNet, ...) are
+ * not predicted. A dataset whose busbw exceeds what ring, tree or NVLS reach
+ * on the cluster at line rate (every efficiency 1, no latency) ran
+ * something else (NVLSTree, CollNet / SHARP): it is flagged,
+ * scored, and never fitted.
+ *
+ * The fitted parameters, and the rules that decide whether the data can
+ * determine each one, are listed in calibrate.c and in the output.
+ */
+#ifndef CS_CALIBRATE_H
+#define CS_CALIBRATE_H
+
+#include <stddef.h>
+
+#include "coll/cluster.h"
+#include "study/measure.h"
+#include "base/buf.h"
+
+/* ---- predictions and scores ------------------------------------------------ */
+
+typedef struct cs_calib_pred {
+    int status;         /* 0 predicted; CS_ENOTSUP: not modelled (why says) */
+    double time_us;
+    double bound_busbw_GBps; /* ring/tree at line rate, no latency */
+    cs_algo_id algo;
+    cs_proto proto;
+    int nodes;          /* nodes the ranks were placed on */
+    char why[96];
+} cs_calib_pred;
+
+/* Predicts row i of m on c. Returns 0 (see out->status for unmodelled
+ * rows) or CS_ECONFIG when the row cannot be placed on the cluster (d names
+ * the row's file:line). */
+int cs_calib_predict(const cs_cluster *c, const cs_meas_set *m, size_t i, cs_calib_pred *out,
+                     cs_diag *d);
+
+/* Absolute percentage errors summarised; n = 0 leaves the numbers NaN.
+ * p90 is the nearest-rank 90th percentile. */
+typedef struct cs_calib_stats {
+    int n;
+    double median, p90, max;
+} cs_calib_stats;
+void cs_calib_stats_of(const double *abs_err_pct, int n, cs_calib_stats *out);
+
+typedef struct cs_calib_ds_score {
+    cs_calib_stats big;     /* sizes >= 1 MiB */
+    cs_calib_stats all;
+    int rows, unmodelled;   /* rows in the dataset, rows not predicted */
+    int beyond_bound;       /* busbw above the ring/tree/NVLS line-rate bound where
+                             * NVLSTree or CollNet / SHARP (several nodes), or NVLS
+                             * turned off in the cluster, could have run */
+    int above_line_rate;    /* the same where neither could: the cluster's line
+                             * rate is too low (not excluded from fitting) */
+    double max_busbw_GBps, bound_busbw_GBps; /* at the row of largest busbw */
+} cs_calib_ds_score;
+
+typedef struct cs_calib_compare {
+    size_t nrows, ndatasets;
+    cs_calib_pred *pred;        /* per row of the set */
+    double *err_pct;            /* signed (pred - meas) / meas x 100, NaN if not predicted */
+    cs_calib_ds_score *ds;      /* per dataset */
+} cs_calib_compare;
+
+/* Predicts and scores every row; caller frees with cs_calib_compare_free.
+ * Returns 0 or CS_ECONFIG (a row does not fit the cluster). */
+int cs_calib_compare_run(const cs_cluster *c, const cs_meas_set *m, cs_calib_compare *out,
+                         cs_diag *d);
+void cs_calib_compare_free(cs_calib_compare *cmp);
+
+
+/* ---- the fit ------------------------------------------------------------------ */
+
+#define CS_CALIB_MAX_PARAMS 16
+
+typedef struct cs_calib_param {
+    char name[40];       /* "intra.efficiency", "latency.launch", ... */
+    char yaml[96];       /* where it lands in the cluster YAML */
+    char unit[8];        /* "", "us", "x" */
+    double initial, value, ci_lo, ci_hi; /* in unit; CI is 95% */
+    int fitted;
+    char why[200];       /* fitted: what determines it; kept: why not */
+} cs_calib_param;
+
+typedef struct cs_calib_rowfit {
+    int used;            /* entered the fit */
+    double weight;       /* final weight (after robust down-weighting) */
+    double before_us, after_us; /* prediction with the input and the fitted cluster */
+    double resid_pct;    /* (after - measured) / measured x 100 */
+    char why[96];        /* why not used */
+} cs_calib_rowfit;
+
+typedef struct cs_calib_result {
+    cs_cluster cluster;  /* the input with fitted values substituted */
+    int nparams;
+    cs_calib_param params[CS_CALIB_MAX_PARAMS];
+    size_t nrows, ndatasets;
+    cs_calib_rowfit *rows;  /* per row of the set */
+    char (*ds_why)[200];    /* per dataset: "" used, else why excluded */
+    int used_rows, downweighted, iterations, dof;
+    double rms_before_pct, rms_after_pct; /* weighted RMS relative error of used rows */
+    int converged;
+    char status[128];
+} cs_calib_result;
+
+/* Fits c to m. Returns 0 with *out allocated (free with
+ * cs_calib_result_free), or CS_ECONFIG with d set (a row does not fit the
+ * cluster, or no row is usable). */
+int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **out, cs_diag *d);
+void cs_calib_result_free(cs_calib_result *r);
+
+
+/* The fitted cluster as YAML in the schema of configs/clusters/README.md,
+ * with comments naming the inputs and what was fitted. `origin` names the
+ * input cluster (preset or path). */
+void cs_calib_write_yaml(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m,
+                         const char *origin);
+/* Any cluster as YAML (no comments beyond a title line); loading it back
+ * gives the same cluster. */
+void cs_calib_cluster_yaml(cs_buf *b, const cs_cluster *c);
+
+#endif

@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sweep.c - grids over model size P x ranks N x strategies and the
+ * crossovers between strategies.
+ *
+ * A point is one simulated training iteration (workload.c + iteration.c;
+ * collectives priced per training.collective_engine: closed form by
+ * default, or discrete-event runs) of a generic model of P parameters
+ * (cs_model_generic: GPT-3-like shape) or of a listed model, on the first
+ * N ranks of the cluster (cs_topology_build(cluster, N, 0)). Its memory
+ * verdict is the simulated timeline's peak against the GPU's capacity, as
+ * in `collsim simulate`; a point that does not fit still gets its
+ * iteration time (fits = 0), so curves can be drawn through OOM regions.
+ *
+ * Crossings (generic-model grids only; a list of models has no continuous
+ * axis):
+ *  - throughput: for each ranks value and each pair of strategies (a, b)
+ *    in the order given, the sign of tokens_per_s(a) - tokens_per_s(b) is
+ *    read at every grid point; where it flips between grid points the
+ *    crossing is refined with GSL's Brent solver (Brent 1973, "Algorithms
+ *    for Minimization without Derivatives", ch. 4; gsl_root_fsolver_brent)
+ *    on x = log10 P, evaluating points on demand, until the bracket is
+ *    narrower than 1e-4 relative in P. Differences within 1e-9 relative
+ *    are ties (strategies that run the same schedule, e.g. SHARD_GRAD_OP
+ *    and FULL_SHARD when every gather hides): a flip across tied grid
+ *    points is bracketed from the last untied point on either side. A
+ *    crossing counts only if both strategies fit at the refined P (a
+ *    throughput lead of a strategy that cannot run is no lead). The crossing
+ *    is oriented so that `a` is the winner just below it, and `margin` is
+ *    a's relative advantage tokens_per_s(a) / tokens_per_s(b) - 1 at the
+ *    last untied grid point below the crossing; `lead_max` is the largest
+ *    such advantage over the grid points of a's run below the crossing
+ *    (since the pair's previous flip, or the grid's start) where both fit.
+ *    Throughput is only piecewise continuous in P: a generic model's layer
+ *    count is rounded (cs_model_generic), and the collective algorithm /
+ *    protocol choice switches at size thresholds. Brent converges on a
+ *    bracket whatever the function does inside it, so a sign change that
+ *    happens at a jump is reported at the jump (to 1e-4) like any other.
+ *  - oom: for each ranks value and strategy, where the fits verdict differs
+ *    between adjacent grid points, the boundary is bisected on log10 P to
+ *    1e-4 relative and reported at the bracket's geometric midpoint
+ *    (a = b = the strategy; fits_below says which side fits).
+ * Per ranks value, crossings are listed by increasing P (ties keep the
+ * order: throughput pairs, then OOM by strategy). Everything is
+ * deterministic: the same spec and points give the same crossings.
+ *
+ * Cost: one point is one graph build and one event-driven run, O(tasks log
+ * tasks) with tasks ~ 4 x layers x grad_accum; a refinement takes about
+ * 2 x 20 extra points. With DES collectives each distinct collective of a
+ * point is one discrete-event run; cs_sweep_run and cs_sweep_crossings
+ * then keep a cs_workload_cache for the call, so a collective met again at
+ * another point (the same group topology, op and size: DDP's full
+ * buckets, the layers shared by two FSDP strategies) is simulated once.
+ * The cache changes no result (workload.h).
+ */
+#include "study/sweep.h"
+
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_roots.h>
+
+#include "config/config.h"
+#include "train/iteration.h"
+#include "train/memory.h"
+#include "coll/topology.h"
+#include "train/workload.h"
+
+/* Relative tolerance in P of refined crossings: the bracket's width in
+ * log10 P is below log10(1 + 1e-4). */
+#define CS_SWEEP_REL_TOL 1e-4
+/* Relative throughput differences below this are ties. */
+#define CS_SWEEP_TIE 1e-9
+#define CS_SWEEP_MAX_ITER 200
+
+/* cs_sweep_point_eval with a collective cache (NULL: none). */
+static int point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params, int model,
+                      cs_workload_cache *cache, cs_sweep_point *out, cs_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    cs_model m;
+    int rc;
+    if (model >= 0) {
+        CS_ASSERT(model < s->nmodels);
+        m = s->models[model];
+    } else if ((rc = cs_model_generic(params, &m, d))) {
+        return rc;
+    }
+    cs_topology topo;
+    if ((rc = cs_topology_build(&s->cluster, ranks, 0, &topo, d))) return rc;
+    cs_training t = s->training;
+    t.strategy = st;
+    cs_workload *w;
+    if ((rc = cs_workload_build_cached(&m, &t, &topo, cache, &w, d))) return rc;
+    cs_iteration it;
+    rc = cs_iteration_run(w, &t, &it, d);
+    if (rc == 0) {
+        const cs_memory *mem = cs_workload_memory(w);
+        out->strategy = st;
+        out->ranks = topo.ranks;
+        out->params = m.params;
+        snprintf(out->model, sizeof out->model, "%s", m.name);
+        out->capacity_bytes = mem->capacity_bytes;
+        out->peak_bytes = it.peak_bytes;
+        out->fits = it.peak_bytes <= mem->capacity_bytes;
+        out->iteration_time_s = it.iteration_time_s;
+        out->tokens_per_s = it.tokens_per_s;
+        out->tflops_per_gpu = it.tflops_per_gpu;
+        out->mfu = it.mfu;
+        out->exposed_comm_s = it.exposed_comm_s;
+        for (int op = 0; op < CS_OP_COUNT; op++) out->wire_bytes += it.wire_bytes_by_op[op];
+        cs_iteration_free(&it);
+    }
+    cs_workload_free(w);
+    return rc;
+}
+
+int cs_sweep_point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params,
+                        int model, cs_sweep_point *out, cs_diag *d)
+{
+    return point_eval(s, st, ranks, params, model, NULL, out, d);
+}
+
+/* A cache for one call when collectives run on the DES; NULL otherwise
+ * (closed forms cost less than the lookups). */
+static cs_workload_cache *call_cache(const cs_sweep_spec *s)
+{
+    return s->training.collective_engine == CS_ENGINE_DES ? cs_workload_cache_new() : NULL;
+}
+
+static size_t npoints_p(const cs_sweep_spec *s)
+{
+    return s->nmodels > 0 ? (size_t)s->nmodels : (size_t)(s->params_points > 0 ? s->params_points : 0);
+}
+
+size_t cs_sweep_size(const cs_sweep_spec *s)
+{
+    return (size_t)s->nranks * npoints_p(s) * (size_t)s->nstrategies;
+}
+
+double cs_sweep_grid_params(const cs_sweep_spec *s, int k)
+{
+    CS_ASSERT(k >= 0 && k < s->params_points);
+    if (k == 0 || s->params_points == 1) return s->params_min;
+    if (k == s->params_points - 1) return s->params_max;
+    double lo = log10(s->params_min), hi = log10(s->params_max);
+    return pow(10.0, lo + (hi - lo) * k / (s->params_points - 1));
+}
+
+void cs_sweep_coords(const cs_sweep_spec *s, size_t i, int *ranks, double *params, int *model,
+                     cs_strategy *st)
+{
+    size_t ns = (size_t)s->nstrategies, np = npoints_p(s);
+    CS_ASSERT(i < cs_sweep_size(s));
+    size_t si = i % ns, pi = (i / ns) % np, ri = i / ns / np;
+    *ranks = s->ranks[ri];
+    *st = s->strategies[si];
+    if (s->nmodels > 0) {
+        *model = (int)pi;
+        *params = s->models[pi].params;
+    } else {
+        *model = -1;
+        *params = cs_sweep_grid_params(s, (int)pi);
+    }
+}
+
+int cs_sweep_run(const cs_sweep_spec *s, size_t first, size_t stride, cs_sweep_point *pts,
+                 cs_sweep_progress_fn progress, void *ctx, size_t *failed, cs_diag *d)
+{
+    CS_ASSERT(stride >= 1);
+    size_t n = cs_sweep_size(s), total = first < n ? (n - first + stride - 1) / stride : 0;
+    size_t done = 0;
+    cs_workload_cache *cache = call_cache(s);
+    int rc = 0;
+    for (size_t i = first; i < n; i += stride) {
+        int r, model;
+        double p;
+        cs_strategy st;
+        cs_sweep_coords(s, i, &r, &p, &model, &st);
+        rc = point_eval(s, st, r, p, model, cache, &pts[i], d);
+        if (rc) {
+            if (failed) *failed = i;
+            break;
+        }
+        if (progress) progress(ctx, ++done, total);
+    }
+    cs_workload_cache_free(cache);
+    return rc;
+}
+
+/* ---- crossings ----------------------------------------------------------- */
+
+typedef struct refine_ctx {
+    const cs_sweep_spec *s;
+    int ranks;
+    cs_strategy a, b;
+    int rc;
+    cs_diag *d;
+    cs_workload_cache *cache;
+} refine_ctx;
+
+static int eval_at(refine_ctx *c, cs_strategy st, double x, cs_sweep_point *p)
+{
+    int rc = point_eval(c->s, st, c->ranks, pow(10.0, x), -1, c->cache, p, c->d);
+    if (rc && c->rc == 0) c->rc = rc;
+    return rc;
+}
+
+/* tokens_per_s(a) - tokens_per_s(b) at P = 10^x; 0 after an error (so the
+ * solver stops on a finite value; the caller checks c->rc). */
+static double tput_diff(double x, void *vc)
+{
+    refine_ctx *c = vc;
+    cs_sweep_point pa, pb;
+    if (c->rc || eval_at(c, c->a, x, &pa) || eval_at(c, c->b, x, &pb)) return 0;
+    double diff = pa.tokens_per_s - pb.tokens_per_s;
+    return isfinite(diff) ? diff : 0;
+}
+
+static double log_tol(void) { return log10(1.0 + CS_SWEEP_REL_TOL); }
+
+/* Brent on [x_lo, x_hi] where the difference changes sign. The grid's
+ * values are reproduced (evaluation is deterministic; 10^log10(P) may
+ * differ from P in the last bit), so the ends straddle zero; if rounding
+ * ever lands an end on a root, that end is the root. */
+static int refine_tput(refine_ctx *c, double x_lo, double x_hi, double *root)
+{
+    double f_lo = tput_diff(x_lo, c), f_hi = tput_diff(x_hi, c);
+    if (c->rc) return c->rc;
+    if (f_lo == 0 || f_hi == 0 || (f_lo > 0) == (f_hi > 0)) {
+        *root = f_lo == 0 ? x_lo : f_hi == 0 ? x_hi : 0.5 * (x_lo + x_hi);
+        return 0;
+    }
+    gsl_function F = {tput_diff, c};
+    gsl_root_fsolver *sol = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
+    if (!sol) CS_PANIC("out of memory (gsl_root_fsolver_alloc)");
+    gsl_root_fsolver_set(sol, &F, x_lo, x_hi);
+    double lo = x_lo, hi = x_hi;
+    for (int it = 0; it < CS_SWEEP_MAX_ITER && c->rc == 0; it++) {
+        gsl_root_fsolver_iterate(sol);
+        lo = gsl_root_fsolver_x_lower(sol);
+        hi = gsl_root_fsolver_x_upper(sol);
+        if (gsl_root_test_interval(lo, hi, log_tol(), 0) == GSL_SUCCESS) break;
+    }
+    *root = gsl_root_fsolver_root(sol);
+    gsl_root_fsolver_free(sol);
+    return c->rc;
+}
+
+/* Bisection of the fits verdict on [x_lo, x_hi] (fits differs at the
+ * ends). */
+static int refine_oom(refine_ctx *c, cs_strategy st, double x_lo, double x_hi, int fits_lo,
+                      double *boundary)
+{
+    while (x_hi - x_lo > log_tol()) {
+        double mid = 0.5 * (x_lo + x_hi);
+        cs_sweep_point p;
+        if (eval_at(c, st, mid, &p)) return c->rc;
+        if (p.fits == fits_lo) x_lo = mid;
+        else x_hi = mid;
+    }
+    *boundary = pow(10.0, 0.5 * (x_lo + x_hi));
+    return 0;
+}
+
+typedef struct clist {
+    cs_crossing *v;
+    size_t n, cap;
+} clist;
+
+static void push(clist *l, const cs_crossing *c)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->v = cs_xrealloc(l->v, l->cap * sizeof *l->v);
+    }
+    l->v[l->n++] = *c;
+}
+
+static int sign_of(double a, double b)
+{
+    double diff = a - b, scale = fmax(fabs(a), fabs(b));
+    if (fabs(diff) <= CS_SWEEP_TIE * scale) return 0;
+    return diff > 0 ? 1 : -1;
+}
+
+/* Stable insertion sort of l->v[from..] by params (a few crossings). */
+static void sort_by_params(clist *l, size_t from)
+{
+    for (size_t i = from + 1; i < l->n; i++) {
+        cs_crossing x = l->v[i];
+        size_t j = i;
+        while (j > from && l->v[j - 1].params > x.params) {
+            l->v[j] = l->v[j - 1];
+            j--;
+        }
+        l->v[j] = x;
+    }
+}
+
+int cs_sweep_crossings(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t n,
+                       cs_crossing **out, size_t *nout, cs_diag *d)
+{
+    *out = NULL;
+    *nout = 0;
+    CS_ASSERT(n == cs_sweep_size(s));
+    if (s->nmodels > 0 || s->params_points < 2) return 0;
+    const int np = s->params_points, ns = s->nstrategies;
+    clist l = {0};
+    refine_ctx c = {.s = s, .d = d, .cache = call_cache(s)};
+#define PT(ri, k, si) (&pts[((size_t)(ri) * np + (size_t)(k)) * ns + (size_t)(si)])
+    for (int ri = 0; ri < s->nranks; ri++) {
+        size_t first = l.n;
+        c.ranks = s->ranks[ri];
+        for (int ia = 0; ia < ns; ia++)
+            for (int ib = ia + 1; ib < ns; ib++) {
+                int last = -1, last_sign = 0; /* last untied grid point */
+                int run = 0;                  /* where the current winner's run began */
+                for (int k = 0; k < np; k++) {
+                    int sg = sign_of(PT(ri, k, ia)->tokens_per_s, PT(ri, k, ib)->tokens_per_s);
+                    if (sg == 0) continue;
+                    if (last >= 0 && sg != last_sign) {
+                        /* a wins below when last_sign > 0 */
+                        int win = last_sign > 0 ? ia : ib, lose = last_sign > 0 ? ib : ia;
+                        c.a = s->strategies[win];
+                        c.b = s->strategies[lose];
+                        double x;
+                        if (refine_tput(&c, log10(PT(ri, last, ia)->params),
+                                        log10(PT(ri, k, ia)->params), &x))
+                            goto fail;
+                        cs_sweep_point pa, pb;
+                        if (eval_at(&c, c.a, x, &pa) || eval_at(&c, c.b, x, &pb)) goto fail;
+                        if (pa.fits && pb.fits) {
+                            const cs_sweep_point *w = PT(ri, last, win), *o = PT(ri, last, lose);
+                            cs_crossing cr = {.ranks = c.ranks, .a = c.a, .b = c.b,
+                                              .kind = CS_CROSS_THROUGHPUT, .params = pow(10.0, x),
+                                              .margin = w->tokens_per_s / o->tokens_per_s - 1,
+                                              .fits_below = 1};
+                            cr.margin_params = w->params;
+                            cr.lead_max = cr.margin;
+                            cr.lead_max_params = w->params;
+                            for (int j = run; j < last; j++) {
+                                const cs_sweep_point *wj = PT(ri, j, win), *oj = PT(ri, j, lose);
+                                double lead = wj->tokens_per_s / oj->tokens_per_s - 1;
+                                if (wj->fits && oj->fits && lead > cr.lead_max) {
+                                    cr.lead_max = lead;
+                                    cr.lead_max_params = wj->params;
+                                }
+                            }
+                            push(&l, &cr);
+                        }
+                        run = k;
+                    }
+                    if (last < 0) run = k;
+                    last = k;
+                    last_sign = sg;
+                }
+            }
+        for (int si = 0; si < ns; si++)
+            for (int k = 0; k + 1 < np; k++) {
+                int f0 = PT(ri, k, si)->fits, f1 = PT(ri, k + 1, si)->fits;
+                if (f0 == f1) continue;
+                double p = 0;
+                if (refine_oom(&c, s->strategies[si], log10(PT(ri, k, si)->params),
+                               log10(PT(ri, k + 1, si)->params), f0, &p))
+                    goto fail;
+                cs_crossing cr = {.ranks = c.ranks, .a = s->strategies[si], .b = s->strategies[si],
+                                  .kind = CS_CROSS_OOM, .params = p, .margin = 0,
+                                  .fits_below = f0};
+                push(&l, &cr);
+            }
+        sort_by_params(&l, first);
+    }
+#undef PT
+    cs_workload_cache_free(c.cache);
+    *out = l.v;
+    *nout = l.n;
+    return 0;
+fail:
+    cs_workload_cache_free(c.cache);
+    free(l.v);
+    return c.rc;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sweep.h - grids over model size P x ranks N x strategies, one simulated
+ * iteration per point, and the crossovers between strategies: where one
+ * strategy's throughput overtakes another's on a continuous P axis (GSL
+ * root finding on the throughput difference) and where a strategy starts
+ * to run out of memory (bisection on the fits verdict).
+ *
+ * A point uses a generic model of P parameters (--params) or a preset
+ * (--models); everything else comes from the scenario / training defaults.
+ * Results are deterministic and independent of how the grid is split
+ * across MPI ranks.
+ */
+#ifndef CS_SWEEP_H
+#define CS_SWEEP_H
+
+#include <stddef.h>
+
+#include "coll/cluster.h"
+#include "base/error.h"
+#include "train/model.h"
+#include "base/buf.h"
+#include "train/training.h"
+
+typedef struct cs_sweep_spec {
+    cs_cluster cluster;
+    cs_training training;      /* strategy overwritten per point */
+    int nranks;
+    int ranks[64];
+    int nstrategies;
+    cs_strategy strategies[CS_STRAT_COUNT];
+    /* either a log grid of generic models ... */
+    double params_min, params_max;
+    int params_points;
+    /* ... or a list of models (nmodels > 0) */
+    int nmodels;
+    cs_model models[64];
+} cs_sweep_spec;
+
+/* One grid point. */
+typedef struct cs_sweep_point {
+    cs_strategy strategy;
+    int ranks;
+    double params;
+    char model[64];
+    int fits;
+    double iteration_time_s;
+    double tokens_per_s;
+    double tflops_per_gpu;
+    double mfu;
+    double peak_bytes;
+    double capacity_bytes;
+    double exposed_comm_s;
+    double wire_bytes;         /* all primitives, per rank per iteration */
+} cs_sweep_point;
+
+/* Evaluates one point (generic model of `params`, or spec->models[model]
+ * when model >= 0). */
+int cs_sweep_point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params,
+                        int model, cs_sweep_point *out, cs_diag *d);
+
+/* Number of points of the grid and the i-th point's coordinates, in the
+ * canonical order (ranks, then P or model, then strategy). */
+size_t cs_sweep_size(const cs_sweep_spec *s);
+void cs_sweep_coords(const cs_sweep_spec *s, size_t i, int *ranks, double *params, int *model,
+                     cs_strategy *st);
+/* The k-th P of the log grid (0 <= k < params_points): params_min and
+ * params_max exactly at the ends, 10^(log10 min + k (log10 max - log10
+ * min) / (points - 1)) between. */
+double cs_sweep_grid_params(const cs_sweep_spec *s, int k);
+
+/* Called after each evaluated point with the count done and the count this
+ * call evaluates. */
+typedef void (*cs_sweep_progress_fn)(void *ctx, size_t done, size_t total);
+/* Evaluates points i = first, first + stride, ... < cs_sweep_size(s) into
+ * pts[i] (pts holds the whole grid; other entries are untouched): the
+ * share of one MPI rank, or the whole grid with (0, 1). Stops at the
+ * first point that fails: returns its code with d filled and *failed (if
+ * not NULL) set to its index. progress may be NULL. */
+int cs_sweep_run(const cs_sweep_spec *s, size_t first, size_t stride, cs_sweep_point *pts,
+                 cs_sweep_progress_fn progress, void *ctx, size_t *failed, cs_diag *d);
+
+typedef enum cs_crossing_kind { CS_CROSS_THROUGHPUT, CS_CROSS_OOM } cs_crossing_kind;
+
+typedef struct cs_crossing {
+    int ranks;
+    cs_strategy a, b;          /* for OOM: a = b = the strategy */
+    cs_crossing_kind kind;
+    double params;             /* where it happens */
+    double margin;             /* throughput: a's advantage (fraction) just below params,
+                                  read at the last untied grid point below; oom: 0 */
+    int fits_below;            /* oom: 1 if the strategy fits below params and not above
+                                  (the usual way round), 0 if it fits only above;
+                                  throughput: 1 */
+    double margin_params;      /* throughput: the grid P where margin is read */
+    double lead_max;           /* throughput: a's largest advantage (fraction) at the grid
+                                  points where it wins below params and both fit (>= margin);
+                                  oom: 0 */
+    double lead_max_params;    /* ... and the P where it is reached */
+} cs_crossing;
+
+/* Finds crossings for generic-model sweeps from evaluated points (all of
+ * the grid, canonical order), refining each one by evaluating more points
+ * (sweep.c states the method: Brent on log10 P for throughput, counted
+ * only where both strategies fit; bisection for OOM; both to 1e-4
+ * relative). For throughput crossings `a` is the winner below params.
+ * Per ranks value the crossings are sorted by params. A list of models
+ * gives none. Caller frees *out (NULL when none). */
+int cs_sweep_crossings(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t n,
+                       cs_crossing **out, size_t *nout, cs_diag *d);
+
+#endif

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iteration.c - the iteration executor: streams, dependencies, rates that
+ * change when compute and communication overlap, the memory timeline.
+ *
+ * Each running task keeps (remaining standalone seconds, rate); whenever
+ * the set of running tasks changes, every running task is brought up to
+ * date and gets a new completion event (versioned, as in network.c).
+ * At most one task per stream runs, so each change costs O(streams).
+ */
+#include "train/iteration.h"
+
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/engine.h"
+
+typedef struct exec {
+    const cs_workload *w;
+    const cs_training *t;
+    cs_engine *eng;
+    size_t n;
+    char *state;          /* 0 waiting, 1 running, 2 done */
+    double *remaining, *rate, *last_t;
+    uint64_t *version;
+    uint64_t versions;
+    int *stream_tasks[CS_STREAM_COUNT];
+    size_t stream_n[CS_STREAM_COUNT], stream_head[CS_STREAM_COUNT];
+    int running[CS_STREAM_COUNT]; /* task id or -1 */
+    double last_acc_t;
+    double mem, mem_peak;
+    size_t mem_cap;
+    cs_iteration *out;
+} exec;
+
+static void on_done(cs_engine *e, void *ctx, int64_t id, int64_t version);
+
+static void mem_change(exec *x, double delta, int task)
+{
+    if (delta == 0) return;
+    cs_iteration *o = x->out;
+    x->mem += delta;
+    if (x->mem > x->mem_peak) {
+        x->mem_peak = x->mem;
+        o->peak_time_s = cs_engine_now(x->eng);
+        snprintf(o->peak_task, sizeof o->peak_task, "%s", cs_workload_task(x->w, (size_t)task)->name);
+    }
+    if (o->nmem == x->mem_cap) {
+        x->mem_cap = x->mem_cap ? 2 * x->mem_cap : 256;
+        o->mem_t_s = cs_xrealloc(o->mem_t_s, x->mem_cap * sizeof(double));
+        o->mem_bytes = cs_xrealloc(o->mem_bytes, x->mem_cap * sizeof(double));
+    }
+    o->mem_t_s[o->nmem] = cs_engine_now(x->eng);
+    o->mem_bytes[o->nmem] = x->mem;
+    o->nmem++;
+}
+
+/* Integrates busy and exposed time since the last change. */
+static void account(exec *x)
+{
+    double now = cs_engine_now(x->eng), dt = now - x->last_acc_t;
+    x->last_acc_t = now;
+    if (dt <= 0) return;
+    int comp = x->running[CS_STREAM_COMPUTE];
+    int ncomm = 0;
+    for (int s = CS_STREAM_COMM; s < CS_STREAM_COUNT; s++) ncomm += x->running[s] >= 0;
+    if (comp >= 0) {
+        x->out->compute_s += dt;
+        if (cs_workload_task(x->w, (size_t)comp)->kind == CS_TASK_MEMORY) x->out->optimizer_s += dt;
+    } else if (ncomm > 0) {
+        x->out->exposed_comm_s += dt;
+        for (int s = CS_STREAM_COMM; s < CS_STREAM_COUNT; s++)
+            if (x->running[s] >= 0)
+                x->out->exposed_by_op_s[cs_workload_task(x->w, (size_t)x->running[s])->op] += dt / ncomm;
+    }
+}
+
+static void reschedule(exec *x)
+{
+    double now = cs_engine_now(x->eng);
+    double slow = 1.0 + x->t->comm_compute_slowdown;
+    int comp = x->running[CS_STREAM_COMPUTE] >= 0;
+    int ncomm = 0;
+    for (int s = CS_STREAM_COMM; s < CS_STREAM_COUNT; s++) ncomm += x->running[s] >= 0;
+    for (int s = 0; s < CS_STREAM_COUNT; s++) {
+        int id = x->running[s];
+        if (id < 0) continue;
+        const cs_task *tk = cs_workload_task(x->w, (size_t)id);
+        x->remaining[id] -= x->rate[id] * (now - x->last_t[id]);
+        if (x->remaining[id] < 0) x->remaining[id] = 0;
+        x->last_t[id] = now;
+        double r;
+        if (s == CS_STREAM_COMPUTE) {
+            r = ncomm > 0 ? 1.0 / slow : 1.0;
+        } else {
+            int same = 0; /* collectives of one group share its links */
+            for (int q = CS_STREAM_COMM; q < CS_STREAM_COUNT; q++)
+                if (x->running[q] >= 0 && cs_workload_task(x->w, (size_t)x->running[q])->group == tk->group)
+                    same++;
+            r = (comp ? 1.0 / slow : 1.0) / same;
+        }
+        if (r != x->rate[id] || x->version[id] == 0) {
+            x->rate[id] = r;
+            x->version[id] = ++x->versions;
+            cs_engine_schedule(x->eng, now + x->remaining[id] / r, on_done, x, id,
+                               (int64_t)x->version[id]);
+        }
+    }
+}
+
+static int deps_met(const exec *x, const cs_task *tk)
+{
+    for (int k = 0; k < tk->ndeps; k++) {
+        char st = x->state[tk->deps[k]];
+        if (tk->on_start[k] ? st == 0 : st != 2) return 0;
+    }
+    return 1;
+}
+
+/* Starts every stream head whose dependencies are met; repeats because a
+ * start can satisfy an "on start" dependency of another stream. */
+static void try_start(exec *x)
+{
+    int started;
+    do {
+        started = 0;
+        for (int s = 0; s < CS_STREAM_COUNT; s++) {
+            if (x->running[s] >= 0 || x->stream_head[s] >= x->stream_n[s]) continue;
+            int id = x->stream_tasks[s][x->stream_head[s]];
+            const cs_task *tk = cs_workload_task(x->w, (size_t)id);
+            if (!deps_met(x, tk)) continue;
+            account(x);
+            x->state[id] = 1;
+            x->running[s] = id;
+            x->out->start_s[id] = cs_engine_now(x->eng);
+            x->remaining[id] = tk->duration_s;
+            x->last_t[id] = cs_engine_now(x->eng);
+            x->rate[id] = 0;
+            x->version[id] = 0;
+            mem_change(x, tk->mem_at_start, id);
+            started = 1;
+        }
+        if (started) reschedule(x);
+    } while (started);
+}
+
+static void on_done(cs_engine *e, void *ctx, int64_t id, int64_t version)
+{
+    exec *x = ctx;
+    if (x->state[id] != 1 || x->version[id] != (uint64_t)version) return; /* superseded */
+    const cs_task *tk = cs_workload_task(x->w, (size_t)id);
+    account(x);
+    x->state[id] = 2;
+    x->out->end_s[id] = cs_engine_now(e);
+    x->running[tk->stream] = -1;
+    x->stream_head[tk->stream]++;
+    mem_change(x, tk->mem_at_end, (int)id);
+    reschedule(x);
+    try_start(x);
+}
+
+int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *out, cs_diag *d)
+{
+    (void)d;
+    memset(out, 0, sizeof *out);
+    exec x = {.w = w, .t = t, .n = cs_workload_count(w), .out = out};
+    size_t n = x.n;
+    out->ntasks = n;
+    out->start_s = cs_xcalloc(n, sizeof(double));
+    out->end_s = cs_xcalloc(n, sizeof(double));
+    x.state = cs_xcalloc(n, 1);
+    x.remaining = cs_xcalloc(n, sizeof(double));
+    x.rate = cs_xcalloc(n, sizeof(double));
+    x.last_t = cs_xcalloc(n, sizeof(double));
+    x.version = cs_xcalloc(n, sizeof(uint64_t));
+    for (int s = 0; s < CS_STREAM_COUNT; s++) {
+        x.stream_tasks[s] = cs_xmalloc((n ? n : 1) * sizeof(int));
+        x.running[s] = -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const cs_task *tk = cs_workload_task(w, i);
+        x.stream_tasks[tk->stream][x.stream_n[tk->stream]++] = (int)i;
+        if (tk->kind == CS_TASK_COLLECTIVE) out->wire_bytes_by_op[tk->op] += tk->wire_bytes;
+    }
+    x.eng = cs_engine_new();
+    try_start(&x);
+    cs_engine_run(x.eng);
+    for (size_t i = 0; i < n; i++)
+        if (x.state[i] != 2)
+            CS_PANIC("iteration graph stalled at task %zu (%s)", i, cs_workload_task(w, i)->name);
+    for (size_t i = 0; i < n; i++)
+        if (out->end_s[i] > out->iteration_time_s) out->iteration_time_s = out->end_s[i];
+    double it = out->iteration_time_s;
+    out->dyn_peak_bytes = x.mem_peak;
+    const cs_memory *m = cs_workload_memory(w);
+    double states = m->params_bytes + m->grads_bytes + m->optimizer_bytes + m->buckets_bytes;
+    out->peak_bytes = (states + x.mem_peak) * (1.0 + t->fragmentation) + m->cuda_context_bytes +
+                      m->nccl_bytes;
+    if (it > 0) {
+        out->tokens_per_s = cs_workload_tokens(w) / it;
+        out->tflops_per_gpu = cs_workload_model_flops_per_rank(w) / it / 1e12;
+        out->mfu = cs_workload_model_flops_per_rank(w) / it / cs_workload_peak_flops(w);
+    }
+    cs_engine_free(x.eng);
+    free(x.state);
+    free(x.remaining);
+    free(x.rate);
+    free(x.last_t);
+    free(x.version);
+    for (int s = 0; s < CS_STREAM_COUNT; s++) free(x.stream_tasks[s]);
+    return 0;
+}
+
+void cs_iteration_free(cs_iteration *it)
+{
+    free(it->start_s);
+    free(it->end_s);
+    free(it->mem_t_s);
+    free(it->mem_bytes);
+    memset(it, 0, sizeof *it);
+}
+
+void cs_iteration_write_trace(const cs_workload *w, const cs_iteration *it, cs_buf *b)
+{
+    cs_buf_printf(b, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
+    cs_buf_printf(b, "  {\"ph\": \"M\", \"pid\": 0, \"name\": \"process_name\", \"args\": {\"name\": \"rank 0\"}}");
+    for (int s = 0; s < CS_STREAM_COUNT; s++)
+        cs_buf_printf(b, ",\n  {\"ph\": \"M\", \"pid\": 0, \"tid\": %d, \"name\": \"thread_name\", "
+                      "\"args\": {\"name\": \"%s stream\"}}", s, cs_stream_name((cs_stream)s));
+    for (size_t i = 0; i < it->ntasks; i++) {
+        const cs_task *t = cs_workload_task(w, i);
+        cs_buf_printf(b, ",\n  {\"ph\": \"X\", \"pid\": 0, \"tid\": %d, \"name\": \"%s\", "
+                      "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"id\": %d",
+                      (int)t->stream, t->name, it->start_s[i] * 1e6,
+                      (it->end_s[i] - it->start_s[i]) * 1e6, t->id);
+        if (t->kind == CS_TASK_COLLECTIVE)
+            cs_buf_printf(b, ", \"op\": \"%s\", \"size_bytes\": %.0f, \"algo\": \"%s\", \"proto\": \"%s\"",
+                          cs_op_name(t->op), t->size_bytes, cs_algo_name(t->algo),
+                          cs_proto_name(t->proto));
+        cs_buf_printf(b, "}}");
+    }
+    for (size_t i = 0; i < it->nmem; i++)
+        cs_buf_printf(b, ",\n  {\"ph\": \"C\", \"pid\": 0, \"name\": \"dynamic memory\", \"ts\": %.3f, "
+                      "\"args\": {\"GiB\": %.6f}}", it->mem_t_s[i] * 1e6, it->mem_bytes[i] / (1 << 30));
+    cs_buf_printf(b, "\n]}\n");
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iteration.h - discrete-event execution of one iteration's task graph on
+ * a rank's streams, with compute/communication overlap and the memory
+ * timeline.
+ *
+ * Each stream runs its tasks in order, a task starting once its
+ * dependencies allow. While compute and communication overlap both run
+ * slower by (1 + comm_compute_slowdown) (shared SMs and memory bandwidth;
+ * a calibratable factor); concurrent collectives of one process group
+ * share its links equally. Exposed communication is the time some
+ * collective runs while the compute stream is idle, attributed to the
+ * running primitives in equal shares.
+ */
+#ifndef CS_ITERATION_H
+#define CS_ITERATION_H
+
+#include "base/buf.h"
+#include "train/workload.h"
+
+typedef struct cs_iteration {
+    double iteration_time_s;
+    double compute_s;             /* compute stream busy, optimizer included */
+    double optimizer_s;
+    double exposed_comm_s;
+    double exposed_by_op_s[CS_OP_COUNT];
+    double wire_bytes_by_op[CS_OP_COUNT]; /* bytes this rank sends per iteration */
+    double tokens_per_s;
+    double tflops_per_gpu;        /* model FLOPs (no recompute) per second per GPU / 1e12 */
+    double mfu;
+    double dyn_peak_bytes;        /* peak of the dynamic timeline */
+    double peak_bytes;            /* static + dynamic, fragmentation applied */
+    double peak_time_s;
+    char peak_task[48];           /* task running when the peak was reached */
+    size_t ntasks;
+    double *start_s, *end_s;      /* per task */
+    size_t nmem;
+    double *mem_t_s, *mem_bytes;  /* dynamic memory after each change */
+} cs_iteration;
+
+/* Runs the graph. Caller frees with cs_iteration_free. */
+int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *out, cs_diag *d);
+void cs_iteration_free(cs_iteration *it);
+
+/* Chrome / Perfetto trace JSON: a track per stream, a memory counter. */
+void cs_iteration_write_trace(const cs_workload *w, const cs_iteration *it, cs_buf *b);
+
+#endif

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * training.h - how a model is trained: data-parallel strategy (PyTorch's
+ * names), precision, optimizer, batch, activation checkpointing, DDP
+ * buckets and FSDP settings, and the efficiency / overhead parameters of
+ * the compute and memory models. A scenario YAML (configs/scenarios/)
+ * holds `cluster:`, `model:` and `training:`; the CLI overrides any part.
+ * Every default is documented (and cited) in training.c and
+ * configs/scenarios/README.md. cs_training is a value type.
+ */
+#ifndef CS_TRAINING_H
+#define CS_TRAINING_H
+
+#include "coll/cluster.h"
+#include "coll/collective.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "train/model.h"
+
+typedef enum cs_strategy {
+    CS_STRAT_DDP,
+    CS_STRAT_ZERO1,
+    CS_STRAT_FSDP_NO_SHARD,
+    CS_STRAT_FSDP_SHARD_GRAD_OP,
+    CS_STRAT_FSDP_FULL_SHARD,
+    CS_STRAT_FSDP_HYBRID_SHARD,
+    CS_STRAT_COUNT
+} cs_strategy;
+
+typedef enum cs_optimizer { CS_OPT_ADAM, CS_OPT_ADAMW, CS_OPT_SGD_MOMENTUM, CS_OPT_SGD, CS_OPT_COUNT } cs_optimizer;
+typedef enum cs_prefetch { CS_PREFETCH_NONE, CS_PREFETCH_PRE, CS_PREFETCH_POST } cs_prefetch;
+
+typedef struct cs_training {
+    cs_strategy strategy;
+    /* precision */
+    cs_dtype param_dtype;       /* parameters as used in compute */
+    cs_dtype grad_reduce_dtype; /* gradients on the wire */
+    int master_weights_fp32;    /* fp32 master copy held by the optimizer */
+    cs_optimizer optimizer;
+    /* batch */
+    int micro_batch;            /* sequences per rank per micro-step */
+    int grad_accum;             /* micro-steps per optimizer step */
+    cs_ckpt checkpointing;
+    int flash_attention;        /* fused attention (FlashAttention / PyTorch SDPA):
+                                 * the s x s scores are never stored, so activation
+                                 * memory is Korthikanti's selective-recompute
+                                 * figure; default 1 */
+    /* DDP */
+    double bucket_cap_bytes;    /* 25 MiB (torch DDP bucket_cap_mb) */
+    double first_bucket_bytes;  /* 1 MiB (torch dist._DEFAULT_FIRST_BUCKET_BYTES) */
+    int gradient_as_bucket_view; /* torch DDP flag, default 0: buckets are a
+                                    second copy of the gradients */
+    /* FSDP */
+    int shard_group;            /* hybrid_shard group size; 0 = one node */
+    cs_prefetch backward_prefetch; /* default BACKWARD_PRE */
+    int forward_prefetch;       /* default off */
+    int limit_all_gathers;      /* all-gathers in flight; default 2 */
+    int reshard_after_forward;  /* -1 = strategy default */
+    /* compute and overlap model */
+    double compute_efficiency;  /* achieved / peak for GEMM-heavy work */
+    double comm_compute_slowdown; /* both slowed by this factor while overlapping */
+    /* per-GPU overheads that are not model state */
+    double cuda_context_bytes;
+    double nccl_buffer_bytes;   /* < 0: derived from the cluster (memory.c) */
+    double fragmentation;       /* fraction of allocated bytes lost */
+    /* how the iteration's collectives are timed: CS_ENGINE_ANALYTIC
+     * (default: NCCL's closed form) or CS_ENGINE_DES (the algorithm NCCL's
+     * tuner picks by the closed form, timed by the discrete-event run on
+     * the process group's topology); scenario key `collective_engine` */
+    cs_engine_kind collective_engine;
+} cs_training;
+
+const char *cs_strategy_name(cs_strategy s);
+int cs_strategy_parse(const char *s, cs_strategy *out);
+const char *cs_optimizer_name(cs_optimizer o);
+
+/* Activation mode for memory: what is kept per layer (flash attention keeps
+ * no attention scores: Korthikanti's selective figure) and what a layer
+ * holds while it runs (`running`, for recomputation under full
+ * checkpointing). */
+cs_ckpt cs_training_kept_activations(const cs_training *t);
+cs_ckpt cs_training_running_activations(const cs_training *t);
+int cs_optimizer_parse(const char *s, cs_optimizer *out);
+
+/* Defaults for a strategy (everything documented in training.c). */
+void cs_training_defaults(cs_training *t, cs_strategy s);
+
+/* Bytes of optimizer state per parameter (before sharding): Adam with
+ * fp32 master weights 12 (master 4 + m 4 + v 4, ZeRO Sec 3.1's K = 12);
+ * without master weights 8 (m, v); SGD+momentum 4 (+4 master); SGD 0 (+4).
+ * The optimizer's states take the dtype of the tensors it updates (torch
+ * optimizers allocate them with zeros_like): fp32 with master weights,
+ * else the parameter dtype (pure bf16 Adam: 2 + 2). A master copy exists
+ * only when parameters are narrower than 4 bytes; with fp32 parameters
+ * the parameters are the master and master_weights_fp32 adds nothing. */
+double cs_training_optimizer_bytes_per_param(const cs_training *t);
+
+/* reshard_after_forward resolved: 1 for fsdp_full_shard / hybrid_shard
+ * unless set to 0, 0 for fsdp_shard_grad_op, 0 for strategies that keep
+ * full parameters (n/a). */
+int cs_training_reshard_after_forward(const cs_training *t);
+
+/* A scenario: the three parts a `collsim simulate SCENARIO.yaml` needs. */
+typedef struct cs_scenario {
+    cs_cluster cluster;
+    cs_model model;
+    cs_training training;
+    int ranks;  /* 0 = not given */
+    int nodes;  /* 0 = not given */
+} cs_scenario;
+
+/* Loads a scenario YAML: `cluster:` (preset name or inline mapping),
+ * `model:` (preset name or inline mapping), `training:` (mapping), and
+ * optional `ranks:` / `nodes:`. Errors name file:line:column. */
+int cs_scenario_load_file(const char *path, cs_scenario *out, cs_diag *d);
+int cs_scenario_load_string(const char *origin, const char *yaml, size_t len, cs_scenario *out,
+                            cs_diag *d);
+
+#endif
