@@ -120,6 +120,8 @@ int cs_proto_parse(const char *s, cs_proto *out)
     return CS_EINVAL;
 }
 
+/* tuning.cc ncclTopoTuneModel: compCapIndex = minCompCap >= 90 ? HOPPER :
+ * >= 80 ? AMPERE : VOLTA (later releases add >= 100 BLACKWELL). */
 cs_arch cs_ncclmodel_arch(int cc)
 {
     if (cc >= 100) return CS_ARCH_BLACKWELL;
@@ -128,6 +130,7 @@ cs_arch cs_ncclmodel_arch(int cc)
     return CS_ARCH_VOLTA;
 }
 
+/* tuning.cc ncclTopoTuneModel: index2 = nNodes <= 2 ? nNodes-1 : 2. */
 int cs_ncclmodel_scale(int nodes)
 {
     return nodes <= 2 ? (nodes < 1 ? 0 : nodes - 1) : 2;

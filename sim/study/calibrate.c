@@ -248,10 +248,10 @@ int cs_calib_compare_run(const cs_cluster *c, const cs_meas_set *m, cs_calib_com
                  * CollNet / SHARP need a network. Elsewhere busbw above
                  * the bound means the cluster's line rate is too low
                  * (noted, not excluded). */
-                int nvls_off = 0; /* an algorithm the hardware has, turned off */
+                int flag_off = 0; /* an algorithm the hardware has, turned off (NVLS) */
                 for (int a = 0; a < CS_ALGO_COUNT; a++)
-                    nvls_off |= cs_algo_hw_allows(a, c) && !c->coll.algo_enabled[a];
-                int other = nvls_off || out->pred[i].nodes > 1;
+                    flag_off |= cs_algo_hw_allows(a, c) && !c->coll.algo_enabled[a];
+                int other = flag_off || out->pred[i].nodes > 1;
                 if (gbound > 0 && gbw > gbound && !other) s->above_line_rate = 1;
                 if (gbound > 0 && gbw > gbound && other && !s->beyond_bound) {
                     s->beyond_bound = 1;
