@@ -86,8 +86,13 @@ typedef struct cs_algo {
     cs_algo_calib calib;
 } cs_algo;
 
-/* The row of algorithm a (algos.c). */
-const cs_algo *cs__algo_row(cs_algo_id a);
+/* The rows, indexed by cs_algo_id (algos.c); inline for the sweeps. */
+extern const cs_algo *const cs__algo_rows[CS_ALGO_COUNT];
+static inline const cs_algo *cs__algo_row(cs_algo_id a)
+{
+    CS_ASSERT(a >= 0 && a < CS_ALGO_COUNT);
+    return cs__algo_rows[a];
+}
 
 /* Per-hop rate of a flow (per channel): min(share x factor, cap). */
 static inline double cs__hop_rate(const cs_coll_params *p, double share_Bps)

@@ -20,7 +20,7 @@
 #include "coll/algos.def"
 #undef CS_ALGO
 
-static const cs_algo *const rows[CS_ALGO_COUNT] = {
+const cs_algo *const cs__algo_rows[CS_ALGO_COUNT] = {
 #define CS_ALGO(ID, name) [CS_ALGO_##ID] = &cs__algo_##name,
 #include "coll/algos.def"
 #undef CS_ALGO
@@ -31,12 +31,6 @@ static const char *const names[CS_ALGO_COUNT] = {
 #include "coll/algos.def"
 #undef CS_ALGO
 };
-
-const cs_algo *cs__algo_row(cs_algo_id a)
-{
-    CS_ASSERT(a >= 0 && a < CS_ALGO_COUNT);
-    return rows[a];
-}
 
 const char *cs_algo_name(cs_algo_id a)
 {
@@ -83,7 +77,7 @@ int cs_algo_hw_allows(cs_algo_id a, const cs_cluster *c)
 int cs_algo_calib_count(void)
 {
     int n = 0;
-    for (int a = 0; a < CS_ALGO_COUNT; a++) n += rows[a]->calib.param != NULL;
+    for (int a = 0; a < CS_ALGO_COUNT; a++) n += cs__algo_rows[a]->calib.param != NULL;
     return n;
 }
 
@@ -92,10 +86,13 @@ int cs_algo_calib_count(void)
 cs_algo_id cs_algo_calib_at(int k)
 {
     for (int a = 0; a < CS_ALGO_COUNT; a++) {
-        if (!rows[a]->calib.param) continue;
+        const cs_algo_calib *ca = &cs__algo_rows[a]->calib;
+        if (!ca->param) continue;
         int before = 0;
-        for (int b = 0; b < CS_ALGO_COUNT; b++)
-            before += rows[b]->calib.param && rows[b]->calib.priority < rows[a]->calib.priority;
+        for (int b = 0; b < CS_ALGO_COUNT; b++) {
+            const cs_algo_calib *cb = &cs__algo_rows[b]->calib;
+            before += cb->param && cb->priority < ca->priority;
+        }
         if (before == k) return (cs_algo_id)a;
     }
     CS_PANIC("no fitted algorithm at position %d of %d", k, cs_algo_calib_count());

@@ -96,37 +96,37 @@ static int available(const cs_topology *t, cs_op op, cs_algo_id a, cs_proto p)
 {
     const cs_algo *r = cs__algo_row(a);
     const cs_cluster *c = &t->cluster;
-    if (!cs_collective_supports(a, op)) return 0;
+    if (!(r->ops & CS_OP_BIT(op))) return 0;
     if (p == CS_PROTO_LL128 && !c->coll.ll128_enabled) return 0;
     return (r->protos & CS_PROTO_BIT(p)) && c->coll.algo_enabled[a] && !(r->one_node && t->nodes > 1);
 }
 
-/* Fills the parameters both engines use. Returns CS_ENOTSUP if (a, p) is
- * not available for op on t. */
+/* Fills the parameters both engines use (in place: refining a copy costs
+ * the sweeps a store-forwarding stall). Returns CS_ENOTSUP, *q undefined,
+ * if (a, p) is not available for op on t. */
 static int coll_params(const cs_topology *t, cs_op op, double bytes, cs_algo_id a,
-                       cs_proto p, cs_coll_params *out)
+                       cs_proto p, cs_coll_params *q)
 {
     const cs_cluster *c = &t->cluster;
     const cs_algo *r = cs__algo_row(a);
     if (!available(t, op, a, p)) return CS_ENOTSUP;
     int nch = c->coll.channels;
-    cs_coll_params q = {.op = op, .algo = a, .proto = p, .bytes = bytes, .channels = nch};
-    q.intra_lat_s = c->coll.hw_latency_s[t->intra_hw][a][p] + c->intra.latency_s;
-    q.inter_lat_s = c->coll.hw_latency_s[CS_HW_NET][a][p] + c->inter.latency_s;
-    if (p == CS_PROTO_SIMPLE) q.inter_lat_s += c->inter.latency_s; /* NCCL: flush latency */
-    q.base_lat_s = c->coll.base_latency_s[a][p];
-    if (r->latency_refine) r->latency_refine(t, &q);
+    *q = (cs_coll_params){.op = op, .algo = a, .proto = p, .bytes = bytes, .channels = nch};
+    q->intra_lat_s = c->coll.hw_latency_s[t->intra_hw][a][p] + c->intra.latency_s;
+    q->inter_lat_s = c->coll.hw_latency_s[CS_HW_NET][a][p] + c->inter.latency_s;
+    if (p == CS_PROTO_SIMPLE) q->inter_lat_s += c->inter.latency_s; /* NCCL: flush latency */
+    q->base_lat_s = c->coll.base_latency_s[a][p];
+    if (r->latency_refine) r->latency_refine(t, q);
     double factor, cap;
     proto_factor(t, op, a, p, &factor, &cap);
     double eff = c->coll.algo_efficiency[a];
     if (r->correction) eff *= r->correction(p, bytes);
     if (!(factor * eff > 0)) return CS_ENOTSUP; /* NVLS before Hopper: nvlsEfficiency 0 */
-    q.factor = factor * eff;
-    q.cap_Bps = cap * eff;
-    q.chunk_bytes = c->coll.chunk_bytes[p];
-    q.port_ch_Bps = t->port_Bps / nch;
-    q.net_ch_Bps = t->node_net_Bps / nch;
-    *out = q;
+    q->factor = factor * eff;
+    q->cap_Bps = cap * eff;
+    q->chunk_bytes = c->coll.chunk_bytes[p];
+    q->port_ch_Bps = t->port_Bps / nch;
+    q->net_ch_Bps = t->node_net_Bps / nch;
     return 0;
 }
 
