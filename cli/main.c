@@ -77,11 +77,48 @@ static void list_presets(FILE *f)
 
 /* ---- collective ---------------------------------------------------------- */
 
+/* The algorithm names from the table, joined by sep and, before the last,
+ * by last: "ring|tree|nvls" or "ring, tree or nvls". */
+static void algo_names(char *buf, size_t len, const char *sep, const char *last)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int a = 0; a < CS_ALGO_COUNT && n < len; a++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s",
+                              a == 0 ? "" : a + 1 == CS_ALGO_COUNT ? last : sep,
+                              cs_algo_name((cs_algo_id)a));
+}
+
+/* The --algo paragraph: its lead, then each algorithm's help sentence,
+ * filled to 86 columns and indented to the option text (column 25). */
+static void algo_help(FILE *f)
+{
+    char text[2048];
+    size_t n = (size_t)snprintf(text, sizeof text, "%s",
+                                "force an algorithm (like NCCL_ALGO); default auto picks the "
+                                "fastest (algorithm, protocol) by NCCL's cost model.");
+    for (int a = 0; a < CS_ALGO_COUNT && n < sizeof text; a++)
+        if (cs_algo_help((cs_algo_id)a))
+            n += (size_t)snprintf(text + n, sizeof text - n, " %s", cs_algo_help((cs_algo_id)a));
+    const int indent = 25, width = 86;
+    int col = fprintf(f, "  %-*s", indent - 2, "--algo A");
+    for (const char *w = text; *w;) {
+        int len = (int)strcspn(w, " ");
+        if (col > indent && col + 1 + len > width) col = fprintf(f, "\n%*s", indent, "") - 1;
+        col += fprintf(f, "%s%.*s", col > indent ? " " : "", len, w);
+        w += len;
+        while (*w == ' ') w++;
+    }
+    fprintf(f, "\n");
+}
+
 static void collective_help(FILE *f)
 {
+    char algos[256];
+    algo_names(algos, sizeof algos, "|", "|");
     fprintf(f,
             "Usage: collsim collective [--cluster FILE|PRESET] [--nodes K] [--ranks N] --op OP\n"
-            "         [--bytes SIZE | --min SIZE --max SIZE --factor F] [--algo auto|ring|tree|nvls]\n"
+            "         [--bytes SIZE | --min SIZE --max SIZE --factor F] [--algo auto|%s]\n"
             "         [--proto auto|ll|ll128|simple] [--engine analytic|des] [--dtype T]\n"
             "         [--format table|csv|json] [-o FILE]\n"
             "\n"
@@ -89,7 +126,7 @@ static void collective_help(FILE *f)
             "\n"
             "  --cluster FILE|PRESET  cluster YAML or a built-in preset (default %s).\n"
             "                         Presets: ",
-            CS_DEFAULT_CLUSTER);
+            algos, CS_DEFAULT_CLUSTER);
     list_presets(f);
     fprintf(f,
             "\n"
@@ -103,12 +140,9 @@ static void collective_help(FILE *f)
             "  --bytes SIZE           one size (8, 4K, 25MiB, 8G: binary, as nccl-tests)\n"
             "  --min/--max/--factor   sweep sizes min, min*F, ... <= max (default 8 .. 8G, F=2)\n"
             "                         For all_gather/reduce_scatter SIZE is the total over ranks\n"
-            "                         (nccl-tests convention).\n"
-            "  --algo A               force an algorithm (like NCCL_ALGO); default auto picks the\n"
-            "                         fastest (algorithm, protocol) by NCCL's cost model. nvls\n"
-            "                         (NVLink SHARP, Simple only): all_reduce, all_gather and\n"
-            "                         reduce_scatter on one node of an NVSwitch with compute\n"
-            "                         capability >= 90 (collectives.nvls).\n"
+            "                         (nccl-tests convention).\n");
+    algo_help(f);
+    fprintf(f,
             "  --proto P              force a protocol (like NCCL_PROTO); default auto.\n"
             "  --engine E             analytic (closed form, default) or des (discrete events).\n"
             "  --dtype T              element type for the count column: float (default), half,\n"
@@ -206,7 +240,12 @@ static int cmd_collective(int argc, char **argv)
             cs_algo_id a;
             if (!strcmp(optarg, "auto")) algo = CS_CHOICE_AUTO;
             else if (cs_algo_parse(optarg, &a) == 0) algo = a;
-            else return cs_cli_usage(cmd, "unknown --algo '%s' (expected auto, ring, tree or nvls)", optarg);
+            else {
+                char algos[256], msg[512];
+                algo_names(algos, sizeof algos, ", ", " or ");
+                snprintf(msg, sizeof msg, "unknown --algo '%s' (expected auto, %s)", optarg, algos);
+                return cs_cli_usage(cmd, "%s", msg);
+            }
             break;
         }
         case 'P': {

@@ -14,6 +14,7 @@
 
 #include "base/dtype.h"
 #include "base/error.h"
+#include "coll/algos.h"
 #include "coll/ncclmodel.h"
 #include "coll/topology.h"
 
@@ -55,8 +56,8 @@ typedef struct cs_coll_result {
     unsigned long long events; /* DES events run (0 for analytic) */
 } cs_coll_result;
 
-/* Whether algorithm a implements op (NCCL: tree is all_reduce only; nvls
- * all_reduce, all_gather and reduce_scatter). */
+/* Whether algorithm a implements op (its row's ops; NCCL: tree is
+ * all_reduce only; nvls all_reduce, all_gather and reduce_scatter). */
 int cs_collective_supports(cs_algo_id a, cs_op op);
 
 /* Closed-form time of one (algo, proto) choice; returns 0 and sets *time_s,

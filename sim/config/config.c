@@ -185,24 +185,24 @@ static int read_algo_efficiency(const cs_yctx *c, const cs_yfield *f, const cs_y
     return grid_read(c, &g, v, f->name, "collectives.efficiency");
 }
 
-/* NVLS needs the NVSwitch's SHARP engines (third-generation NVSwitch,
- * Hopper and later): an explicit `true` elsewhere is an error. The
- * collectives mapping is read after gpu and intra (table order), so both
- * are known here. */
-static int read_nvls(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v, void *obj)
+/* An algorithm's enable flag (collectives.<key>, e.g. nvls: NVLink SHARP
+ * needs a third-generation NVSwitch, Hopper and later): an explicit `true`
+ * on hardware its row does not allow is an error. The collectives mapping
+ * is read after gpu and intra (table order), so both are known here. */
+static int read_algo_flag(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v, void *obj)
 {
     cs_cluster *cl = obj;
+    int a = 0; /* the row whose flag this key is (cs__algo_row asserts one is) */
+    while (!cs_algo_flag_key(a) || strcmp(cs_algo_flag_key(a), f->name)) a++;
     cs_yfield b = {.name = f->name, .kind = CS_YF_BOOL};
     int on;
     int rc = cs_yamlnode_read(c, &b, v, &on);
     if (rc) return rc;
-    if (on && (cl->intra.kind != CS_FABRIC_NVSWITCH || cl->gpu.compute_capability < 90))
-        return cs_yamlnode_error(c, v,
-                                 "'nvls: true' needs an NVSwitch fabric (intra.fabric: nvswitch) "
-                                 "and compute_capability >= 90 (NVLink SHARP), got fabric %s and "
-                                 "compute capability %d",
-                                 fabric_names[cl->intra.kind], cl->gpu.compute_capability);
-    cl->coll.nvls_enabled = on;
+    if (on && !cs_algo_hw_allows(a, cl))
+        return cs_yamlnode_error(c, v, "'%s: true' needs %s, got fabric %s and compute capability %d",
+                                 f->name, cs_algo_flag_needs(a), fabric_names[cl->intra.kind],
+                                 cl->gpu.compute_capability);
+    cl->coll.algo_enabled[a] = on;
     return 0;
 }
 
@@ -366,7 +366,7 @@ static const cs_yfield collectives_fields[] = {
     {ROW("channels", CS_YF_INT, OFF(coll.channels), 0), .lo = 1, .hi = 64},
     {ROW("net_overhead", CS_YF_TIME, OFF(coll.net_overhead_s), CS_YF_NO_HI)},
     {ROW("ll128", CS_YF_BOOL, OFF(coll.ll128_enabled), 0)},
-    {ROW("nvls", CS_YF_CUSTOM, 0, 0), .fn = read_nvls},
+    {ROW("nvls", CS_YF_CUSTOM, 0, 0), .fn = read_algo_flag},
     {ROW("chunk", CS_YF_CUSTOM, 0, 0), .fn = read_chunk},
     {ROW("base_latency", CS_YF_CUSTOM, 0, 0), .fn = read_base_latency},
     {ROW("hw_latency", CS_YF_CUSTOM, 0, 0), .fn = read_hw_latency},
@@ -407,8 +407,9 @@ static const cs_yfield cluster_fields[] = {
     {.name = NULL},
 };
 
-/* Defaults that do not depend on other keys; channels, ll128 and nvls get
- * sentinels (0, -1, -1) resolved by resolve_defaults. */
+/* Defaults that do not depend on other keys; channels, ll128 and the
+ * algorithms' flags (nvls) get sentinels (0, -1, -1) resolved by
+ * resolve_defaults. */
 static void set_defaults(cs_cluster *cl, const char *name)
 {
     memset(cl, 0, sizeof *cl);
@@ -419,18 +420,18 @@ static void set_defaults(cs_cluster *cl, const char *name)
     cl->inter.oversubscription = 1.0;
     cl->coll.channels = 0;
     cl->coll.ll128_enabled = -1;
-    cl->coll.nvls_enabled = -1;
     cl->coll.net_overhead_s = 1e-6; /* NCCL getNetOverhead: 1 us on x86 Intel */
     cl->coll.chunk_bytes[CS_PROTO_LL] = 32.0 * 1024;
     cl->coll.chunk_bytes[CS_PROTO_LL128] = 600.0 * 1024;
     cl->coll.chunk_bytes[CS_PROTO_SIMPLE] = 512.0 * 1024;
     for (int a = 0; a < CS_ALGO_COUNT; a++) {
+        cl->coll.algo_enabled[a] = -1;
         cl->coll.algo_efficiency[a] = 1.0;
         for (int p = 0; p < CS_PROTO_COUNT; p++) {
-            cl->coll.base_latency_s[a][p] = cs_ncclmodel_base_latency_s(a, p);
+            cl->coll.base_latency_s[a][p] = cs_algo_base_latency_s(a, p);
             cl->coll.proto_bw_factor[a][p] = CS_UNSET;
             for (int h = 0; h < CS_HW_COUNT; h++)
-                cl->coll.hw_latency_s[h][a][p] = cs_ncclmodel_hw_latency_s(h, a, p);
+                cl->coll.hw_latency_s[h][a][p] = cs_algo_hw_latency_s(h, a, p);
         }
     }
 }
@@ -443,11 +444,10 @@ static void resolve_defaults(cs_cluster *cl)
      * (src/graph/tuning.cc: typeIntra <= PATH_NVB) on Volta and newer. */
     if (cl->coll.ll128_enabled < 0)
         cl->coll.ll128_enabled = nvlink && cl->gpu.compute_capability >= 70;
-    /* NCCL enables NVLS where the NVSwitch supports multicast (nvlsSupport:
-     * Hopper and later on NVSwitch systems). */
-    if (cl->coll.nvls_enabled < 0)
-        cl->coll.nvls_enabled =
-            cl->intra.kind == CS_FABRIC_NVSWITCH && cl->gpu.compute_capability >= 90;
+    /* An algorithm's flag defaults to what the hardware allows (NCCL
+     * enables NVLS where the NVSwitch supports multicast: nvlsSupport). */
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        if (cl->coll.algo_enabled[a] < 0) cl->coll.algo_enabled[a] = cs_algo_hw_allows(a, cl);
 }
 
 static int load(const char *origin, const char *default_name, const char *yaml, size_t len,

@@ -248,9 +248,10 @@ int cs_calib_compare_run(const cs_cluster *c, const cs_meas_set *m, cs_calib_com
                  * CollNet / SHARP need a network. Elsewhere busbw above
                  * the bound means the cluster's line rate is too low
                  * (noted, not excluded). */
-                int nvls_off = c->intra.kind == CS_FABRIC_NVSWITCH &&
-                               c->gpu.compute_capability >= 90 && !c->coll.nvls_enabled;
-                int other = nvls_off || out->pred[i].nodes > 1;
+                int flag_off = 0; /* an algorithm the hardware has, turned off (NVLS) */
+                for (int a = 0; a < CS_ALGO_COUNT; a++)
+                    flag_off |= cs_algo_hw_allows(a, c) && !c->coll.algo_enabled[a];
+                int other = flag_off || out->pred[i].nodes > 1;
                 if (gbound > 0 && gbw > gbound && !other) s->above_line_rate = 1;
                 if (gbound > 0 && gbw > gbound && other && !s->beyond_bound) {
                     s->beyond_bound = 1;
@@ -301,10 +302,13 @@ enum {
     P_BW_LL,
     P_BW_LL128,
     P_BW_SIMPLE,
-    P_TREE_EFF,
-    P_RING_EFF,
-    P_COUNT
+    P_ALGO_EFF, /* + k: collectives.efficiency of cs_algo_calib_at(k) */
+    P_COUNT = P_ALGO_EFF + CS_ALGO_COUNT /* slots; n_params() are in use */
 };
+_Static_assert(P_COUNT <= CS_CALIB_MAX_PARAMS, "cs_calib_result.params holds every parameter");
+
+/* Parameters in use: the fixed ones and one per fitted algorithm. */
+static int n_params(void) { return P_ALGO_EFF + cs_algo_calib_count(); }
 
 #define LAUNCH_UNIT_S 1e-5 /* the launch latency is fitted in units of 10 us */
 #define COLLINEAR 0.3      /* orthogonal part below which a column is redundant */
@@ -315,7 +319,7 @@ typedef enum { T_LOG, T_LAUNCH, T_BOUNDED } ptransform;
 static const struct pdef {
     const char *name, *yaml, *unit;
     ptransform tr; /* see to_value */
-} pdefs[P_COUNT] = {
+} pdefs[P_ALGO_EFF] = {
     [P_INTRA_EFF] = {"intra.efficiency", "intra.efficiency", "", T_LOG},
     [P_INTER_EFF] = {"inter.efficiency", "inter.efficiency", "", T_LOG},
     [P_LAUNCH] = {"latency.launch", "collectives.base_latency (added to every entry)", "us",
@@ -328,9 +332,16 @@ static const struct pdef {
     [P_BW_LL] = {"bw_factor.ring.ll", "collectives.bw_factor.ring.ll", "", T_BOUNDED},
     [P_BW_LL128] = {"bw_factor.ring.ll128", "collectives.bw_factor.ring.ll128", "", T_BOUNDED},
     [P_BW_SIMPLE] = {"bw_factor.ring.simple", "collectives.bw_factor.ring.simple", "", T_BOUNDED},
-    [P_TREE_EFF] = {"efficiency.tree", "collectives.efficiency.tree", "", T_BOUNDED},
-    [P_RING_EFF] = {"efficiency.ring", "collectives.efficiency.ring", "", T_BOUNDED},
 };
+
+/* The definition of parameter k: a fixed one, or an algorithm's
+ * efficiency as its row names it. */
+static struct pdef pdef(int k)
+{
+    if (k < P_ALGO_EFF) return pdefs[k];
+    cs_algo_id a = cs_algo_calib_at(k - P_ALGO_EFF);
+    return (struct pdef){cs_algo_calib_param(a), cs_algo_calib_yaml(a), "", T_BOUNDED};
+}
 
 /* Natural value (efficiency, seconds, scale, factor) of a parameter at
  * fitting coordinate x (0 = its start value v0):
@@ -342,7 +353,7 @@ static const struct pdef {
  *            units of 10 us. */
 static double to_value(int k, double v0, double x, double floor_s)
 {
-    switch (pdefs[k].tr) {
+    switch (pdef(k).tr) {
     case T_LOG: return v0 * exp(x);
     case T_LAUNCH:
         if (floor_s > 0) return -floor_s + (v0 + floor_s) * exp(x);
@@ -358,7 +369,7 @@ static double to_value(int k, double v0, double x, double floor_s)
 /* The coordinate of value v (inverse of to_value). */
 static double to_coord(int k, double v0, double v, double floor_s)
 {
-    switch (pdefs[k].tr) {
+    switch (pdef(k).tr) {
     case T_LOG: return log(v / v0);
     case T_LAUNCH:
         if (floor_s > 0) return log((v + floor_s) / (v0 + floor_s));
@@ -390,8 +401,8 @@ static void initial_values(const cs_cluster *c, pvals *pv)
         pv->use[P_BW_LL + p] = f > 0;
         pv->v[P_BW_LL + p] = f > 0 ? f : NAN; /* set from the data in cs_calibrate */
     }
-    pv->v[P_TREE_EFF] = c->coll.algo_efficiency[CS_ALGO_TREE];
-    pv->v[P_RING_EFF] = c->coll.algo_efficiency[CS_ALGO_RING];
+    for (int j = P_ALGO_EFF; j < P_COUNT; j++) /* slots not in use have no value */
+        pv->v[j] = j < n_params() ? c->coll.algo_efficiency[cs_algo_calib_at(j - P_ALGO_EFF)] : NAN;
 }
 
 static void apply(const cs_cluster *base, const pvals *pv, cs_cluster *out)
@@ -413,8 +424,8 @@ static void apply(const cs_cluster *base, const pvals *pv, cs_cluster *out)
     for (int p = 0; p < CS_PROTO_COUNT; p++)
         if (pv->use[P_BW_LL + p])
             out->coll.proto_bw_factor[CS_ALGO_RING][p] = pv->v[P_BW_LL + p];
-    out->coll.algo_efficiency[CS_ALGO_TREE] = pv->v[P_TREE_EFF];
-    out->coll.algo_efficiency[CS_ALGO_RING] = pv->v[P_RING_EFF];
+    for (int j = P_ALGO_EFF; j < n_params(); j++)
+        out->coll.algo_efficiency[cs_algo_calib_at(j - P_ALGO_EFF)] = pv->v[j];
 }
 
 /* Latency parameters can reach a floor (0 contribution), where they are
@@ -493,7 +504,7 @@ static void jacobian_at(const fit_ctx *fc, const pvals *at, double *J)
     for (int j = 0; j < P_COUNT; j++) {
         pvals a = *at, b = *at;
         if (!isfinite(at->v[j]) || !isfinite(fc->start.v[j]) ||
-            (pdefs[j].tr == T_LOG && !(fc->start.v[j] > 0))) {
+            (pdef(j).tr == T_LOG && !(fc->start.v[j] > 0))) {
             for (size_t k = 0; k < fc->n; k++) J[k * P_COUNT + (size_t)j] = 0;
             continue;
         }
@@ -682,8 +693,11 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
             KEEP(P_BW_LL + p, "the rows running ring/%s have different NCCL factors (%.3g and "
                               "%.3g: different ops or node counts) and one bw_factor would replace "
                               "both", cs_proto_name((cs_proto)p), fac_val[p][0], fac_val[p][1]);
-    if (by_algo[CS_ALGO_TREE] < 2) KEEP(P_TREE_EFF, "fewer than 2 usable rows run tree");
-    if (by_algo[CS_ALGO_RING] < 2) KEEP(P_RING_EFF, "fewer than 2 usable rows run ring");
+    for (int j = P_ALGO_EFF; j < P_COUNT; j++)
+        if (j >= n_params())
+            KEEP(j, "not in use");
+        else if (by_algo[cs_algo_calib_at(j - P_ALGO_EFF)] < 2)
+            KEEP(j, "fewer than 2 usable rows run %s", cs_algo_name(cs_algo_calib_at(j - P_ALGO_EFF)));
     if (!(c->intra.latency_s > 0))
         KEEP(P_INTRA_LAT, "the input's intra.latency is 0: NCCL's hwLat carries the per-hop "
                           "latency, scaled by hop.*");
@@ -719,7 +733,7 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
     res->rms_before_pct = 100 * sqrt(ss0 / (double)n);
     int status = GSL_SUCCESS;
     gsl_error_handler_t *old = gsl_set_error_handler_off();
-    for (int round = 0; round <= P_COUNT; round++) {
+    for (int round = 0; round <= n_params(); round++) {
         /* (2) sensitivity and (3) collinearity, in priority order */
         jacobian_at(&fc, &fc.start, J);
         np = 0;
@@ -735,7 +749,7 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
             if (vmax < 1e-3) {
                 snprintf(sel[j], sizeof sel[j],
                          "no usable row's prediction depends on it (at most %.2g%% per %s step)",
-                         100 * vmax, pdefs[j].tr == T_LAUNCH ? "10 us" : "unit");
+                         100 * vmax, pdef(j).tr == T_LAUNCH ? "10 us" : "unit");
                 continue;
             }
             for (size_t k = 0; k < n; k++) r[k] = J[k * P_COUNT + (size_t)j];
@@ -762,7 +776,7 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
                 snprintf(sel[j], sizeof sel[j],
                          "indistinguishable on this data from %s%s (its effect is a combination "
                          "of parameters already fitted)",
-                         best >= 0 ? pdefs[best].name : "the parameters fitted before it",
+                         best >= 0 ? pdef(best).name : "the parameters fitted before it",
                          np > 1 ? " and the others" : "");
                 continue;
             }
@@ -839,7 +853,7 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
         if (!at_limit)
             for (int a = 0; a < np; a++) {
                 double hw = tqp * sqrt(s2p * covar[a * np + a]);
-                if (pdefs[which[a]].tr != T_LAUNCH && isfinite(hw) && 2 * hw > log(10.0))
+                if (pdef(which[a]).tr != T_LAUNCH && isfinite(hw) && 2 * hw > log(10.0))
                     last_open = a;
             }
         int changed = 0;
@@ -847,14 +861,15 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
             int j = which[a], used = 2;
             double vmax = 0;
             for (size_t k = 0; k < n; k++) vmax = fmax(vmax, fabs(J[k * P_COUNT + (size_t)j]));
-            if (j >= P_HOP_LL && j <= P_HOP_SIMPLE)
-                used = runs[CS_ALGO_RING][j - P_HOP_LL] + runs[CS_ALGO_TREE][j - P_HOP_LL] +
-                       runs[CS_ALGO_NVLS][j - P_HOP_LL];
-            else if (j >= P_BW_LL && j <= P_BW_SIMPLE)
+            if (j >= P_HOP_LL && j <= P_HOP_SIMPLE) {
+                used = 0;
+                for (int al = 0; al < CS_ALGO_COUNT; al++) used += runs[al][j - P_HOP_LL];
+            } else if (j >= P_BW_LL && j <= P_BW_SIMPLE) {
                 used = runs[CS_ALGO_RING][j - P_BW_LL];
-            else if (j == P_TREE_EFF || j == P_RING_EFF) {
-                cs_algo_id al = j == P_TREE_EFF ? CS_ALGO_TREE : CS_ALGO_RING;
-                used = runs[al][0] + runs[al][1] + runs[al][2];
+            } else if (j >= P_ALGO_EFF) {
+                used = 0;
+                for (int p = 0; p < CS_PROTO_COUNT; p++)
+                    used += runs[cs_algo_calib_at(j - P_ALGO_EFF)][p];
             }
             /* a 95% interval wider than a factor of 10 leaves the value open */
             double hw = tqp * sqrt(s2p * covar[a * np + a]);
@@ -936,12 +951,12 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
         rf->resid_pct = 100 * f[k];
     }
     /* parameters: fitted with CIs, held at a limit, kept with reasons */
-    res->nparams = P_COUNT;
-    for (int j = 0; j < P_COUNT; j++) {
+    res->nparams = n_params();
+    for (int j = 0; j < res->nparams; j++) {
         cs_calib_param *p = &res->params[j];
-        snprintf(p->name, sizeof p->name, "%s", pdefs[j].name);
-        snprintf(p->yaml, sizeof p->yaml, "%s", pdefs[j].yaml);
-        snprintf(p->unit, sizeof p->unit, "%s", pdefs[j].unit);
+        snprintf(p->name, sizeof p->name, "%s", pdef(j).name);
+        snprintf(p->yaml, sizeof p->yaml, "%s", pdef(j).yaml);
+        snprintf(p->unit, sizeof p->unit, "%s", pdef(j).unit);
         double scale = j == P_LAUNCH || j == P_INTRA_LAT ? 1e6 : 1.0;
         p->initial = orig.v[j] * scale;
         p->value = fitted.v[j] * scale;
@@ -958,7 +973,7 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
         double scale = j == P_LAUNCH || j == P_INTRA_LAT ? 1e6 : 1.0;
         p->ci_lo = to_value(j, fc.start.v[j], xa - h, fc.launch_floor_s) * scale;
         p->ci_hi = to_value(j, fc.start.v[j], xa + h, fc.launch_floor_s) * scale;
-        const char *what[P_COUNT] = {
+        const char *what[P_ALGO_EFF] = {
             [P_INTRA_EFF] = "bandwidth-bound rows with ranks sharing a node",
             [P_INTER_EFF] = "bandwidth-bound multi-node rows",
             [P_LAUNCH] = "latency-bound (small) sizes",
@@ -970,10 +985,10 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
             [P_BW_LL] = "rows run with ring/LL",
             [P_BW_LL128] = "rows run with ring/LL128",
             [P_BW_SIMPLE] = "rows run with ring/Simple",
-            [P_TREE_EFF] = "rows run with tree",
-            [P_RING_EFF] = "rows run with ring",
         };
-        snprintf(p->why, sizeof p->why, "from %s%s", what[j],
+        snprintf(p->why, sizeof p->why, "from %s%s%s",
+                 j < P_ALGO_EFF ? what[j] : "rows run with ",
+                 j < P_ALGO_EFF ? "" : cs_algo_name(cs_algo_calib_at(j - P_ALGO_EFF)),
                  j >= P_BW_LL && j <= P_BW_SIMPLE
                      ? " (the override replaces NCCL's value for every op and node count)"
                      : "");
@@ -1043,8 +1058,11 @@ static void write_cluster(cs_buf *b, const cs_cluster *c, const int *fitted)
     }
     cs_buf_printf(b, "\ncollectives:\n  channels: %d\n  net_overhead: ", c->coll.channels);
     ytime(b, c->coll.net_overhead_s);
-    cs_buf_printf(b, "\n  ll128: %s\n  nvls: %s\n  chunk: {", c->coll.ll128_enabled ? "true" : "false",
-                  c->coll.nvls_enabled ? "true" : "false");
+    cs_buf_printf(b, "\n  ll128: %s", c->coll.ll128_enabled ? "true" : "false");
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        if (cs_algo_flag_key(a))
+            cs_buf_printf(b, "\n  %s: %s", cs_algo_flag_key(a), c->coll.algo_enabled[a] ? "true" : "false");
+    cs_buf_printf(b, "\n  chunk: {");
     for (int p = 0; p < CS_PROTO_COUNT; p++)
         cs_buf_printf(b, "%s%s: %.0f", p ? ", " : "", cs_proto_name((cs_proto)p),
                       c->coll.chunk_bytes[p]);
@@ -1054,7 +1072,7 @@ static void write_cluster(cs_buf *b, const cs_cluster *c, const int *fitted)
     for (int a = 0; a < CS_ALGO_COUNT; a++)
         for (int p = 0; p < CS_PROTO_COUNT; p++)
             any |= differs(c->coll.base_latency_s[a][p],
-                           cs_ncclmodel_base_latency_s((cs_algo_id)a, (cs_proto)p));
+                           cs_algo_base_latency_s((cs_algo_id)a, (cs_proto)p));
     if (any) {
         cs_buf_printf(b, "  base_latency:%s\n", FIT(P_LAUNCH));
         for (int a = 0; a < CS_ALGO_COUNT; a++) {
@@ -1071,7 +1089,7 @@ static void write_cluster(cs_buf *b, const cs_cluster *c, const int *fitted)
         for (int a = 0; a < CS_ALGO_COUNT; a++)
             for (int p = 0; p < CS_PROTO_COUNT; p++)
                 any |= differs(c->coll.hw_latency_s[h][a][p],
-                               cs_ncclmodel_hw_latency_s((cs_hw)h, (cs_algo_id)a, (cs_proto)p));
+                               cs_algo_hw_latency_s((cs_hw)h, (cs_algo_id)a, (cs_proto)p));
     if (any) {
         cs_buf_printf(b, "  hw_latency:%s\n",
                       fitted && (fitted[P_HOP_LL] || fitted[P_HOP_LL128] || fitted[P_HOP_SIMPLE] ||
@@ -1110,10 +1128,13 @@ static void write_cluster(cs_buf *b, const cs_cluster *c, const int *fitted)
             if (k) cs_buf_printf(b, "}\n");
         }
     }
-    cs_buf_printf(b, "  efficiency: {ring: %.9g, tree: %.9g, nvls: %.9g}%s\n",
-                  c->coll.algo_efficiency[CS_ALGO_RING], c->coll.algo_efficiency[CS_ALGO_TREE],
-                  c->coll.algo_efficiency[CS_ALGO_NVLS],
-                  fitted && (fitted[P_RING_EFF] || fitted[P_TREE_EFF]) ? "   # fitted" : "");
+    int eff_fitted = 0;
+    for (int j = P_ALGO_EFF; fitted && j < n_params(); j++) eff_fitted |= fitted[j];
+    cs_buf_printf(b, "  efficiency: {");
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        cs_buf_printf(b, "%s%s: %.9g", a ? ", " : "", cs_algo_name((cs_algo_id)a),
+                      c->coll.algo_efficiency[a]);
+    cs_buf_printf(b, "}%s\n", eff_fitted ? "   # fitted" : "");
     if (c->n_overrides || c->n_stragglers) {
         cs_buf_printf(b, "\ndes:\n");
         if (c->n_overrides) {
