@@ -15,9 +15,10 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "coll/topology.h"
 #include "train/memory.h"
 #include "train/model.h"
-#include "coll/topology.h"
+#include "train/strategy.h"
 #include "train/training.h"
 
 #define MiB (1024.0 * 1024.0)
@@ -294,18 +295,21 @@ START_TEST(shard_degrees_every_strategy)
         cs_training t = training(cases[i].s);
         t.shard_group = cases[i].shard_group;
         int p, g, o;
-        cs_memory_shard_degrees(&t, &t16, &p, &g, &o);
+        cs_strategy_degrees(&t, &t16, &p, &g, &o);
         ck_assert_msg(p == cases[i].p && g == cases[i].g && o == cases[i].o,
                       "case %zu (%s): got %d,%d,%d", i, cs_strategy_name(cases[i].s), p, g, o);
     }
     /* "One node" is the ranks on a node: 16 ranks on 4 nodes -> 4. */
     cs_topology t16x4 = topo_of(&c, 16, 4);
     cs_training t = training(CS_STRAT_FSDP_HYBRID_SHARD);
-    ck_assert_int_eq(cs_memory_shard_group(&t, &t16x4), 4);
+    cs_strategy_groups groups;
+    ck_assert_int_eq(cs_strategy_groups_of(&t, &t16x4, &groups, NULL), 0);
+    ck_assert_int_eq(groups.shard, 4);
+    ck_assert_int_eq(groups.replica, 4);
     /* One rank: nothing to shard. */
     cs_topology t1 = topo_of(&c, 1, 0);
     int p, g, o;
-    cs_memory_shard_degrees(&t, &t1, &p, &g, &o);
+    cs_strategy_degrees(&t, &t1, &p, &g, &o);
     ck_assert_int_eq(p * g * o, 1);
     /* A hybrid group that does not divide the ranks is an error. */
     t.shard_group = 3;

@@ -13,8 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "train/memory.h"
 #include "coll/topology.h"
+#include "train/memory.h"
+#include "train/scenario.h"
+#include "train/strategy.h"
 #include "train/training.h"
 
 #define MiB (1024.0 * 1024.0)
@@ -139,12 +141,12 @@ START_TEST(names_and_reshard)
     for (int s = 0; s < CS_STRAT_COUNT; s++) {
         cs_training t;
         cs_training_defaults(&t, (cs_strategy)s);
-        ck_assert_int_eq(cs_training_reshard_after_forward(&t), resolved[s]);
+        ck_assert_int_eq(cs_strategy_reshard_after_forward(&t), resolved[s]);
     }
     cs_training t;
     cs_training_defaults(&t, CS_STRAT_FSDP_FULL_SHARD);
     t.reshard_after_forward = 0;
-    ck_assert_int_eq(cs_training_reshard_after_forward(&t), 0);
+    ck_assert_int_eq(cs_strategy_reshard_after_forward(&t), 0);
 }
 END_TEST
 

@@ -13,6 +13,8 @@
 
 #include "config/config.h"
 #include "train/iteration.h"
+#include "train/scenario.h"
+#include "train/strategy.h"
 #include "train/workload.h"
 
 typedef struct setup {
@@ -238,7 +240,7 @@ START_TEST(deterministic)
 END_TEST
 
 /* Builds and runs with s->t's engine, using cache (may be NULL). */
-static void simulate_cached(const setup *s, cs_workload_cache *cache, cs_workload **w,
+static void simulate_cached(const setup *s, cs_pricing_cache *cache, cs_workload **w,
                             cs_iteration *it)
 {
     cs_diag d;
@@ -309,18 +311,18 @@ START_TEST(des_cache_changes_nothing)
     make(&s, "dgx-h100", "gpt3-6.7b", CS_STRAT_FSDP_HYBRID_SHARD, 16);
     s.t.collective_engine = CS_ENGINE_DES;
     s.t.grad_accum = 2;
-    cs_workload_cache *c = cs_workload_cache_new();
+    cs_pricing_cache *c = cs_pricing_cache_new();
     cs_workload *w0, *w1, *w2;
     cs_iteration i0, i1, i2;
     simulate_cached(&s, NULL, &w0, &i0);
     simulate_cached(&s, c, &w1, &i1);
     size_t n1;
     unsigned long long h1, m1, h2, m2;
-    cs_workload_cache_stats(c, &n1, &h1, &m1);
+    cs_pricing_cache_stats(c, &n1, &h1, &m1);
     ck_assert_uint_gt(n1, 2); /* several sizes on at least two groups */
     ck_assert_uint_eq(m1, n1);
     simulate_cached(&s, c, &w2, &i2);
-    cs_workload_cache_stats(c, NULL, &h2, &m2);
+    cs_pricing_cache_stats(c, NULL, &h2, &m2);
     ck_assert_uint_eq(m2, m1);  /* nothing new */
     ck_assert_uint_ge(h2, h1 + n1);
     ck_assert_uint_eq(cs_workload_count(w0), cs_workload_count(w1));
@@ -355,7 +357,7 @@ START_TEST(des_cache_changes_nothing)
     cs_iteration i3;
     simulate_cached(&t, c, &w3, &i3);
     unsigned long long m3;
-    cs_workload_cache_stats(c, NULL, NULL, &m3);
+    cs_pricing_cache_stats(c, NULL, NULL, &m3);
     ck_assert_uint_gt(m3, m2);
     cs_iteration_free(&i0);
     cs_iteration_free(&i1);
@@ -365,7 +367,7 @@ START_TEST(des_cache_changes_nothing)
     cs_workload_free(w1);
     cs_workload_free(w2);
     cs_workload_free(w3);
-    cs_workload_cache_free(c);
+    cs_pricing_cache_free(c);
 }
 END_TEST
 

@@ -29,6 +29,7 @@ typedef struct exec {
     int *stream_tasks[CS_STREAM_COUNT];
     size_t stream_n[CS_STREAM_COUNT], stream_head[CS_STREAM_COUNT];
     int running[CS_STREAM_COUNT]; /* task id or -1 */
+    cs_stream_kind kind[CS_STREAM_COUNT];
     double last_acc_t;
     double mem, mem_peak;
     size_t mem_cap;
@@ -57,33 +58,59 @@ static void mem_change(exec *x, double delta, int task)
     o->nmem++;
 }
 
+/* The task running on a stream of kind k (the last such stream's; -1
+ * none), and how many streams of kind k run. */
+static int running_of(const exec *x, cs_stream_kind k, int *count)
+{
+    int id = -1, n = 0;
+    for (int s = 0; s < CS_STREAM_COUNT; s++)
+        if (x->kind[s] == k && x->running[s] >= 0) {
+            id = x->running[s];
+            n++;
+        }
+    if (count) *count = n;
+    return id;
+}
+
 /* Integrates busy and exposed time since the last change. */
 static void account(exec *x)
 {
     double now = cs_engine_now(x->eng), dt = now - x->last_acc_t;
     x->last_acc_t = now;
     if (dt <= 0) return;
-    int comp = x->running[CS_STREAM_COMPUTE];
-    int ncomm = 0;
-    for (int s = CS_STREAM_COMM; s < CS_STREAM_COUNT; s++) ncomm += x->running[s] >= 0;
+    int ncomm;
+    int comp = running_of(x, CS_STREAM_KIND_COMPUTE, NULL);
+    running_of(x, CS_STREAM_KIND_COMM, &ncomm);
     if (comp >= 0) {
         x->out->compute_s += dt;
         if (cs_workload_task(x->w, (size_t)comp)->kind == CS_TASK_MEMORY) x->out->optimizer_s += dt;
     } else if (ncomm > 0) {
         x->out->exposed_comm_s += dt;
-        for (int s = CS_STREAM_COMM; s < CS_STREAM_COUNT; s++)
-            if (x->running[s] >= 0)
+        for (int s = 0; s < CS_STREAM_COUNT; s++)
+            if (x->kind[s] == CS_STREAM_KIND_COMM && x->running[s] >= 0)
                 x->out->exposed_by_op_s[cs_workload_task(x->w, (size_t)x->running[s])->op] += dt / ncomm;
     }
+}
+
+/* Collectives of one process group running on communication streams
+ * (they share the group's links). */
+static int same_group(const exec *x, cs_group g)
+{
+    int same = 0;
+    for (int q = 0; q < CS_STREAM_COUNT; q++)
+        if (x->kind[q] == CS_STREAM_KIND_COMM && x->running[q] >= 0 &&
+            cs_workload_task(x->w, (size_t)x->running[q])->group == g)
+            same++;
+    return same;
 }
 
 static void reschedule(exec *x)
 {
     double now = cs_engine_now(x->eng);
     double slow = 1.0 + x->t->comm_compute_slowdown;
-    int comp = x->running[CS_STREAM_COMPUTE] >= 0;
-    int ncomm = 0;
-    for (int s = CS_STREAM_COMM; s < CS_STREAM_COUNT; s++) ncomm += x->running[s] >= 0;
+    int ncomm;
+    int comp = running_of(x, CS_STREAM_KIND_COMPUTE, NULL) >= 0;
+    running_of(x, CS_STREAM_KIND_COMM, &ncomm);
     for (int s = 0; s < CS_STREAM_COUNT; s++) {
         int id = x->running[s];
         if (id < 0) continue;
@@ -91,16 +118,11 @@ static void reschedule(exec *x)
         x->remaining[id] -= x->rate[id] * (now - x->last_t[id]);
         if (x->remaining[id] < 0) x->remaining[id] = 0;
         x->last_t[id] = now;
-        double r;
-        if (s == CS_STREAM_COMPUTE) {
+        double r = 1.0; /* copies: the DMA engines' own rate */
+        if (x->kind[s] == CS_STREAM_KIND_COMPUTE)
             r = ncomm > 0 ? 1.0 / slow : 1.0;
-        } else {
-            int same = 0; /* collectives of one group share its links */
-            for (int q = CS_STREAM_COMM; q < CS_STREAM_COUNT; q++)
-                if (x->running[q] >= 0 && cs_workload_task(x->w, (size_t)x->running[q])->group == tk->group)
-                    same++;
-            r = (comp ? 1.0 / slow : 1.0) / same;
-        }
+        else if (x->kind[s] == CS_STREAM_KIND_COMM)
+            r = (comp ? 1.0 / slow : 1.0) / same_group(x, tk->group);
         if (r != x->rate[id] || x->version[id] == 0) {
             x->rate[id] = r;
             x->version[id] = ++x->versions;
@@ -178,6 +200,7 @@ int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *o
     for (int s = 0; s < CS_STREAM_COUNT; s++) {
         x.stream_tasks[s] = cs_xmalloc((n ? n : 1) * sizeof(int));
         x.running[s] = -1;
+        x.kind[s] = cs_stream_kind_of((cs_stream)s);
     }
     for (size_t i = 0; i < n; i++) {
         const cs_task *tk = cs_workload_task(w, i);
@@ -220,29 +243,4 @@ void cs_iteration_free(cs_iteration *it)
     free(it->mem_t_s);
     free(it->mem_bytes);
     memset(it, 0, sizeof *it);
-}
-
-void cs_iteration_write_trace(const cs_workload *w, const cs_iteration *it, cs_buf *b)
-{
-    cs_buf_printf(b, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
-    cs_buf_printf(b, "  {\"ph\": \"M\", \"pid\": 0, \"name\": \"process_name\", \"args\": {\"name\": \"rank 0\"}}");
-    for (int s = 0; s < CS_STREAM_COUNT; s++)
-        cs_buf_printf(b, ",\n  {\"ph\": \"M\", \"pid\": 0, \"tid\": %d, \"name\": \"thread_name\", "
-                      "\"args\": {\"name\": \"%s stream\"}}", s, cs_stream_name((cs_stream)s));
-    for (size_t i = 0; i < it->ntasks; i++) {
-        const cs_task *t = cs_workload_task(w, i);
-        cs_buf_printf(b, ",\n  {\"ph\": \"X\", \"pid\": 0, \"tid\": %d, \"name\": \"%s\", "
-                      "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"id\": %d",
-                      (int)t->stream, t->name, it->start_s[i] * 1e6,
-                      (it->end_s[i] - it->start_s[i]) * 1e6, t->id);
-        if (t->kind == CS_TASK_COLLECTIVE)
-            cs_buf_printf(b, ", \"op\": \"%s\", \"size_bytes\": %.0f, \"algo\": \"%s\", \"proto\": \"%s\"",
-                          cs_op_name(t->op), t->size_bytes, cs_algo_name(t->algo),
-                          cs_proto_name(t->proto));
-        cs_buf_printf(b, "}}");
-    }
-    for (size_t i = 0; i < it->nmem; i++)
-        cs_buf_printf(b, ",\n  {\"ph\": \"C\", \"pid\": 0, \"name\": \"dynamic memory\", \"ts\": %.3f, "
-                      "\"args\": {\"GiB\": %.6f}}", it->mem_t_s[i] * 1e6, it->mem_bytes[i] / (1 << 30));
-    cs_buf_printf(b, "\n]}\n");
 }
