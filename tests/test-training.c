@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-training.c - training defaults and names, and the scenario YAML
- * loader: every key, preset and inline cluster/model, relative paths, the
+ * test-training.c - training defaults and names, every row of the strategy
+ * table (names, the CLI's lists, which knobs apply and the messages where
+ * they do not), and the scenario YAML loader: every key, preset and inline cluster/model, relative paths, the
  * example scenarios (which must load, fit, and be listed in the README),
  * and each class of error with its exact line and column. Runs with the
  * project root as working directory.
@@ -147,6 +148,86 @@ START_TEST(names_and_reshard)
     cs_training_defaults(&t, CS_STRAT_FSDP_FULL_SHARD);
     t.reshard_after_forward = 0;
     ck_assert_int_eq(cs_strategy_reshard_after_forward(&t), 0);
+}
+END_TEST
+
+/* Every row of the strategy table: its name parses back, the lists the
+ * CLI prints come from the table, and each scenario knob is accepted
+ * exactly where the row says it applies, refused elsewhere with the
+ * table's scope text. */
+START_TEST(strategy_rows)
+{
+    for (int s = 0; s < CS_STRAT_COUNT; s++) {
+        const char *name = cs_strategy_name((cs_strategy)s);
+        ck_assert_str_eq(cs_strategy_names[s], name);
+        cs_strategy back;
+        ck_assert_int_eq(cs_strategy_parse(name, &back), 0);
+        ck_assert_int_eq(back, s);
+        for (int o = 0; o < s; o++) ck_assert_str_ne(cs_strategy_name((cs_strategy)o), name);
+        /* ZeRO's stages nest: sharded parameters imply sharded gradients,
+         * which imply sharded optimizer states; only sharded parameters
+         * can be freed after forward */
+        const cs_strategy_row *r = cs_strategy_row_of((cs_strategy)s);
+        ck_assert(!r->shards_params || r->shards_grads);
+        ck_assert(!r->shards_grads || r->shards_optimizer);
+        ck_assert(!r->reshards || r->shards_params);
+        ck_assert(!r->hybrid || r->shards_optimizer);
+        /* "the fsdp_* strategies" in messages: FSDP's knobs are theirs */
+        int fsdp = !strncmp(name, "fsdp_", 5);
+        ck_assert_int_eq(cs_strategy_knob_applies((cs_strategy)s, CS_KNOB_BACKWARD_PREFETCH), fsdp);
+    }
+    ck_assert_ptr_null(cs_strategy_names[CS_STRAT_COUNT]);
+    char list[512];
+    cs_strategy_list(list, sizeof list, "or");
+    ck_assert_str_eq(list, "ddp, zero1, fsdp_no_shard, fsdp_shard_grad_op, fsdp_full_shard or "
+                           "fsdp_hybrid_shard");
+    cs_strategy_list(list, 12, "or"); /* truncated at a name, never mid-way */
+    ck_assert_str_eq(list, "ddp, zero1");
+
+    static const struct {
+        const char *line, *scope;
+    } knobs[CS_KNOB_COUNT] = {
+        [CS_KNOB_BUCKET_CAP] = {"bucket_cap_mb: 10", "ddp and zero1 (DDP's gradient buckets)"},
+        [CS_KNOB_FIRST_BUCKET] = {"first_bucket_mb: 2", "ddp and zero1 (DDP's gradient buckets)"},
+        [CS_KNOB_BUCKET_VIEW] = {"gradient_as_bucket_view: true",
+                                 "ddp and zero1 (DDP's gradient buckets)"},
+        [CS_KNOB_BACKWARD_PREFETCH] = {"backward_prefetch: post", "the fsdp_* strategies"},
+        [CS_KNOB_FORWARD_PREFETCH] = {"forward_prefetch: true", "the fsdp_* strategies"},
+        [CS_KNOB_LIMIT_ALL_GATHERS] = {"limit_all_gathers: 3", "the fsdp_* strategies"},
+        [CS_KNOB_RESHARD] = {"reshard_after_forward: false",
+                             "fsdp_shard_grad_op, fsdp_full_shard and fsdp_hybrid_shard"},
+        [CS_KNOB_SHARD_GROUP] = {"shard_group: 8", "fsdp_hybrid_shard"},
+    };
+    for (int k = 0; k < CS_KNOB_COUNT; k++) {
+        char scope[512];
+        cs_strategy_knob_scope((cs_knob)k, scope, sizeof scope);
+        ck_assert_str_eq(scope, knobs[k].scope);
+        ck_assert(!strncmp(knobs[k].line, cs_strategy_knob_key((cs_knob)k),
+                           strlen(cs_strategy_knob_key((cs_knob)k))));
+        for (int s = 0; s < CS_STRAT_COUNT; s++) {
+            char from[64], to[128];
+            snprintf(from, sizeof from, "  strategy: fsdp_full_shard\n");
+            snprintf(to, sizeof to, "  strategy: %s\n  %s\n", cs_strategy_name((cs_strategy)s),
+                     knobs[k].line);
+            char *y = edit(from, to);
+            cs_scenario sc;
+            cs_diag d;
+            int rc = load(y, &sc, &d);
+            free(y);
+            if (cs_strategy_knob_applies((cs_strategy)s, (cs_knob)k)) {
+                ck_assert_msg(rc == 0, "%s with %s: %s", cs_strategy_name((cs_strategy)s),
+                              knobs[k].line, d.message);
+                continue;
+            }
+            ck_assert_msg(rc != 0, "%s accepted %s", cs_strategy_name((cs_strategy)s),
+                          knobs[k].line);
+            char want[640];
+            snprintf(want, sizeof want, "applies only to %s, but the strategy is %s", scope,
+                     cs_strategy_name((cs_strategy)s));
+            ck_assert_msg(strstr(d.message, want) != NULL, "got: %s", d.message);
+            ck_assert_int_eq(d.line, 6);
+        }
+    }
 }
 END_TEST
 
@@ -445,6 +526,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, defaults);
     tcase_add_test(tc, names_and_reshard);
+    tcase_add_test(tc, strategy_rows);
     tcase_add_test(tc, scenario_basic);
     tcase_add_test(tc, scenario_every_key);
     tcase_add_test(tc, scenario_inline_cluster_and_model);

@@ -71,7 +71,8 @@ int cs_strategy_parse(const char *s, cs_strategy *out)
 }
 
 /* The names of the strategies in `set` (bits by cs_strategy), ", "
- * between them and " <last> " before the final one; truncated to len. */
+ * between them and " <last> " before the final one; what does not fit in
+ * len is left out whole. */
 static void join(char *buf, size_t len, unsigned set, const char *last)
 {
     int total = 0, k = 0;
@@ -84,7 +85,10 @@ static void join(char *buf, size_t len, unsigned set, const char *last)
         if (k == 0) n = snprintf(buf + o, len - o, "%s", cs_strategy_names[i]);
         else if (k < total - 1) n = snprintf(buf + o, len - o, ", %s", cs_strategy_names[i]);
         else n = snprintf(buf + o, len - o, " %s %s", last, cs_strategy_names[i]);
-        if (n < 0 || (size_t)n >= len - o) return; /* full */
+        if (n < 0 || (size_t)n >= len - o) { /* full: no name cut short */
+            buf[o] = '\0';
+            return;
+        }
         o += (size_t)n;
         k++;
     }

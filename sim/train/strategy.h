@@ -106,7 +106,8 @@ int cs_strategy_parse(const char *s, cs_strategy *out);
 /* The names in table order, NULL-terminated (the scenario schema's enum). */
 extern const char *const cs_strategy_names[CS_STRAT_COUNT + 1];
 /* Every name, comma-separated, the last two joined by " <last> " ("ddp,
- * zero1, ... or fsdp_hybrid_shard" with last = "or"), into buf. */
+ * zero1, ... or fsdp_hybrid_shard" with last = "or"), into buf; names that
+ * do not fit are left out whole. */
 void cs_strategy_list(char *buf, size_t len, const char *last);
 
 /* ---- knobs ---- */
