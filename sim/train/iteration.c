@@ -28,8 +28,12 @@ typedef struct exec {
     uint64_t versions;
     int *stream_tasks[CS_STREAM_COUNT];
     size_t stream_n[CS_STREAM_COUNT], stream_head[CS_STREAM_COUNT];
-    int running[CS_STREAM_COUNT]; /* task id or -1 */
+    int running[CS_STREAM_COUNT]; /* task id or -1 (set_running) */
     cs_stream_kind kind[CS_STREAM_COUNT];
+    /* running now, by kind: compute streams (and of them, memory-bound
+     * optimizer tasks), communication streams, collectives per group */
+    int ncompute, noptimizer, ncomm;
+    int per_group[CS_GROUP_COUNT];
     double last_acc_t;
     double mem, mem_peak;
     size_t mem_cap;
@@ -58,18 +62,20 @@ static void mem_change(exec *x, double delta, int task)
     o->nmem++;
 }
 
-/* The task running on a stream of kind k (the last such stream's; -1
- * none), and how many streams of kind k run. */
-static int running_of(const exec *x, cs_stream_kind k, int *count)
+/* Stream s starts task id, or (id = -1) goes idle: the counts by kind
+ * follow. */
+static void set_running(exec *x, int s, int id)
 {
-    int id = -1, n = 0;
-    for (int s = 0; s < CS_STREAM_COUNT; s++)
-        if (x->kind[s] == k && x->running[s] >= 0) {
-            id = x->running[s];
-            n++;
-        }
-    if (count) *count = n;
-    return id;
+    int d = id >= 0 ? 1 : -1;
+    const cs_task *tk = cs_workload_task(x->w, (size_t)(id >= 0 ? id : x->running[s]));
+    if (x->kind[s] == CS_STREAM_KIND_COMPUTE) {
+        x->ncompute += d;
+        if (tk->kind == CS_TASK_MEMORY) x->noptimizer += d;
+    } else if (x->kind[s] == CS_STREAM_KIND_COMM) {
+        x->ncomm += d;
+        x->per_group[tk->group] += d;
+    }
+    x->running[s] = id;
 }
 
 /* Integrates busy and exposed time since the last change. */
@@ -78,39 +84,22 @@ static void account(exec *x)
     double now = cs_engine_now(x->eng), dt = now - x->last_acc_t;
     x->last_acc_t = now;
     if (dt <= 0) return;
-    int ncomm;
-    int comp = running_of(x, CS_STREAM_KIND_COMPUTE, NULL);
-    running_of(x, CS_STREAM_KIND_COMM, &ncomm);
-    if (comp >= 0) {
+    if (x->ncompute > 0) {
         x->out->compute_s += dt;
-        if (cs_workload_task(x->w, (size_t)comp)->kind == CS_TASK_MEMORY) x->out->optimizer_s += dt;
-    } else if (ncomm > 0) {
+        if (x->noptimizer > 0) x->out->optimizer_s += dt;
+    } else if (x->ncomm > 0) {
         x->out->exposed_comm_s += dt;
         for (int s = 0; s < CS_STREAM_COUNT; s++)
             if (x->kind[s] == CS_STREAM_KIND_COMM && x->running[s] >= 0)
-                x->out->exposed_by_op_s[cs_workload_task(x->w, (size_t)x->running[s])->op] += dt / ncomm;
+                x->out->exposed_by_op_s[cs_workload_task(x->w, (size_t)x->running[s])->op] +=
+                    dt / x->ncomm;
     }
-}
-
-/* Collectives of one process group running on communication streams
- * (they share the group's links). */
-static int same_group(const exec *x, cs_group g)
-{
-    int same = 0;
-    for (int q = 0; q < CS_STREAM_COUNT; q++)
-        if (x->kind[q] == CS_STREAM_KIND_COMM && x->running[q] >= 0 &&
-            cs_workload_task(x->w, (size_t)x->running[q])->group == g)
-            same++;
-    return same;
 }
 
 static void reschedule(exec *x)
 {
     double now = cs_engine_now(x->eng);
     double slow = 1.0 + x->t->comm_compute_slowdown;
-    int ncomm;
-    int comp = running_of(x, CS_STREAM_KIND_COMPUTE, NULL) >= 0;
-    running_of(x, CS_STREAM_KIND_COMM, &ncomm);
     for (int s = 0; s < CS_STREAM_COUNT; s++) {
         int id = x->running[s];
         if (id < 0) continue;
@@ -120,9 +109,9 @@ static void reschedule(exec *x)
         x->last_t[id] = now;
         double r = 1.0; /* copies: the DMA engines' own rate */
         if (x->kind[s] == CS_STREAM_KIND_COMPUTE)
-            r = ncomm > 0 ? 1.0 / slow : 1.0;
-        else if (x->kind[s] == CS_STREAM_KIND_COMM)
-            r = (comp ? 1.0 / slow : 1.0) / same_group(x, tk->group);
+            r = x->ncomm > 0 ? 1.0 / slow : 1.0;
+        else if (x->kind[s] == CS_STREAM_KIND_COMM) /* a group's collectives share its links */
+            r = (x->ncompute > 0 ? 1.0 / slow : 1.0) / x->per_group[tk->group];
         if (r != x->rate[id] || x->version[id] == 0) {
             x->rate[id] = r;
             x->version[id] = ++x->versions;
@@ -155,7 +144,7 @@ static void try_start(exec *x)
             if (!deps_met(x, tk)) continue;
             account(x);
             x->state[id] = 1;
-            x->running[s] = id;
+            set_running(x, s, id);
             x->out->start_s[id] = cs_engine_now(x->eng);
             x->remaining[id] = tk->duration_s;
             x->last_t[id] = cs_engine_now(x->eng);
@@ -176,7 +165,7 @@ static void on_done(cs_engine *e, void *ctx, int64_t id, int64_t version)
     account(x);
     x->state[id] = 2;
     x->out->end_s[id] = cs_engine_now(e);
-    x->running[tk->stream] = -1;
+    set_running(x, tk->stream, -1);
     x->stream_head[tk->stream]++;
     mem_change(x, tk->mem_at_end, (int)id);
     reschedule(x);

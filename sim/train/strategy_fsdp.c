@@ -78,10 +78,9 @@ static int reduce(cs_wbuild *b, int layer, int after, double bytes, const char *
     int r = cs__wb_collective(b, CS_STREAM_COMM_REDUCE, b->micro, layer, b->row->grad_op, bytes,
                               t->grad_reduce_dtype, b->shard, what);
     cs__wb_dep(b, r, after, 0);
-    if (cs_workload_group_ranks(b->w, CS_GROUP_REPLICA) > 1)
+    if (b->replica_ranks > 1)
         cs__wb_collective(b, CS_STREAM_COMM_REDUCE, b->micro, layer, CS_OP_ALL_REDUCE,
-                          bytes / cs_workload_group_ranks(b->w, CS_GROUP_SHARD),
-                          t->grad_reduce_dtype, CS_GROUP_REPLICA, across);
+                          bytes / b->shard_ranks, t->grad_reduce_dtype, CS_GROUP_REPLICA, across);
     return r;
 }
 

@@ -23,6 +23,7 @@ struct cs_wbuild {
     int micro;                /* the micro-batch being built; -1 after the step */
     int last_micro;           /* 1 in the last micro-batch (DDP communicates then) */
     cs_group shard;           /* the group of gathers and gradient reductions */
+    int shard_ranks, replica_ranks; /* ranks of the shard and replica groups */
     int reshard;              /* cs_strategy_reshard_after_forward */
     int limit;                /* all-gathers in flight (the FSDP rate limiter) */
     double param_bytes[2];    /* [0] the root unit, [1] a layer unit, in param dtype */

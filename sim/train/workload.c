@@ -375,6 +375,8 @@ static void start(cs_wbuild *b, cs_workload *w, const cs_model *m, const cs_trai
                                                       cs_training_running_activations(t));
     b->logits = tokens * m->vocab * 4.0; /* fp32 logits for the loss */
     b->shard = b->row->hybrid ? CS_GROUP_SHARD : CS_GROUP_WORLD;
+    b->shard_ranks = w->group_ranks[CS_GROUP_SHARD];
+    b->replica_ranks = w->group_ranks[CS_GROUP_REPLICA];
     b->reshard = cs_strategy_reshard_after_forward(t);
     b->limit = t->limit_all_gathers > 0 ? t->limit_all_gathers : 1 << 30;
     b->param_bytes[0] = m->embedding_params * psz;
