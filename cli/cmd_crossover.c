@@ -214,9 +214,8 @@ static int parse_strategies(const char *list, cs_sweep_spec *s)
     for (char *tok = first_token(buf, sizeof buf, list, &save); tok; tok = strtok_r(NULL, ",", &save)) {
         cs_strategy st;
         if (cs_strategy_parse(tok, &st)) {
-            char names[512], msg[640];
-            cs_strategy_list(names, sizeof names, "or");
-            snprintf(msg, sizeof msg, "unknown strategy '%s' (expected %s)", tok, names);
+            char msg[640];
+            cs_strategy_unknown(tok, msg, sizeof msg);
             return cs_cli_usage(CMD, "%s", msg);
         }
         for (int i = 0; i < s->nstrategies; i++)

@@ -106,9 +106,8 @@ static int parse(int argc, char **argv, train_args *a, void (*help)(FILE *))
             for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
                 cs_strategy s;
                 if (cs_strategy_parse(tok, &s)) {
-                    char names[512], msg[640];
-                    cs_strategy_list(names, sizeof names, "or");
-                    snprintf(msg, sizeof msg, "unknown strategy '%s' (expected %s)", tok, names);
+                    char msg[640];
+                    cs_strategy_unknown(tok, msg, sizeof msg);
                     return cs_cli_usage(cmd, "%s", msg);
                 }
                 if (a->nstrategies < MAX_STRATEGIES) a->strategies[a->nstrategies++] = s;

@@ -207,6 +207,10 @@ START_TEST(strategy_rows)
     ck_assert(!strncmp(list, "ddp, zero1, fsdp_no_shard, ", 27));
     cs_strategy_list(list, 12, "or"); /* truncated at a name, never mid-way */
     ck_assert_str_eq(list, "ddp, zero1");
+    char msg[640], expect[640];
+    cs_strategy_unknown("FULL_SHARD", msg, sizeof msg);
+    snprintf(expect, sizeof expect, "unknown strategy 'FULL_SHARD' (expected %s)", want);
+    ck_assert_str_eq(msg, expect);
 
     /* a setting per knob; how messages name the strategies it applies to:
      * a family's name, else the list of those strategies, then a note */

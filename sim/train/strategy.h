@@ -109,6 +109,9 @@ extern const char *const cs_strategy_names[CS_STRAT_COUNT + 1];
  * zero1, ... or fsdp_hybrid_shard" with last = "or"), into buf; names that
  * do not fit are left out whole. */
 void cs_strategy_list(char *buf, size_t len, const char *last);
+/* "unknown strategy '<name>' (expected ddp, ... or fsdp_hybrid_shard)",
+ * for a name cs_strategy_parse refused, into buf. */
+void cs_strategy_unknown(const char *name, char *buf, size_t len);
 
 /* ---- knobs ---- */
 const char *cs_strategy_knob_key(cs_knob k);
