@@ -24,6 +24,7 @@
 #include "config/presets.h"
 #include "out/report.h"
 #include "study/sweep.h"
+#include "train/scenario.h"
 #include "train/training.h"
 
 #define CMD "crossover"
@@ -212,9 +213,11 @@ static int parse_strategies(const char *list, cs_sweep_spec *s)
     if (strlen(list) >= sizeof buf) return cs_cli_usage(CMD, "%s", "--strategies: list too long");
     for (char *tok = first_token(buf, sizeof buf, list, &save); tok; tok = strtok_r(NULL, ",", &save)) {
         cs_strategy st;
-        if (cs_strategy_parse(tok, &st))
-            return cs_cli_usage(CMD, "unknown strategy '%s' (expected ddp, zero1, fsdp_no_shard, "
-                                     "fsdp_shard_grad_op, fsdp_full_shard or fsdp_hybrid_shard)", tok);
+        if (cs_strategy_parse(tok, &st)) {
+            char msg[640];
+            cs_strategy_unknown(tok, msg, sizeof msg);
+            return cs_cli_usage(CMD, "%s", msg);
+        }
         for (int i = 0; i < s->nstrategies; i++)
             if (s->strategies[i] == st) return cs_cli_usage(CMD, "--strategies: '%s' given twice", tok);
         s->strategies[s->nstrategies++] = st;

@@ -42,8 +42,9 @@ extern char **environ;
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-/* Okabe & Ito (2008), "Color Universal Design", indexed by cs_strategy. */
-static const char *const strategy_color[CS_STRAT_COUNT] = {
+/* Okabe & Ito (2008), "Color Universal Design", indexed by cs_strategy:
+ * sized by its entries, so a strategy added without a colour fails here. */
+static const char *const strategy_color[] = {
     [CS_STRAT_DDP] = "#0072B2",
     [CS_STRAT_ZERO1] = "#56B4E9",
     [CS_STRAT_FSDP_NO_SHARD] = "#009E73",
@@ -51,6 +52,8 @@ static const char *const strategy_color[CS_STRAT_COUNT] = {
     [CS_STRAT_FSDP_FULL_SHARD] = "#D55E00",
     [CS_STRAT_FSDP_HYBRID_SHARD] = "#CC79A7",
 };
+_Static_assert(sizeof strategy_color / sizeof *strategy_color == CS_STRAT_COUNT,
+               "one colour per strategy");
 #define NONE_COLOR "#BBBBBB"
 
 static const char *const plot_kinds[4] = {"throughput", "memory", "winner", "wire"};
