@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-table.c - the table type (out/table.h) and each writer: the format
+ * names; CSV quoting (commas, quotes, line breaks, always-quoted columns),
+ * empty fields for absent cells and NaN, bools as 1/0; JSON escaping,
+ * null for NaN, absent members left out, inline fields, several arrays;
+ * aligned text (widths, alignment, separators, clipping, the units line,
+ * trailing absent cells); number formats; an empty table in every format;
+ * parts and columns kept to their audience; the collective report's CSV
+ * header literal against its column table. Every expectation is a whole
+ * rendering compared byte for byte, and one deliberately wrong expectation
+ * must be caught by that comparison.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out/report.h"
+#include "out/table.h"
+
+#define N(a) (sizeof a / sizeof a[0])
+
+static char *render(const cs_doc *doc, cs_format f)
+{
+    cs_buf b = {0};
+    cs_doc_write(&b, doc, f);
+    cs_buf_printf(&b, "%s", ""); /* a string even when nothing was written */
+    return b.data;
+}
+
+/* Whether doc renders in f as exactly want; with loud, prints both when
+ * not. */
+static int same_bytes(const cs_doc *doc, cs_format f, const char *want, int loud)
+{
+    char *got = render(doc, f);
+    int same = !strcmp(got, want);
+    if (!same && loud)
+        fprintf(stderr, "--- want (%s)\n%s--- got\n%s---\n", cs_format_name(f), want, got);
+    free(got);
+    return same;
+}
+
+static int renders(const cs_doc *doc, cs_format f, const char *want)
+{
+    return same_bytes(doc, f, want, 1);
+}
+
+START_TEST(format_names)
+{
+    const char *names[] = {"table", "csv", "json"};
+    ck_assert_int_eq(CS_FORMAT_COUNT, 3);
+    for (int i = 0; i < CS_FORMAT_COUNT; i++) {
+        cs_format f;
+        ck_assert_str_eq(cs_format_name((cs_format)i), names[i]);
+        ck_assert_int_eq(cs_format_parse(names[i], &f), 0);
+        ck_assert_int_eq(f, i);
+    }
+    cs_format f = CS_FORMAT_CSV;
+    ck_assert_int_eq(cs_format_parse("JSON", &f), 0);
+    ck_assert_int_eq(f, CS_FORMAT_JSON);
+    ck_assert_int_eq(cs_format_parse("yaml", &f), CS_EINVAL);
+    ck_assert_int_eq(cs_format_parse("", &f), CS_EINVAL);
+    ck_assert_int_eq(f, CS_FORMAT_JSON); /* untouched on error */
+}
+END_TEST
+
+/* A data table: a string, a number, an integer, a bool, free text. */
+static const cs_col data_cols[] = {
+    {.name = "name", .kind = CS_CELL_STR},
+    {.name = "time_us", .kind = CS_CELL_NUM, .fmt = "%.4f"},
+    {.name = "ranks", .kind = CS_CELL_INT},
+    {.name = "fits", .kind = CS_CELL_BOOL},
+    {.name = "why", .kind = CS_CELL_STR, .flags = CS_COL_QUOTE},
+};
+
+static cs_doc *data_doc(void)
+{
+    cs_doc *doc = cs_doc_new();
+    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"rows", data_cols, N(data_cols), CS_FOR_DATA, 0});
+    cs_table_row(t);
+    cs_table_str(t, "plain");
+    cs_table_num(t, 1.23456);
+    cs_table_int(t, 8);
+    cs_table_bool(t, 1);
+    cs_table_str(t, "ok");
+    cs_table_row(t);
+    cs_table_str(t, "a,b");
+    cs_table_num(t, NAN);
+    cs_table_int(t, -3);
+    cs_table_bool(t, 0);
+    cs_table_str(t, "say \"hi\"");
+    cs_table_row(t);
+    cs_table_str(t, "two\nlines \"q\"");
+    cs_table_skip(t);
+    cs_table_int(t, 1LL << 40);
+    cs_table_skip(t);
+    cs_table_skip(t);
+    return doc;
+}
+
+START_TEST(csv_quoting)
+{
+    cs_doc *doc = data_doc();
+    ck_assert(renders(doc, CS_FORMAT_CSV,
+                      "name,time_us,ranks,fits,why\n"
+                      "plain,1.2346,8,1,\"ok\"\n"
+                      "\"a,b\",,-3,0,\"say \"\"hi\"\"\"\n"
+                      "\"two\nlines \"\"q\"\"\",,1099511627776,,\n"));
+    /* the deliberately wrong expectation: fields left unquoted */
+    ck_assert(!same_bytes(doc, CS_FORMAT_CSV,
+                          "name,time_us,ranks,fits,why\n"
+                          "plain,1.2346,8,1,ok\n"
+                          "a,b,,-3,0,say \"hi\"\n"
+                          "two\nlines \"q\",,1099511627776,,\n",
+                          0));
+    cs_doc_free(doc);
+}
+END_TEST
+
+START_TEST(json_escaping)
+{
+    static const cs_col head[] = {{.name = "title", .kind = CS_CELL_STR},
+                                  {.name = "n", .kind = CS_CELL_INT}};
+    cs_doc *doc = data_doc();
+    cs_table *h = cs_doc_table(doc, &(cs_table_spec){NULL, head, N(head), CS_FOR_TREE, CS_TABLE_FIELDS});
+    cs_table_row(h);
+    cs_table_str(h, "tab\there \\ \"q\" \x01");
+    cs_table_skip(h);
+    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"more", head, N(head), CS_FOR_TREE, 0});
+    cs_table_row(t);
+    cs_table_skip(t);
+    cs_table_int(t, 7);
+    ck_assert(renders(doc, CS_FORMAT_JSON,
+                      "{\n  \"rows\": [\n"
+                      "    {\"name\": \"plain\", \"time_us\": 1.2346, \"ranks\": 8, \"fits\": true, "
+                      "\"why\": \"ok\"},\n"
+                      "    {\"name\": \"a,b\", \"time_us\": null, \"ranks\": -3, \"fits\": false, "
+                      "\"why\": \"say \\\"hi\\\"\"},\n"
+                      "    {\"name\": \"two\\u000alines \\\"q\\\"\", \"ranks\": 1099511627776}\n"
+                      "  ],\n"
+                      "  \"title\": \"tab\\u0009here \\\\ \\\"q\\\" \\u0001\",\n"
+                      "  \"more\": [\n    {\"n\": 7}\n  ]\n}\n"));
+    cs_doc_free(doc);
+}
+END_TEST
+
+START_TEST(number_formats)
+{
+    static const cs_col cols[] = {
+        {.name = "a", .kind = CS_CELL_NUM, .fmt = "%.0f"},
+        {.name = "b", .kind = CS_CELL_NUM, .fmt = "%.9g"},
+        {.name = "c", .kind = CS_CELL_NUM, .fmt = "%.3e"},
+        {.name = "d", .kind = CS_CELL_NUM, .fmt = "%.2f"},
+    };
+    cs_doc *doc = cs_doc_new();
+    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"r", cols, N(cols), CS_FOR_DATA, 0});
+    cs_table_row(t);
+    cs_table_num(t, 8589934592.0);
+    cs_table_num(t, 0.1);
+    cs_table_num(t, 12345.678);
+    cs_table_num(t, INFINITY);
+    ck_assert(renders(doc, CS_FORMAT_CSV, "a,b,c,d\n8589934592,0.1,1.235e+04,\n"));
+    ck_assert(renders(doc, CS_FORMAT_JSON,
+                      "{\n  \"r\": [\n    {\"a\": 8589934592, \"b\": 0.1, \"c\": 1.235e+04, "
+                      "\"d\": null}\n  ]\n}\n"));
+    cs_doc_free(doc);
+}
+END_TEST
+
+/* A view: right and left alignment, a wide separator, clipping, units on
+ * some columns, a heading left-aligned over right-aligned values. */
+static const cs_col view_cols[] = {
+    {.name = "name", .kind = CS_CELL_STR, .width = 6, .unit = "", .flags = CS_COL_LEFT | CS_COL_CLIP},
+    {.name = "t", .kind = CS_CELL_NUM, .fmt = "%.1f", .width = 7, .unit = "(us)"},
+    {.name = "n", .kind = CS_CELL_INT, .width = 3, .sep = " | ", .flags = CS_COL_HEAD_LEFT},
+    {.name = "ok", .kind = CS_CELL_BOOL, .width = 5},
+    {.name = "note", .kind = CS_CELL_STR, .sep = "  "},
+};
+
+START_TEST(text_layout)
+{
+    cs_doc *doc = cs_doc_new();
+    cs_doc_note(doc, "# title %d\n", 1);
+    cs_doc_note(doc, "#\n");
+    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"v", view_cols, N(view_cols), CS_FOR_PEOPLE,
+                                                     CS_TABLE_HASH});
+    cs_table_row(t);
+    cs_table_str(t, "abcdefghij");
+    cs_table_num(t, 3.14159);
+    cs_table_int(t, 42);
+    cs_table_bool(t, 1);
+    cs_table_str(t, "");
+    cs_table_row(t);
+    cs_table_str(t, "x");
+    cs_table_num(t, NAN);
+    cs_table_skip(t);
+    cs_table_bool(t, 0);
+    cs_table_skip(t); /* trailing absent: no separator, no blanks */
+    cs_doc_note(doc, "end\n");
+    ck_assert(renders(doc, CS_FORMAT_TABLE,
+                      "# title 1\n#\n"
+                      "# name         t | n      ok  note\n"
+                      "#           (us)\n"
+                      "  abcdef     3.1 |  42  true  \n"
+                      "  x            - |   - false\n"
+                      "end\n"));
+    /* people's parts are not data */
+    ck_assert(renders(doc, CS_FORMAT_JSON, "{\n  \n}\n"));
+    cs_doc_free(doc);
+}
+END_TEST
+
+START_TEST(plain_text)
+{
+    static const cs_col cols[] = {
+        {.name = "model", .kind = CS_CELL_STR, .width = 5, .flags = CS_COL_LEFT},
+        {.name = "MFU %", .kind = CS_CELL_NUM, .fmt = "%.1f", .width = 7},
+    };
+    cs_doc *doc = cs_doc_new();
+    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"v", cols, N(cols), CS_FOR_PEOPLE, 0});
+    cs_table_row(t);
+    cs_table_str(t, "gpt2");
+    cs_table_num(t, 41.25);
+    ck_assert(renders(doc, CS_FORMAT_TABLE, "model   MFU %\ngpt2     41.2\n"));
+    cs_doc_free(doc);
+}
+END_TEST
+
+START_TEST(empty_table)
+{
+    cs_doc *doc = cs_doc_new();
+    cs_doc_table(doc, &(cs_table_spec){"rows", view_cols, N(view_cols), CS_FOR_PEOPLE | CS_FOR_DATA,
+                                       CS_TABLE_HASH});
+    ck_assert(renders(doc, CS_FORMAT_TABLE,
+                      "# name         t | n      ok  note\n"
+                      "#           (us)\n"));
+    ck_assert(renders(doc, CS_FORMAT_CSV, "name,t,n,ok,note\n"));
+    ck_assert(renders(doc, CS_FORMAT_JSON, "{\n  \"rows\": [\n  ]\n}\n"));
+    cs_doc_free(doc);
+}
+END_TEST
+
+START_TEST(audiences)
+{
+    static const cs_col cols[] = {
+        {.name = "dataset", .kind = CS_CELL_STR, .only = CS_FOR_FLAT},
+        {.name = "name", .kind = CS_CELL_STR, .only = CS_FOR_TREE},
+        {.name = "rows", .kind = CS_CELL_INT},
+    };
+    cs_doc *doc = cs_doc_new();
+    cs_doc_note(doc, "for people only\n");
+    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"ds", cols, N(cols), CS_FOR_DATA, 0});
+    cs_table_row(t);
+    cs_table_str(t, "a");
+    cs_table_str(t, "a");
+    cs_table_int(t, 3);
+    /* a tree-only table is not the CSV's */
+    cs_table *u = cs_doc_table(doc, &(cs_table_spec){"extra", cols, N(cols), CS_FOR_TREE, 0});
+    cs_table_row(u);
+    ck_assert_uint_eq(cs_table_rows(t), 1);
+    ck_assert(renders(doc, CS_FORMAT_CSV, "dataset,rows\na,3\n"));
+    ck_assert(renders(doc, CS_FORMAT_JSON,
+                      "{\n  \"ds\": [\n    {\"name\": \"a\", \"rows\": 3}\n  ],\n"
+                      "  \"extra\": [\n    {}\n  ]\n}\n"));
+    ck_assert(renders(doc, CS_FORMAT_TABLE, "for people only\n"));
+    cs_doc_free(doc);
+}
+END_TEST
+
+START_TEST(collective_header)
+{
+    cs_buf b = {0};
+    cs_report_collective(&b, CS_FORMAT_CSV, "t", NULL, 0);
+    const char *h = cs_report_collective_csv_header();
+    ck_assert_str_eq(h, "op,algo,proto,engine,ranks,size_bytes,count,dtype,time_us,algbw_GBps,"
+                        "busbw_GBps");
+    ck_assert_uint_eq(b.len, strlen(h) + 1);
+    ck_assert(!strncmp(b.data, h, strlen(h)) && b.data[b.len - 1] == '\n');
+    cs_buf_free(&b);
+    cs_report_collective(&b, CS_FORMAT_JSON, "a \"t\"", NULL, 0);
+    cs_buf_printf(&b, "%s", "");
+    ck_assert_str_eq(b.data, "{\n  \"title\": \"a \\\"t\\\"\",\n  \"rows\": [\n  ]\n}\n");
+    cs_buf_free(&b);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("table");
+    TCase *tc = tcase_create("writers");
+    tcase_add_test(tc, format_names);
+    tcase_add_test(tc, csv_quoting);
+    tcase_add_test(tc, json_escaping);
+    tcase_add_test(tc, number_formats);
+    tcase_add_test(tc, text_layout);
+    tcase_add_test(tc, plain_text);
+    tcase_add_test(tc, empty_table);
+    tcase_add_test(tc, audiences);
+    tcase_add_test(tc, collective_header);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
