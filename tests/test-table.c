@@ -6,7 +6,7 @@
  * null for NaN, absent members left out, inline fields, several arrays;
  * aligned text (widths, alignment, separators, clipping, the units line,
  * trailing absent cells); number formats; an empty table in every format;
- * parts and columns kept to their audience; the collective report's CSV
+ * parts and columns kept to their audience; views over a table's rows; the collective report's CSV
  * header literal against its column table. Every expectation is a whole
  * rendering compared byte for byte, and one deliberately wrong expectation
  * must be caught by that comparison.
@@ -20,6 +20,8 @@
 #include "out/table.h"
 
 #define N(a) (sizeof a / sizeof a[0])
+#define TABLE(doc, name, cols, audience, flags)                                                    \
+    cs_doc_table(doc, &(cs_table_spec){name, cols, N(cols), audience, flags})
 
 static char *render(const cs_doc *doc, cs_format f)
 {
@@ -77,7 +79,7 @@ static const cs_col data_cols[] = {
 static cs_doc *data_doc(void)
 {
     cs_doc *doc = cs_doc_new();
-    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"rows", data_cols, N(data_cols), CS_FOR_DATA, 0});
+    cs_table *t = TABLE(doc, "rows", data_cols, CS_FOR_DATA, 0);
     cs_table_row(t);
     cs_table_str(t, "plain");
     cs_table_num(t, 1.23456);
@@ -123,18 +125,18 @@ START_TEST(json_escaping)
     static const cs_col head[] = {{.name = "title", .kind = CS_CELL_STR},
                                   {.name = "n", .kind = CS_CELL_INT}};
     cs_doc *doc = data_doc();
-    cs_table *h = cs_doc_table(doc, &(cs_table_spec){NULL, head, N(head), CS_FOR_TREE, CS_TABLE_FIELDS});
+    cs_table *h = TABLE(doc, NULL, head, CS_FOR_TREE, CS_TABLE_FIELDS);
     cs_table_row(h);
     cs_table_str(h, "tab\there \\ \"q\" \x01");
     cs_table_skip(h);
-    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"more", head, N(head), CS_FOR_TREE, 0});
+    cs_table *t = TABLE(doc, "more", head, CS_FOR_TREE, 0);
     cs_table_row(t);
     cs_table_skip(t);
     cs_table_int(t, 7);
     ck_assert(renders(doc, CS_FORMAT_JSON,
                       "{\n  \"rows\": [\n"
-                      "    {\"name\": \"plain\", \"time_us\": 1.2346, \"ranks\": 8, \"fits\": true, "
-                      "\"why\": \"ok\"},\n"
+                      "    {\"name\": \"plain\", \"time_us\": 1.2346, \"ranks\": 8, "
+                      "\"fits\": true, \"why\": \"ok\"},\n"
                       "    {\"name\": \"a,b\", \"time_us\": null, \"ranks\": -3, \"fits\": false, "
                       "\"why\": \"say \\\"hi\\\"\"},\n"
                       "    {\"name\": \"two\\u000alines \\\"q\\\"\", \"ranks\": 1099511627776}\n"
@@ -154,7 +156,7 @@ START_TEST(number_formats)
         {.name = "d", .kind = CS_CELL_NUM, .fmt = "%.2f"},
     };
     cs_doc *doc = cs_doc_new();
-    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"r", cols, N(cols), CS_FOR_DATA, 0});
+    cs_table *t = TABLE(doc, "r", cols, CS_FOR_DATA, 0);
     cs_table_row(t);
     cs_table_num(t, 8589934592.0);
     cs_table_num(t, 0.1);
@@ -171,7 +173,8 @@ END_TEST
 /* A view: right and left alignment, a wide separator, clipping, units on
  * some columns, a heading left-aligned over right-aligned values. */
 static const cs_col view_cols[] = {
-    {.name = "name", .kind = CS_CELL_STR, .width = 6, .unit = "", .flags = CS_COL_LEFT | CS_COL_CLIP},
+    {.name = "name", .kind = CS_CELL_STR, .width = 6, .unit = "",
+     .flags = CS_COL_LEFT | CS_COL_CLIP},
     {.name = "t", .kind = CS_CELL_NUM, .fmt = "%.1f", .width = 7, .unit = "(us)"},
     {.name = "n", .kind = CS_CELL_INT, .width = 3, .sep = " | ", .flags = CS_COL_HEAD_LEFT},
     {.name = "ok", .kind = CS_CELL_BOOL, .width = 5},
@@ -183,8 +186,7 @@ START_TEST(text_layout)
     cs_doc *doc = cs_doc_new();
     cs_doc_note(doc, "# title %d\n", 1);
     cs_doc_note(doc, "#\n");
-    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"v", view_cols, N(view_cols), CS_FOR_PEOPLE,
-                                                     CS_TABLE_HASH});
+    cs_table *t = TABLE(doc, "v", view_cols, CS_FOR_PEOPLE, CS_TABLE_HASH);
     cs_table_row(t);
     cs_table_str(t, "abcdefghij");
     cs_table_num(t, 3.14159);
@@ -218,7 +220,7 @@ START_TEST(plain_text)
         {.name = "MFU %", .kind = CS_CELL_NUM, .fmt = "%.1f", .width = 7},
     };
     cs_doc *doc = cs_doc_new();
-    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"v", cols, N(cols), CS_FOR_PEOPLE, 0});
+    cs_table *t = TABLE(doc, "v", cols, CS_FOR_PEOPLE, 0);
     cs_table_row(t);
     cs_table_str(t, "gpt2");
     cs_table_num(t, 41.25);
@@ -230,8 +232,7 @@ END_TEST
 START_TEST(empty_table)
 {
     cs_doc *doc = cs_doc_new();
-    cs_doc_table(doc, &(cs_table_spec){"rows", view_cols, N(view_cols), CS_FOR_PEOPLE | CS_FOR_DATA,
-                                       CS_TABLE_HASH});
+    TABLE(doc, "rows", view_cols, CS_FOR_PEOPLE | CS_FOR_DATA, CS_TABLE_HASH);
     ck_assert(renders(doc, CS_FORMAT_TABLE,
                       "# name         t | n      ok  note\n"
                       "#           (us)\n"));
@@ -250,13 +251,13 @@ START_TEST(audiences)
     };
     cs_doc *doc = cs_doc_new();
     cs_doc_note(doc, "for people only\n");
-    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"ds", cols, N(cols), CS_FOR_DATA, 0});
+    cs_table *t = TABLE(doc, "ds", cols, CS_FOR_DATA, 0);
     cs_table_row(t);
     cs_table_str(t, "a");
     cs_table_str(t, "a");
     cs_table_int(t, 3);
     /* a tree-only table is not the CSV's */
-    cs_table *u = cs_doc_table(doc, &(cs_table_spec){"extra", cols, N(cols), CS_FOR_TREE, 0});
+    cs_table *u = TABLE(doc, "extra", cols, CS_FOR_TREE, 0);
     cs_table_row(u);
     ck_assert_uint_eq(cs_table_rows(t), 1);
     ck_assert(renders(doc, CS_FORMAT_CSV, "dataset,rows\na,3\n"));
@@ -264,6 +265,36 @@ START_TEST(audiences)
                       "{\n  \"ds\": [\n    {\"name\": \"a\", \"rows\": 3}\n  ],\n"
                       "  \"extra\": [\n    {}\n  ]\n}\n"));
     ck_assert(renders(doc, CS_FORMAT_TABLE, "for people only\n"));
+    cs_doc_free(doc);
+}
+END_TEST
+
+/* A view shows its source's rows, also those added after it was made,
+ * through its own columns: another order, a subset, another precision, a
+ * column the source keeps from its own audiences. */
+START_TEST(views)
+{
+    static const cs_col src_cols[] = {
+        CS_COL_STR("op"),
+        CS_COL_NUM("time_us", "%.4f"),
+        {.name = "label", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE},
+    };
+    static const cs_col v_cols[] = {
+        {.name = "label", .kind = CS_CELL_STR, .width = 5, .flags = CS_COL_LEFT},
+        CS_VIEW_NUM("time", "time_us", "%.1f", 6, NULL),
+    };
+    cs_doc *doc = cs_doc_new();
+    cs_table *t = TABLE(doc, "rows", src_cols, CS_FOR_DATA, 0);
+    cs_table *v = cs_doc_view(doc, t, &(cs_table_spec){NULL, v_cols, N(v_cols), CS_FOR_PEOPLE, 0});
+    for (int i = 0; i < 2; i++) {
+        cs_table_row(t);
+        cs_table_str(t, i ? "ag" : "ar");
+        cs_table_num(t, 10.25 * (i + 1));
+        cs_table_str(t, i ? "two" : "one");
+    }
+    ck_assert_uint_eq(cs_table_rows(v), 2);
+    ck_assert(renders(doc, CS_FORMAT_TABLE, "label   time\none     10.2\ntwo     20.5\n"));
+    ck_assert(renders(doc, CS_FORMAT_CSV, "op,time_us\nar,10.2500\nag,20.5000\n"));
     cs_doc_free(doc);
 }
 END_TEST
@@ -297,6 +328,7 @@ static Suite *suite(void)
     tcase_add_test(tc, plain_text);
     tcase_add_test(tc, empty_table);
     tcase_add_test(tc, audiences);
+    tcase_add_test(tc, views);
     tcase_add_test(tc, collective_header);
     suite_add_tcase(s, tc);
     return s;

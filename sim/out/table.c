@@ -6,7 +6,8 @@
  *
  * Cells are stored row-major, ncols per row; a row starts absent and its
  * cells are given in column order (cs_table_num, ...), each checked
- * against its column's kind. Rendering belongs to the writers
+ * against its column's kind. A view stores only which source column each
+ * of its columns shows (looked up by name once, when it is made). Rendering belongs to the writers
  * (table_text.c, table_csv.c, table_json.c); this file only walks the
  * parts each writer's audience sees.
  */
@@ -16,6 +17,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 static const cs__writer *const writers[CS_FORMAT_COUNT] = {
@@ -48,6 +50,7 @@ static void table_free(cs_table *t)
 {
     for (size_t i = 0; i < t->nrows * t->spec.ncols; i++) free(t->cells[i].str);
     free(t->cells);
+    free(t->map);
     free(t);
 }
 
@@ -98,6 +101,24 @@ cs_table *cs_doc_table(cs_doc *doc, const cs_table_spec *spec)
     return t;
 }
 
+cs_table *cs_doc_view(cs_doc *doc, const cs_table *src, const cs_table_spec *spec)
+{
+    CS_ASSERT(!src->src);
+    cs_table *t = cs_doc_table(doc, spec);
+    t->src = src;
+    t->map = cs_xmalloc(spec->ncols * sizeof *t->map);
+    for (size_t c = 0; c < spec->ncols; c++) {
+        const cs_col *col = &spec->cols[c];
+        const char *want = col->of ? col->of : col->name;
+        size_t k = 0;
+        while (k < src->spec.ncols && strcmp(src->spec.cols[k].name, want)) k++;
+        if (k == src->spec.ncols) CS_PANIC("view column '%s': no such column", want);
+        CS_ASSERT(src->spec.cols[k].kind == col->kind && (col->kind != CS_CELL_NUM || col->fmt));
+        t->map[c] = k;
+    }
+    return t;
+}
+
 void cs_doc_write(cs_buf *b, const cs_doc *doc, cs_format f)
 {
     CS_ASSERT(f >= 0 && f < CS_FORMAT_COUNT);
@@ -116,6 +137,7 @@ void cs_doc_write(cs_buf *b, const cs_doc *doc, cs_format f)
 
 void cs_table_row(cs_table *t)
 {
+    CS_ASSERT(!t->src);
     size_t nc = t->spec.ncols;
     if (t->nrows == t->cap) {
         t->cap = t->cap ? 2 * t->cap : 16;
@@ -147,15 +169,19 @@ void cs_table_skip(cs_table *t)
     t->next++;
 }
 
-size_t cs_table_rows(const cs_table *t) { return t->nrows; }
+size_t cs_table_rows(const cs_table *t) { return cs__table_nrows(t); }
 
 /* ---- shared by the writers ----------------------------------------------- */
 
 int cs__col_shown(const cs_col *c, unsigned a) { return !c->only || (c->only & a); }
 
+size_t cs__table_nrows(const cs_table *t) { return t->src ? t->src->nrows : t->nrows; }
+
 const cs__cell *cs__table_cell(const cs_table *t, size_t row, size_t col)
 {
-    CS_ASSERT(row < t->nrows && col < t->spec.ncols);
+    CS_ASSERT(col < t->spec.ncols);
+    if (t->src) return cs__table_cell(t->src, row, t->map[col]);
+    CS_ASSERT(row < t->nrows);
     return &t->cells[row * t->spec.ncols + col];
 }
 

@@ -5,8 +5,10 @@
  * one row each in the writer array of table.c.
  *
  * A report is a document (cs_doc): an ordered list of parts, each meant
- * for an audience. A part is a note (text for people) or a table of named,
- * typed columns (cs_col) and rows of cells. A format's writer serves one
+ * for an audience. A part is a note (text for people), a table of named,
+ * typed columns (cs_col) and rows of cells, or a view: other columns over
+ * a table's rows (a layout for people of a table made for data: a subset,
+ * in another order, with other widths and precisions). A format's writer serves one
  * audience and renders the parts (and columns) meant for it, in order:
  *   people (table): notes verbatim, tables aligned in columns;
  *   flat (csv):     the one flat table, a header line, then its rows;
@@ -37,7 +39,12 @@
 
 /* The output formats, one writer each (the --format names: table, csv,
  * json, in this order). */
-typedef enum cs_format { CS_FORMAT_TABLE, CS_FORMAT_CSV, CS_FORMAT_JSON, CS_FORMAT_COUNT } cs_format;
+typedef enum cs_format {
+    CS_FORMAT_TABLE,
+    CS_FORMAT_CSV,
+    CS_FORMAT_JSON,
+    CS_FORMAT_COUNT
+} cs_format;
 
 /* The --format name of f. */
 const char *cs_format_name(cs_format f);
@@ -71,7 +78,18 @@ typedef struct cs_col {
     const char *sep;  /* text: what precedes the column (NULL: one blank) */
     unsigned flags;   /* CS_COL_* */
     unsigned only;    /* the audiences (CS_FOR_*) that see it; 0: every one */
+    const char *of;   /* a view's column: the source column it shows (NULL: same name) */
 } cs_col;
+
+/* Initializers for the common columns (any field may be designated
+ * instead): data columns by name, and a view's number column by heading,
+ * source column, format, width and unit. */
+#define CS_COL_NUM(col, format) {.name = (col), .kind = CS_CELL_NUM, .fmt = (format)}
+#define CS_COL_INT(col) {.name = (col), .kind = CS_CELL_INT}
+#define CS_COL_STR(col) {.name = (col), .kind = CS_CELL_STR}
+#define CS_COL_BOOL(col) {.name = (col), .kind = CS_CELL_BOOL}
+#define CS_VIEW_NUM(head, src, format, w, u)                                                       \
+    {.name = (head), .of = (src), .kind = CS_CELL_NUM, .fmt = (format), .width = (w), .unit = (u)}
 
 /* Table flags. */
 enum {
@@ -100,6 +118,11 @@ void cs_doc_note(cs_doc *doc, const char *fmt, ...) __attribute__((format(printf
 /* Appends a table (the spec is copied; its columns are not). The doc owns
  * the table: it lives until cs_doc_free. */
 cs_table *cs_doc_table(cs_doc *doc, const cs_table_spec *spec);
+/* Appends a view of src's rows (those it has when the doc is written):
+ * each column of spec shows the column of src named by its `of` (or its
+ * name), of the same kind, whatever that column's audience; a number
+ * column gives its own format. Rows cannot be added to a view. */
+cs_table *cs_doc_view(cs_doc *doc, const cs_table *src, const cs_table_spec *spec);
 /* Appends doc rendered as format f to b. */
 void cs_doc_write(cs_buf *b, const cs_doc *doc, cs_format f);
 

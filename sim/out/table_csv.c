@@ -41,7 +41,7 @@ static void csv_part(cs_buf *b, const cs__part *p, size_t k)
             first = 0;
         }
     cs_buf_printf(b, "\n");
-    for (size_t r = 0; r < t->nrows; r++) {
+    for (size_t r = 0; r < cs__table_nrows(t); r++) {
         first = 1;
         for (size_t c = 0; c < t->spec.ncols; c++) {
             if (!cs__col_shown(&cols[c], CS_FOR_FLAT)) continue;

@@ -5,8 +5,9 @@
  * format, listed in table.c's writer array indexed by cs_format).
  *
  * Invariants: every row of a table has spec.ncols cells; a cell's value
- * matches its column's kind (checked when it is given); a part is either a
- * note or a table, never both.
+ * matches its column's kind (checked when it is given); a view has no
+ * cells of its own, and its columns match their source columns' kinds; a
+ * part is either a note or a table, never both.
  */
 #ifndef CS_TABLE_IMPL_H
 #define CS_TABLE_IMPL_H
@@ -24,7 +25,9 @@ struct cs_table {
     cs_table_spec spec;
     cs__cell *cells; /* nrows x spec.ncols */
     size_t nrows, cap;
-    size_t next; /* the next cell of the last row */
+    size_t next;          /* the next cell of the last row */
+    const cs_table *src;  /* a view: the table whose cells it shows */
+    size_t *map;          /* a view: column c shows src's column map[c] */
 };
 
 typedef struct cs__part {
@@ -51,7 +54,8 @@ extern const cs__writer cs__writer_text, cs__writer_csv, cs__writer_json;
 
 /* Whether audience a sees column c. */
 int cs__col_shown(const cs_col *c, unsigned a);
-/* The cell at (row, col). */
+/* The rows of t (a view: its source's), and the cell at (row, col). */
+size_t cs__table_nrows(const cs_table *t);
 const cs__cell *cs__table_cell(const cs_table *t, size_t row, size_t col);
 /* Whether a number cell is printable (set and finite). */
 int cs__cell_finite(const cs__cell *v);

@@ -50,13 +50,13 @@ static void json_part(cs_buf *b, const cs__part *p, size_t k)
     const cs_table *t = p->table;
     if (k) cs_buf_printf(b, ",\n  ");
     if (t->spec.flags & CS_TABLE_FIELDS) {
-        CS_ASSERT(t->nrows == 1);
+        CS_ASSERT(cs__table_nrows(t) == 1);
         members(b, t, 0);
         return;
     }
     cs_buf_json_string(b, t->spec.name);
     cs_buf_printf(b, ": [");
-    for (size_t r = 0; r < t->nrows; r++) {
+    for (size_t r = 0; r < cs__table_nrows(t); r++) {
         cs_buf_printf(b, "%s\n    {", r ? "," : "");
         members(b, t, r);
         cs_buf_printf(b, "}");

@@ -79,7 +79,7 @@ static void text_part(cs_buf *b, const cs__part *p, size_t k)
     const cs_table *t = p->table;
     line(b, t, LINE_HEADING, 0);
     line(b, t, LINE_UNITS, 0);
-    for (size_t r = 0; r < t->nrows; r++) line(b, t, LINE_ROW, r);
+    for (size_t r = 0; r < cs__table_nrows(t); r++) line(b, t, LINE_ROW, r);
 }
 
 const cs__writer cs__writer_text = {"table", CS_FOR_PEOPLE, NULL, text_part, NULL};
