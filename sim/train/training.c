@@ -93,6 +93,12 @@ int cs_strategy_parse(const char *s, cs_strategy *out)
     return CS_EINVAL;
 }
 
+const char *cs_ckpt_name(cs_ckpt c)
+{
+    CS_ASSERT(c >= 0 && c < CS_CKPT_COUNT);
+    return ckpt_names[c];
+}
+
 const char *cs_optimizer_name(cs_optimizer o)
 {
     CS_ASSERT(o >= 0 && o < CS_OPT_COUNT);
@@ -407,8 +413,8 @@ static const cs_yfield scenario_fields[] = {
     {ROW("cluster", CS_YF_CUSTOM, 0, CS_YF_REQUIRED), .fn = read_cluster},
     {ROW("model", CS_YF_CUSTOM, 0, CS_YF_REQUIRED), .fn = read_model},
     {ROW("training", CS_YF_CUSTOM, 0, CS_YF_REQUIRED), .fn = read_training},
-    {ROW("ranks", CS_YF_INT, offsetof(cs_scenario, ranks), 0), .lo = 1, .hi = 1 << 30},
-    {ROW("nodes", CS_YF_INT, offsetof(cs_scenario, nodes), 0), .lo = 1, .hi = 1000000},
+    {ROW("ranks", CS_YF_INT, offsetof(cs_scenario, ranks), 0), .lo = 1, .hi = CS_SCENARIO_RANKS_MAX},
+    {ROW("nodes", CS_YF_INT, offsetof(cs_scenario, nodes), 0), .lo = 1, .hi = CS_SCENARIO_NODES_MAX},
     {.name = NULL},
 };
 

@@ -72,6 +72,7 @@ typedef struct cs_training {
 
 const char *cs_strategy_name(cs_strategy s);
 int cs_strategy_parse(const char *s, cs_strategy *out);
+const char *cs_ckpt_name(cs_ckpt c); /* "none", "selective", "full" */
 const char *cs_optimizer_name(cs_optimizer o);
 
 /* Activation mode for memory: what is kept per layer (flash attention keeps
@@ -99,6 +100,11 @@ double cs_training_optimizer_bytes_per_param(const cs_training *t);
  * unless set to 0, 0 for fsdp_shard_grad_op, 0 for strategies that keep
  * full parameters (n/a). */
 int cs_training_reshard_after_forward(const cs_training *t);
+
+/* The largest `ranks:` and `nodes:` a scenario may give (the CLI's --ranks
+ * and --nodes share them). */
+#define CS_SCENARIO_RANKS_MAX (1 << 30)
+#define CS_SCENARIO_NODES_MAX 1000000
 
 /* A scenario: the three parts a `collsim simulate SCENARIO.yaml` needs. */
 typedef struct cs_scenario {
