@@ -228,7 +228,7 @@ int cs_opts_parse(const char *cmd, const cs_opt *opts, size_t n, int argc, char 
     lo[n] = (struct option){"help", no_argument, 0, KEY_HELP};
     shorts[ns++] = KEY_HELP;
     shorts[ns] = 0;
-    optind = 1;
+    optind = 0; /* a fresh scan, also for a second parse in one process (tests) */
     opterr = 0;
     int ch, rc = -1;
     while (rc < 0 && (ch = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
