@@ -2,7 +2,8 @@
 /*
  * cmd_crossover.c - `collsim crossover`: argument parsing, the sweep's
  * split over MPI ranks, and output. The grid, the simulation of each point
- * and the crossing search live in sweep.c; the MPI glue in parallel.c.
+ * and the crossing search live in sweep.c; the report in
+ * out/sweep_report.c, the plots in out/plot.c; the MPI glue in parallel.c.
  *
  * Under `mpirun -np K` point i is evaluated by rank i % K, the points are
  * gathered on rank 0, which alone refines the crossings and writes every
@@ -19,7 +20,7 @@
 #include "config/config.h"
 #include "opts.h"
 #include "out/plot.h"
-#include "out/report.h"
+#include "out/sweep_report.h"
 #include "parallel.h"
 #include "study/sweep.h"
 
@@ -36,10 +37,6 @@
 
 static const char *const default_strategies = "ddp,fsdp_shard_grad_op,fsdp_full_shard";
 
-static const char *const grid_cols =
-    "strategy,ranks,params,fits,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,peak_bytes,"
-    "exposed_comm_s,model,capacity_bytes,wire_bytes";
-static const char *const cross_cols = "ranks,strategy_a,strategy_b,kind,params,margin";
 
 /* The lists are parsed once the scenario is read (build_spec). */
 typedef struct xargs {
@@ -118,7 +115,8 @@ static void help(FILE *f)
             "which writes the same bytes as a serial run.\n"
             "Exit status: 0 ok, 1 output not written, 2 bad usage/config.\n",
             CS_DEFAULT_CLUSTER, DEFAULT_RANKS, DEFAULT_PARAMS_MIN / 1e6, DEFAULT_PARAMS_MAX / 1e9,
-            DEFAULT_PARAMS_POINTS, default_strategies, cross_cols, grid_cols, MAX_POINTS);
+            DEFAULT_PARAMS_POINTS, default_strategies, cs_sweep_report_crossing_columns(),
+            cs_sweep_report_columns(), MAX_POINTS);
 }
 
 /* Parses argv; returns -1 to continue, else an exit code. */
@@ -293,146 +291,6 @@ static void progress_clear(const progress *p)
     fflush(stderr);
 }
 
-/* ---- output -------------------------------------------------------------- */
-
-/* 1.23B, 350M, 1.5T, 124K */
-static void human_params(double p, char *buf, size_t len)
-{
-    if (p >= 1e12) snprintf(buf, len, "%.3gT", p / 1e12);
-    else if (p >= 1e9) snprintf(buf, len, "%.3gB", p / 1e9);
-    else if (p >= 1e6) snprintf(buf, len, "%.3gM", p / 1e6);
-    else snprintf(buf, len, "%.3gK", p / 1e3);
-}
-
-/* "on <cluster> with N GPUs, A beats B below X params by Y% (at P; up to
- * Z% at Q); B is faster above" / "A OOMs above X params" */
-static void sentence(cs_buf *b, const cs_sweep_spec *s, const cs_crossing *c)
-{
-    char p[32];
-    human_params(c->params, p, sizeof p);
-    cs_buf_printf(b, "on %s with %d GPUs, ", s->cluster.name, c->ranks);
-    if (c->kind == CS_CROSS_THROUGHPUT) {
-        char below[32], lead[32];
-        human_params(c->margin_params, below, sizeof below);
-        human_params(c->lead_max_params, lead, sizeof lead);
-        cs_buf_printf(b, "%s beats %s below %s params by %.1f%% (at %s", cs_strategy_name(c->a),
-                      cs_strategy_name(c->b), p, 100 * c->margin, below);
-        if (c->lead_max > c->margin) cs_buf_printf(b, "; up to %.0f%% at %s", 100 * c->lead_max, lead);
-        cs_buf_printf(b, "); %s is faster above\n", cs_strategy_name(c->b));
-    }
-    else if (c->fits_below)
-        cs_buf_printf(b, "%s OOMs above %s params\n", cs_strategy_name(c->a), p);
-    else
-        cs_buf_printf(b, "%s fits only above %s params\n", cs_strategy_name(c->a), p);
-}
-
-static void crossings_csv(cs_buf *b, const cs_crossing *c, size_t n)
-{
-    cs_buf_printf(b, "%s\n", cross_cols);
-    for (size_t i = 0; i < n; i++) {
-        cs_buf_printf(b, "%d,%s,%s,%s,%.0f,", c[i].ranks, cs_strategy_name(c[i].a),
-                      cs_strategy_name(c[i].b), c[i].kind == CS_CROSS_OOM ? "oom" : "throughput",
-                      c[i].params);
-        if (c[i].kind == CS_CROSS_THROUGHPUT) cs_buf_printf(b, "%.6f", c[i].margin);
-        cs_buf_printf(b, "\n");
-    }
-}
-
-static void render(cs_buf *b, cs_format f, const char *title, const cs_sweep_spec *s,
-                   const cs_sweep_point *pts, size_t n, const cs_crossing *c, size_t nc)
-{
-    const double GiB = 1024.0 * 1024 * 1024;
-    if (f == CS_FORMAT_CSV) {
-        cs_buf_printf(b, "%s\n", grid_cols);
-        for (size_t i = 0; i < n; i++) {
-            const cs_sweep_point *p = &pts[i];
-            cs_buf_printf(b, "%s,%d,%.0f,%d,%.6f,%.1f,%.3f,%.5f,%.0f,%.6f,%s,%.0f,%.0f\n",
-                          cs_strategy_name(p->strategy), p->ranks, p->params, p->fits,
-                          p->iteration_time_s, p->tokens_per_s, p->tflops_per_gpu, p->mfu,
-                          p->peak_bytes, p->exposed_comm_s, p->model, p->capacity_bytes,
-                          p->wire_bytes);
-        }
-        return;
-    }
-    if (f == CS_FORMAT_JSON) {
-        cs_buf_printf(b, "{\n  \"title\": ");
-        cs_buf_json_string(b, title);
-        cs_buf_printf(b, ",\n  \"cluster\": ");
-        cs_buf_json_string(b, s->cluster.name);
-        cs_buf_printf(b, ",\n  \"points\": [");
-        for (size_t i = 0; i < n; i++) {
-            const cs_sweep_point *p = &pts[i];
-            cs_buf_printf(b, "%s\n    {\"strategy\": \"%s\", \"ranks\": %d, \"params\": %.0f, "
-                          "\"fits\": %d, \"iteration_time_s\": %.6f, \"tokens_per_s\": %.1f, "
-                          "\"tflops_per_gpu\": %.3f, \"mfu\": %.5f, \"peak_bytes\": %.0f, "
-                          "\"exposed_comm_s\": %.6f, \"model\": ",
-                          i ? "," : "", cs_strategy_name(p->strategy), p->ranks, p->params,
-                          p->fits, p->iteration_time_s, p->tokens_per_s, p->tflops_per_gpu,
-                          p->mfu, p->peak_bytes, p->exposed_comm_s);
-            cs_buf_json_string(b, p->model);
-            cs_buf_printf(b, ", \"capacity_bytes\": %.0f, \"wire_bytes\": %.0f}", p->capacity_bytes,
-                          p->wire_bytes);
-        }
-        cs_buf_printf(b, "\n  ],\n  \"crossings\": [");
-        for (size_t i = 0; i < nc; i++) {
-            cs_buf_printf(b, "%s\n    {\"ranks\": %d, \"strategy_a\": \"%s\", \"strategy_b\": \"%s\", "
-                          "\"kind\": \"%s\", \"params\": %.0f",
-                          i ? "," : "", c[i].ranks, cs_strategy_name(c[i].a),
-                          cs_strategy_name(c[i].b), c[i].kind == CS_CROSS_OOM ? "oom" : "throughput",
-                          c[i].params);
-            if (c[i].kind == CS_CROSS_THROUGHPUT)
-                cs_buf_printf(b, ", \"margin\": %.6f, \"lead_max\": %.6f, \"lead_max_params\": %.0f",
-                              c[i].margin, c[i].lead_max, c[i].lead_max_params);
-            else cs_buf_printf(b, ", \"fits_below\": %d", c[i].fits_below);
-            cs_buf_printf(b, "}");
-        }
-        cs_buf_printf(b, "\n  ]\n}\n");
-        return;
-    }
-    cs_buf_printf(b, "# %s\n", title);
-    int prev_ranks = -1;
-    for (size_t i = 0; i < n; i++) {
-        const cs_sweep_point *p = &pts[i];
-        if (p->ranks != prev_ranks) {
-            cs_buf_printf(b, "\n%d GPUs\n%-16s %-20s %-5s %12s %14s %11s %7s %10s %11s\n", p->ranks,
-                          "model", "strategy", "fits", "iteration_s", "tokens/s", "TFLOPS/GPU",
-                          "MFU %", "peak GiB", "exposed_s");
-            prev_ranks = p->ranks;
-        }
-        cs_buf_printf(b, "%-16s %-20s %-5s %12.4f %14.0f %11.1f %7.1f %10.2f %11.4f\n", p->model,
-                      cs_strategy_name(p->strategy), p->fits ? "yes" : "OOM", p->iteration_time_s,
-                      p->tokens_per_s, p->tflops_per_gpu, 100 * p->mfu, p->peak_bytes / GiB,
-                      p->exposed_comm_s);
-    }
-    cs_buf_printf(b, "\nCrossings (throughput: Brent on log10 P, both strategies fit there; OOM: "
-                     "bisection; both to 1e-4):\n");
-    if (s->nmodels > 0) cs_buf_printf(b, "  none computed: a list of models has no continuous P axis\n");
-    else if (nc == 0) cs_buf_printf(b, "  none in this range\n");
-    for (size_t i = 0; i < nc; i++) {
-        cs_buf_printf(b, "  ");
-        sentence(b, s, &c[i]);
-    }
-}
-
-static void make_title(char *buf, size_t len, const cs_sweep_spec *s)
-{
-    int o = snprintf(buf, len, "collsim crossover: %s (%s, %.0f GiB), ", s->cluster.name,
-                     s->cluster.gpu.model, s->cluster.gpu.memory_bytes / (1024.0 * 1024 * 1024));
-    if (o < 0 || (size_t)o >= len) return;
-    if (s->nmodels > 0) {
-        o += snprintf(buf + o, len - (size_t)o, "%d models", s->nmodels);
-    } else {
-        char lo[32], hi[32];
-        human_params(s->params_min, lo, sizeof lo);
-        human_params(s->params_max, hi, sizeof hi);
-        o += snprintf(buf + o, len - (size_t)o, "P %s..%s (%d points, log)", lo, hi, s->params_points);
-    }
-    if ((size_t)o >= len) return;
-    snprintf(buf + o, len - (size_t)o, ", micro-batch %d, grad-accum %d, %s%s",
-             s->training.micro_batch, s->training.grad_accum, cs_dtype_name(s->training.param_dtype),
-             s->training.collective_engine == CS_ENGINE_DES ? ", DES collectives" : "");
-}
-
 static int crossover(int argc, char **argv)
 {
     xargs a = {.knobs = CS_CLI_KNOBS_UNSET, .fmt = CS_FORMAT_TABLE};
@@ -478,13 +336,11 @@ static int crossover(int argc, char **argv)
         rc = cs_cli_fail(&d);
         goto done;
     }
-    char title[512];
-    make_title(title, sizeof title, s);
     cs_buf out = {0}, cb = {0};
-    render(&out, (cs_format)a.fmt, title, s, pts, n, cross, nc);
+    cs_sweep_report(&out, (cs_format)a.fmt, s, pts, n, cross, nc);
     int wrc = cs_buf_write(&out, a.out, &d);
     if (wrc == 0 && a.crossings) {
-        crossings_csv(&cb, cross, nc);
+        cs_sweep_report_crossings(&cb, cross, nc);
         wrc = cs_buf_write(&cb, a.crossings, &d);
     }
     cs_buf_free(&out);

@@ -6,10 +6,11 @@
  * null for NaN, absent members left out, inline fields, several arrays;
  * aligned text (widths, alignment, separators, clipping, the units line,
  * trailing absent cells); number formats; an empty table in every format;
- * parts and columns kept to their audience; views over a table's rows; the collective report's CSV
- * header literal against its column table. Every expectation is a whole
- * rendering compared byte for byte, and one deliberately wrong expectation
- * must be caught by that comparison.
+ * parts and columns kept to their audience; views over a table's rows;
+ * the collective report's CSV header literal against its column table;
+ * the sweep report (views of row ranges, per-audience crossing columns).
+ * Every expectation is a whole rendering compared byte for byte, and one
+ * deliberately wrong expectation must be caught by that comparison.
  */
 #include <check.h>
 #include <math.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "out/report.h"
+#include "out/sweep_report.h"
 #include "out/table.h"
 
 #define N(a) (sizeof a / sizeof a[0])
@@ -316,6 +318,81 @@ START_TEST(collective_header)
 }
 END_TEST
 
+/* The sweep report from two hand-made points in two rank groups and two
+ * crossings, one of each kind. */
+START_TEST(sweep_report)
+{
+    static cs_sweep_spec spec; /* large: not on the stack */
+    snprintf(spec.cluster.name, sizeof spec.cluster.name, "c1");
+    snprintf(spec.cluster.gpu.model, sizeof spec.cluster.gpu.model, "G");
+    spec.cluster.gpu.memory_bytes = 80.0 * (1 << 30);
+    spec.params_min = 1e9;
+    spec.params_max = 1e10;
+    spec.params_points = 2;
+    spec.training.micro_batch = 1;
+    spec.training.grad_accum = 1;
+    const cs_sweep_point pts[] = {
+        {.strategy = CS_STRAT_DDP, .ranks = 8, .params = 1e9, .model = "m,1", .fits = 1,
+         .iteration_time_s = 0.5, .tokens_per_s = 1000, .tflops_per_gpu = 100, .mfu = 0.4,
+         .peak_bytes = 1 << 30, .exposed_comm_s = 0.01, .capacity_bytes = 2.0 * (1 << 30)},
+        {.strategy = CS_STRAT_DDP, .ranks = 16, .params = 1e9, .model = "m,1", .fits = 0},
+    };
+    const cs_crossing c[] = {
+        {.ranks = 8, .a = CS_STRAT_DDP, .b = CS_STRAT_FSDP_FULL_SHARD, .kind = CS_CROSS_THROUGHPUT,
+         .params = 3e9, .margin = 0.25, .fits_below = 1, .margin_params = 2e9, .lead_max = 0.5,
+         .lead_max_params = 1e9},
+        {.ranks = 16, .a = CS_STRAT_DDP, .b = CS_STRAT_DDP, .kind = CS_CROSS_OOM, .params = 5e9,
+         .fits_below = 1},
+    };
+    cs_buf b = {0};
+    cs_sweep_report_crossings(&b, c, 2);
+    cs_buf_printf(&b, "%s", "");
+    ck_assert_str_eq(b.data, "ranks,strategy_a,strategy_b,kind,params,margin\n"
+                             "8,ddp,fsdp_full_shard,throughput,3000000000,0.250000\n"
+                             "16,ddp,ddp,oom,5000000000,\n");
+    cs_buf_free(&b);
+    cs_sweep_report(&b, CS_FORMAT_TABLE, &spec, pts, 2, c, 2);
+    cs_buf_printf(&b, "%s", "");
+    ck_assert_str_eq(
+        b.data,
+        "# collsim crossover: c1 (G, 80 GiB), P 1B..10B (2 points, log), micro-batch 1, "
+        "grad-accum 1, fp32\n"
+        "\n8 GPUs\n"
+        "model            strategy             fits   iteration_s       tokens/s  TFLOPS/GPU   MFU %"
+        "   peak GiB   exposed_s\n"
+        "m,1              ddp                  yes         0.5000           1000       100.0    40.0"
+        "       1.00      0.0100\n"
+        "\n16 GPUs\n"
+        "model            strategy             fits   iteration_s       tokens/s  TFLOPS/GPU   MFU %"
+        "   peak GiB   exposed_s\n"
+        "m,1              ddp                  OOM         0.0000              0         0.0     0.0"
+        "       0.00      0.0000\n"
+        "\nCrossings (throughput: Brent on log10 P, both strategies fit there; OOM: bisection; "
+        "both to 1e-4):\n"
+        "  on c1 with 8 GPUs, ddp beats fsdp_full_shard below 3B params by 25.0% (at 2B; up to "
+        "50% at 1B); fsdp_full_shard is faster above\n"
+        "  on c1 with 16 GPUs, ddp OOMs above 5B params\n");
+    cs_buf_free(&b);
+    cs_sweep_report(&b, CS_FORMAT_CSV, &spec, pts, 1, c, 0);
+    cs_buf_printf(&b, "%s", "");
+    ck_assert_str_eq(b.data, "strategy,ranks,params,fits,iteration_time_s,tokens_per_s,"
+                             "tflops_per_gpu,mfu,peak_bytes,exposed_comm_s,model,capacity_bytes,"
+                             "wire_bytes\n"
+                             "ddp,8,1000000000,1,0.500000,1000.0,100.000,0.40000,1073741824,"
+                             "0.010000,\"m,1\",2147483648,0\n");
+    cs_buf_free(&b);
+    cs_sweep_report(&b, CS_FORMAT_JSON, &spec, pts, 0, c + 1, 1);
+    cs_buf_printf(&b, "%s", "");
+    ck_assert_str_eq(b.data, "{\n  \"title\": \"collsim crossover: c1 (G, 80 GiB), P 1B..10B (2 "
+                             "points, log), micro-batch 1, grad-accum 1, fp32\",\n"
+                             "  \"cluster\": \"c1\",\n  \"points\": [\n  ],\n"
+                             "  \"crossings\": [\n    {\"ranks\": 16, \"strategy_a\": \"ddp\", "
+                             "\"strategy_b\": \"ddp\", \"kind\": \"oom\", \"params\": 5000000000, "
+                             "\"fits_below\": 1}\n  ]\n}\n");
+    cs_buf_free(&b);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("table");
@@ -330,6 +407,7 @@ static Suite *suite(void)
     tcase_add_test(tc, audiences);
     tcase_add_test(tc, views);
     tcase_add_test(tc, collective_header);
+    tcase_add_test(tc, sweep_report);
     suite_add_tcase(s, tc);
     return s;
 }

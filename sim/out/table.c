@@ -101,6 +101,16 @@ cs_table *cs_doc_table(cs_doc *doc, const cs_table_spec *spec)
     return t;
 }
 
+cs_table *cs_doc_view_rows(cs_doc *doc, const cs_table *src, const cs_table_spec *spec,
+                           size_t first, size_t n)
+{
+    cs_table *t = cs_doc_view(doc, src, spec);
+    t->some_rows = 1;
+    t->first = first;
+    t->count = n;
+    return t;
+}
+
 cs_table *cs_doc_view(cs_doc *doc, const cs_table *src, const cs_table_spec *spec)
 {
     CS_ASSERT(!src->src);
@@ -175,12 +185,18 @@ size_t cs_table_rows(const cs_table *t) { return cs__table_nrows(t); }
 
 int cs__col_shown(const cs_col *c, unsigned a) { return !c->only || (c->only & a); }
 
-size_t cs__table_nrows(const cs_table *t) { return t->src ? t->src->nrows : t->nrows; }
+size_t cs__table_nrows(const cs_table *t)
+{
+    if (!t->src) return t->nrows;
+    if (!t->some_rows) return t->src->nrows;
+    CS_ASSERT(t->first + t->count <= t->src->nrows);
+    return t->count;
+}
 
 const cs__cell *cs__table_cell(const cs_table *t, size_t row, size_t col)
 {
     CS_ASSERT(col < t->spec.ncols);
-    if (t->src) return cs__table_cell(t->src, row, t->map[col]);
+    if (t->src) return cs__table_cell(t->src, t->first + row, t->map[col]);
     CS_ASSERT(row < t->nrows);
     return &t->cells[row * t->spec.ncols + col];
 }

@@ -123,6 +123,10 @@ cs_table *cs_doc_table(cs_doc *doc, const cs_table_spec *spec);
  * name), of the same kind, whatever that column's audience; a number
  * column gives its own format. Rows cannot be added to a view. */
 cs_table *cs_doc_view(cs_doc *doc, const cs_table *src, const cs_table_spec *spec);
+/* The same for rows first .. first + n - 1 of src only (src must have
+ * them when the doc is written). */
+cs_table *cs_doc_view_rows(cs_doc *doc, const cs_table *src, const cs_table_spec *spec,
+                           size_t first, size_t n);
 /* Appends doc rendered as format f to b. */
 void cs_doc_write(cs_buf *b, const cs_doc *doc, cs_format f);
 

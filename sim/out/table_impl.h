@@ -28,6 +28,8 @@ struct cs_table {
     size_t next;          /* the next cell of the last row */
     const cs_table *src;  /* a view: the table whose cells it shows */
     size_t *map;          /* a view: column c shows src's column map[c] */
+    int some_rows;        /* a view of src's rows first .. first + count - 1 only */
+    size_t first, count;
 };
 
 typedef struct cs__part {
