@@ -27,7 +27,7 @@ typedef enum cs_op {
     CS_OP_COUNT
 } cs_op;
 
-typedef enum cs_engine_kind { CS_ENGINE_ANALYTIC, CS_ENGINE_DES } cs_engine_kind;
+typedef enum cs_engine_kind { CS_ENGINE_ANALYTIC, CS_ENGINE_DES, CS_ENGINE_COUNT } cs_engine_kind;
 
 #define CS_CHOICE_AUTO (-1)
 

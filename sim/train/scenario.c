@@ -38,15 +38,12 @@ _Static_assert(sizeof(cs_engine_kind) == sizeof(int), "enum fields are stored as
 
 static const char *const prefetch_names[] = {
     [CS_PREFETCH_NONE] = "none", [CS_PREFETCH_PRE] = "pre", [CS_PREFETCH_POST] = "post", NULL};
-static const char *const ckpt_names[] = {
-    [CS_CKPT_NONE] = "none", [CS_CKPT_SELECTIVE] = "selective", [CS_CKPT_FULL] = "full", NULL};
 /* Indexed by cs_dtype; must spell what cs_dtype_name returns (tested). */
 static const char *const dtype_names[] = {
     [CS_DTYPE_FP32] = "fp32", [CS_DTYPE_TF32] = "tf32", [CS_DTYPE_BF16] = "bf16",
     [CS_DTYPE_FP16] = "fp16", [CS_DTYPE_FP8] = "fp8",   [CS_DTYPE_FP64] = "fp64",
     NULL,
 };
-_Static_assert(sizeof ckpt_names / sizeof *ckpt_names == CS_CKPT_COUNT + 1, "names");
 _Static_assert(sizeof dtype_names / sizeof *dtype_names == CS_DTYPE_COUNT + 1, "names");
 /* Indexed by cs_engine_kind; must spell what cs_engine_name returns. */
 static const char *const engine_names[] = {
@@ -102,7 +99,7 @@ static const cs_yfield training_fields[] = {
     {ROW("optimizer", CS_YF_ENUM, OFF(optimizer), 0), .names = cs_optimizer_names},
     {ROW("micro_batch", CS_YF_INT, OFF(micro_batch), 0), .lo = 1, .hi = 1 << 20},
     {ROW("grad_accum", CS_YF_INT, OFF(grad_accum), 0), .lo = 1, .hi = 1 << 20},
-    {ROW("activation_checkpointing", CS_YF_ENUM, OFF(checkpointing), 0), .names = ckpt_names},
+    {ROW("activation_checkpointing", CS_YF_ENUM, OFF(checkpointing), 0), .names = cs_ckpt_names},
     {ROW("flash_attention", CS_YF_BOOL, OFF(flash_attention), 0)},
     {ROW("bucket_cap_mb", CS_YF_CUSTOM, OFF(bucket_cap_bytes), 0), .fn = read_mib},
     {ROW("first_bucket_mb", CS_YF_CUSTOM, OFF(first_bucket_bytes), 0), .fn = read_mib},
@@ -225,8 +222,8 @@ static const cs_yfield scenario_fields[] = {
     {ROW("cluster", CS_YF_CUSTOM, 0, CS_YF_REQUIRED), .fn = read_cluster},
     {ROW("model", CS_YF_CUSTOM, 0, CS_YF_REQUIRED), .fn = read_model},
     {ROW("training", CS_YF_CUSTOM, 0, CS_YF_REQUIRED), .fn = read_training},
-    {ROW("ranks", CS_YF_INT, offsetof(cs_scenario, ranks), 0), .lo = 1, .hi = 1 << 30},
-    {ROW("nodes", CS_YF_INT, offsetof(cs_scenario, nodes), 0), .lo = 1, .hi = 1000000},
+    {ROW("ranks", CS_YF_INT, offsetof(cs_scenario, ranks), 0), .lo = 1, .hi = CS_SCENARIO_RANKS_MAX},
+    {ROW("nodes", CS_YF_INT, offsetof(cs_scenario, nodes), 0), .lo = 1, .hi = CS_SCENARIO_NODES_MAX},
     {.name = NULL},
 };
 

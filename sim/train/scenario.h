@@ -16,6 +16,11 @@
 #include "train/training.h"
 
 /* A scenario: the three parts a `collsim simulate SCENARIO.yaml` needs. */
+/* The largest `ranks:` and `nodes:` a scenario may give (the CLI's --ranks
+ * and --nodes share them). */
+#define CS_SCENARIO_RANKS_MAX (1 << 30)
+#define CS_SCENARIO_NODES_MAX 1000000
+
 typedef struct cs_scenario {
     cs_cluster cluster;
     cs_model model;

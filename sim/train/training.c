@@ -26,6 +26,15 @@ const char *const cs_optimizer_names[CS_OPT_COUNT + 1] = {
     NULL,
 };
 
+const char *const cs_ckpt_names[CS_CKPT_COUNT + 1] = {
+    [CS_CKPT_NONE] = "none", [CS_CKPT_SELECTIVE] = "selective", [CS_CKPT_FULL] = "full", NULL};
+
+const char *cs_ckpt_name(cs_ckpt c)
+{
+    CS_ASSERT(c >= 0 && c < CS_CKPT_COUNT);
+    return cs_ckpt_names[c];
+}
+
 const char *cs_optimizer_name(cs_optimizer o)
 {
     CS_ASSERT(o >= 0 && o < CS_OPT_COUNT);

@@ -78,6 +78,9 @@ typedef struct cs_training {
     cs_engine_kind collective_engine;
 } cs_training;
 
+/* Activation checkpointing names indexed by cs_ckpt, NULL-terminated. */
+extern const char *const cs_ckpt_names[CS_CKPT_COUNT + 1];
+const char *cs_ckpt_name(cs_ckpt c); /* "none", "selective", "full" */
 const char *cs_optimizer_name(cs_optimizer o);
 int cs_optimizer_parse(const char *s, cs_optimizer *out);
 /* The optimizer names indexed by cs_optimizer, NULL-terminated. */
