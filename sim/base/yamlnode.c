@@ -15,6 +15,7 @@
  */
 #include "base/yamlnode.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
