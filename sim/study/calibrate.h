@@ -15,7 +15,7 @@
  * scored, and never fitted.
  *
  * The fitted parameters, and the rules that decide whether the data can
- * determine each one, are listed in calibrate.c and in the output.
+ * determine each one, are listed in calib_params.c and in the output.
  */
 #ifndef CS_CALIBRATE_H
 #define CS_CALIBRATE_H
