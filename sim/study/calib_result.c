@@ -17,6 +17,7 @@
 
 #include <gsl/gsl_errno.h>
 
+#include "config/cluster_yaml.h"
 #include "study/calib_phases.h"
 
 /* The fit's summary: status line, weighted RMS after, degrees of freedom;
@@ -254,7 +255,7 @@ static void write_cluster(cs_buf *b, const cs_cluster *c, const int *fitted)
 void cs_calib_cluster_yaml(cs_buf *b, const cs_cluster *c)
 {
     cs_buf_printf(b, "# cluster '%s' written by collsim\n", c->name);
-    write_cluster(b, c, NULL);
+    cs_config_write_cluster(b, c, NULL);
 }
 
 void cs_calib_write_yaml(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m,
