@@ -8,7 +8,9 @@
  * deterministic noise; calibrating from the unaltered preset recovers the
  * altered values within 2%, with 95% intervals that contain them), a
  * parameter single-node data cannot determine (kept and reported), NVLS
- * data excluded, the written YAML loading back to the same predictions,
+ * data excluded, the written YAML loading back as the fitted cluster
+ * (for the golden corpus's calibrations too) and keeping the input's
+ * comments where the fit changed nothing,
  * and a deliberate fault: the uncalibrated preset must score badly on the
  * altered data, or the round trip proves nothing.
  */
@@ -19,7 +21,9 @@
 #include <string.h>
 
 #include "study/calibrate.h"
+#include "config/cluster_yaml.h"
 #include "config/config.h"
+#include "config/presets.h"
 #include "study/measure.h"
 
 
@@ -118,7 +122,7 @@ START_TEST(round_trip_single_node)
 
     /* the YAML loads back and prices every row as the fit did */
     cs_buf b = {0};
-    cs_calib_write_yaml(&b, r, &s, "dgx-h100");
+    cs_calib_write_yaml(&b, r, &s, "dgx-h100", NULL, 0);
     ck_assert_ptr_nonnull(strstr(b.data, "# kept   inter.efficiency"));
     ck_assert_ptr_nonnull(strstr(b.data, "# fitted intra.efficiency"));
     cs_cluster back;
@@ -132,9 +136,97 @@ START_TEST(round_trip_single_node)
         if (r->rows[i].used)
             ck_assert_double_eq_tol(p1.time_us, r->rows[i].after_us, 1e-9 * p1.time_us);
     }
+    char path[128];
+    ck_assert_ptr_null(cs_config_cluster_diff(&r->cluster, &back, path, sizeof path));
+    cs_buf_free(&b);
+
+    /* with the preset's text: its comments stay where the fit changed
+     * nothing, fitted keys say so instead */
+    size_t len;
+    const char *src = cs_presets_cluster_yaml("dgx-h100", &len);
+    cs_calib_write_yaml(&b, r, &s, "dgx-h100", src, len);
+    ck_assert_ptr_nonnull(strstr(b.data, "\n# NVIDIA DGX H100: 8x H100 SXM5 80GB"));
+    ck_assert_ptr_nonnull(strstr(b.data, "  fabric: nvswitch         # DGX H100 datasheet: 4x NVIDIA NVSwitch\n"));
+    ck_assert_ptr_nonnull(strstr(b.data, "  nic_bandwidth: 400Gbps   # ConnectX-7 NDR"));
+    ck_assert_ptr_nonnull(strstr(b.data, "   # fitted intra.efficiency = 0.75"));
+    ck_assert_ptr_null(strstr(b.data, "SM90_NVLINK_BW")); /* the input's reason for 0.824 */
+    ck_assert_ptr_nonnull(strstr(b.data, "  base_latency:   # fitted latency.launch = 8"));
+    rc = cs_config_load_cluster_string("out.yaml", b.data, b.len, &back, &d);
+    ck_assert_msg(rc == 0, "%d:%d %s\n%s", d.line, d.column, d.message, b.data);
+    ck_assert_ptr_null(cs_config_cluster_diff(&r->cluster, &back, path, sizeof path));
     cs_buf_free(&b);
     cs_calib_result_free(r);
     cs_meas_free(&s);
+}
+END_TEST
+
+/* Any cluster as YAML (no source): a title, then every key; it loads back
+ * as the same cluster. */
+START_TEST(any_cluster_yaml_round_trip)
+{
+    for (size_t i = 0; i < cs_presets_cluster_count(); i++) {
+        cs_cluster c, back;
+        cs_diag d;
+        ck_assert_int_eq(cs_config_cluster(cs_presets_cluster_name(i), &c, &d), 0);
+        cs_buf b = {0};
+        cs_calib_cluster_yaml(&b, &c);
+        ck_assert_msg(!strncmp(b.data, "# cluster '", 11), "%s", b.data);
+        ck_assert_int_eq(cs_config_load_cluster_string("x.yaml", b.data, b.len, &back, &d), 0);
+        char path[128];
+        ck_assert_ptr_null(cs_config_cluster_diff(&c, &back, path, sizeof path));
+        cs_buf_free(&b);
+    }
+}
+END_TEST
+
+/* The calibrations of the golden corpus: each written YAML loads back as
+ * the fitted cluster (an efficiency above 1 as a higher rate), keeping the
+ * input file's head. */
+START_TEST(calibrated_outputs_round_trip)
+{
+    static const struct {
+        const char *cluster, *csv[2];
+    } runs[] = {
+        {"validation/clusters/h100-together.yaml",
+         {"validation/nccl-tests/h100_8gpu_allreduce_together_ringcfg.csv",
+          "validation/nccl-tests/h100_8gpu_reducescatter_together_ringcfg.csv"}},
+        {"validation/clusters/a100-oci.yaml",
+         {"validation/nccl-tests/a100_16gpu_2node_allreduce_oci_rdma.csv", NULL}},
+        {"validation/clusters/h100-aws-p5.yaml",
+         {"validation/nccl-tests/h100_8gpu_allreduce_aws_p5_nvls.csv", NULL}},
+        {"cpu-local", {"validation/nccl-tests/l40s_4gpu_pcie_allreduce_ring.csv", NULL}},
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        cs_cluster c, back;
+        cs_diag d;
+        char *src;
+        size_t len;
+        ck_assert_int_eq(cs_config_cluster_source(runs[k].cluster, &c, &src, &len, &d), 0);
+        cs_meas_set s = {0};
+        for (int i = 0; i < 2 && runs[k].csv[i]; i++)
+            ck_assert_int_eq(cs_meas_read_csv(&s, runs[k].csv[i], &d), 0);
+        cs_calib_result *r;
+        ck_assert_msg(cs_calibrate(&c, &s, &r, &d) == 0, "%s", d.message);
+        cs_buf b = {0};
+        cs_calib_write_yaml(&b, r, &s, runs[k].cluster, src, len);
+        ck_assert_int_eq(cs_config_load_cluster_string("out.yaml", b.data, b.len, &back, &d), 0);
+        cs_cluster want = r->cluster;
+        if (want.intra.efficiency > 1) {
+            want.intra.bw_Bps *= want.intra.efficiency;
+            want.intra.efficiency = 1;
+        }
+        char path[128];
+        const char *diff = cs_config_cluster_diff(&want, &back, path, sizeof path);
+        ck_assert_msg(!diff, "%s: %s differs\n%s", runs[k].cluster, diff, b.data);
+        ck_assert_str_eq(back.name, c.name);
+        char head[128];
+        snprintf(head, sizeof head, "\n%.*s", (int)(strchr(src, '\n') - src), src);
+        ck_assert_msg(strstr(b.data, head), "%s: the input's head is lost", runs[k].cluster);
+        cs_buf_free(&b);
+        cs_calib_result_free(r);
+        cs_meas_free(&s);
+        free(src);
+    }
 }
 END_TEST
 
@@ -234,6 +326,8 @@ int main(void)
     TCase *tf = tcase_create("fit");
     tcase_add_test(tf, round_trip_single_node);
     tcase_add_test(tf, round_trip_multi_node);
+    tcase_add_test(tf, calibrated_outputs_round_trip);
+    tcase_add_test(tf, any_cluster_yaml_round_trip);
     tcase_add_test(tf, nvls_excluded);
     tcase_add_test(tf, rows_must_fit_cluster);
     tcase_add_test(tf, stats);

@@ -48,34 +48,43 @@
 
 #define OVERRIDE " (the override replaces NCCL's value for every op and node count)"
 
+/* name, yaml (where it lands, for reports), unit, key (the YAML key it
+ * changes), transform, scale, latency, protocol, algorithm, what */
 const cs__calib_pdef cs__calib_pdefs[P_COUNT] = {
-    [P_INTRA_EFF] = {"intra.efficiency", "intra.efficiency", "", T_LOG, 1, 0, -1, -1,
-                     "bandwidth-bound rows with ranks sharing a node"},
-    [P_INTER_EFF] = {"inter.efficiency", "inter.efficiency", "", T_LOG, 1, 0, -1, -1,
-                     "bandwidth-bound multi-node rows"},
+    [P_INTRA_EFF] = {"intra.efficiency", "intra.efficiency", "", "intra.efficiency", T_LOG, 1, 0,
+                     -1, -1, "bandwidth-bound rows with ranks sharing a node"},
+    [P_INTER_EFF] = {"inter.efficiency", "inter.efficiency", "", "inter.efficiency", T_LOG, 1, 0,
+                     -1, -1, "bandwidth-bound multi-node rows"},
     [P_LAUNCH] = {"latency.launch", "collectives.base_latency (added to every entry)", "us",
-                  T_LAUNCH, 1e6, 1, -1, -1, "latency-bound (small) sizes"},
-    [P_HOP_LL] = {"hop.ll", "collectives.hw_latency.<intra>.*.ll (scale)", "x", T_LOG, 1, 1,
-                  CS_PROTO_LL, -1, "rows run with LL"},
-    [P_HOP_LL128] = {"hop.ll128", "collectives.hw_latency.<intra>.*.ll128 (scale)", "x", T_LOG, 1,
-                     1, CS_PROTO_LL128, -1, "rows run with LL128"},
-    [P_HOP_SIMPLE] = {"hop.simple", "collectives.hw_latency.<intra>.*.simple (scale)", "x", T_LOG,
-                      1, 1, CS_PROTO_SIMPLE, -1, "rows run with Simple"},
-    [P_INTRA_LAT] = {"intra.latency", "intra.latency", "us", T_LOG, 1e6, 1, -1, -1,
-                     "latency of rows with ranks sharing a node"},
-    [P_HOP_NET] = {"hop.net", "collectives.hw_latency.net (scale)", "x", T_LOG, 1, 1, -1, -1,
-                   "latency of multi-node rows"},
-    [P_BW_LL] = {"bw_factor.ring.ll", "collectives.bw_factor.ring.ll", "", T_BOUNDED, 1, 0,
-                 CS_PROTO_LL, CS_ALGO_RING, "rows run with ring/LL" OVERRIDE},
-    [P_BW_LL128] = {"bw_factor.ring.ll128", "collectives.bw_factor.ring.ll128", "", T_BOUNDED, 1,
-                    0, CS_PROTO_LL128, CS_ALGO_RING, "rows run with ring/LL128" OVERRIDE},
-    [P_BW_SIMPLE] = {"bw_factor.ring.simple", "collectives.bw_factor.ring.simple", "", T_BOUNDED,
-                     1, 0, CS_PROTO_SIMPLE, CS_ALGO_RING, "rows run with ring/Simple" OVERRIDE},
-    [P_TREE_EFF] = {"efficiency.tree", "collectives.efficiency.tree", "", T_BOUNDED, 1, 0, -1,
-                    CS_ALGO_TREE, "rows run with tree"},
-    [P_RING_EFF] = {"efficiency.ring", "collectives.efficiency.ring", "", T_BOUNDED, 1, 0, -1,
-                    CS_ALGO_RING, "rows run with ring"},
+                  "collectives.base_latency", T_LAUNCH, 1e6, 1, -1, -1,
+                  "latency-bound (small) sizes"},
+    [P_HOP_LL] = {"hop.ll", "collectives.hw_latency.<intra>.*.ll (scale)", "x",
+                  "collectives.hw_latency", T_LOG, 1, 1, CS_PROTO_LL, -1, "rows run with LL"},
+    [P_HOP_LL128] = {"hop.ll128", "collectives.hw_latency.<intra>.*.ll128 (scale)", "x",
+                     "collectives.hw_latency", T_LOG, 1, 1, CS_PROTO_LL128, -1,
+                     "rows run with LL128"},
+    [P_HOP_SIMPLE] = {"hop.simple", "collectives.hw_latency.<intra>.*.simple (scale)", "x",
+                      "collectives.hw_latency", T_LOG, 1, 1, CS_PROTO_SIMPLE, -1,
+                      "rows run with Simple"},
+    [P_INTRA_LAT] = {"intra.latency", "intra.latency", "us", "intra.latency", T_LOG, 1e6, 1, -1,
+                     -1, "latency of rows with ranks sharing a node"},
+    [P_HOP_NET] = {"hop.net", "collectives.hw_latency.net (scale)", "x", "collectives.hw_latency",
+                   T_LOG, 1, 1, -1, -1, "latency of multi-node rows"},
+    [P_BW_LL] = {"bw_factor.ring.ll", "collectives.bw_factor.ring.ll", "", "collectives.bw_factor",
+                 T_BOUNDED, 1, 0, CS_PROTO_LL, CS_ALGO_RING, "rows run with ring/LL" OVERRIDE},
+    [P_BW_LL128] = {"bw_factor.ring.ll128", "collectives.bw_factor.ring.ll128", "",
+                    "collectives.bw_factor", T_BOUNDED, 1, 0, CS_PROTO_LL128, CS_ALGO_RING,
+                    "rows run with ring/LL128" OVERRIDE},
+    [P_BW_SIMPLE] = {"bw_factor.ring.simple", "collectives.bw_factor.ring.simple", "",
+                     "collectives.bw_factor", T_BOUNDED, 1, 0, CS_PROTO_SIMPLE, CS_ALGO_RING,
+                     "rows run with ring/Simple" OVERRIDE},
+    /* the per-algorithm efficiencies (cs__calib_algo_eff_param) */
+    [P_TREE_EFF] = {"efficiency.tree", "collectives.efficiency.tree", "", "collectives.efficiency",
+                    T_BOUNDED, 1, 0, -1, CS_ALGO_TREE, "rows run with tree"},
+    [P_RING_EFF] = {"efficiency.ring", "collectives.efficiency.ring", "", "collectives.efficiency",
+                    T_BOUNDED, 1, 0, -1, CS_ALGO_RING, "rows run with ring"},
 };
+
 
 /* The parameter that prices (proto, algo) (-1: any), or -1. */
 static int param_of(int proto, int algo)

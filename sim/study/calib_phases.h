@@ -13,8 +13,8 @@
  *   calib_recheck.c  the fitted parameters checked again at the solution
  *                    (back to input, held at a limit, dropped) and the
  *                    warm start of the next round
- *   calib_result.c   the result: values, intervals, reasons, residuals,
- *                    and the calibrated cluster as YAML
+ *   calib_result.c   the result: values, intervals, reasons, residuals
+ *   calib_yaml.c     the calibrated cluster as YAML
  *   calibrate.c      cs_calibrate: the driver of those phases
  *
  * A fit's working state is one cs__calib_run, owned by cs_calibrate; the
@@ -65,6 +65,7 @@ typedef enum { T_LOG, T_LAUNCH, T_BOUNDED } cs__calib_transform;
 
 typedef struct cs__calib_pdef {
     const char *name, *yaml, *unit;
+    const char *key;        /* the YAML key its value lands in (cluster_yaml.h paths) */
     cs__calib_transform tr; /* see cs__calib_to_value */
     double scale;           /* reported value = natural value x scale (s -> us) */
     int latency;            /* reaches a floor (held there), not a cap (dropped) */

@@ -78,7 +78,7 @@ static cs_calib_result *result_new(const cs_cluster *c, const cs_meas_set *m)
     res->ndatasets = m->ndatasets;
     res->rows = cs_xcalloc(m->n ? m->n : 1, sizeof *res->rows);
     res->ds_why = cs_xcalloc(m->ndatasets ? m->ndatasets : 1, sizeof *res->ds_why);
-    res->cluster = *c;
+    res->input = res->cluster = *c;
     return res;
 }
 
