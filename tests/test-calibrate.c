@@ -160,6 +160,28 @@ START_TEST(round_trip_single_node)
 }
 END_TEST
 
+/* A trial step that makes every prediction infinite (the launch latency
+ * runs away on this 2-node TCPXO data from the dgx-h100 preset) is
+ * rejected, not fatal. */
+START_TEST(runaway_trial_step_rejected)
+{
+    cs_cluster c;
+    cs_diag d;
+    ck_assert_int_eq(cs_config_cluster("dgx-h100", &c, &d), 0);
+    cs_meas_set s = {0};
+    ck_assert_int_eq(
+        cs_meas_read_csv(&s, "validation/nccl-tests/h100_16gpu_2node_allreduce_gcp_a3mega_tcpxo.csv",
+                         &d),
+        0);
+    cs_calib_result *r;
+    ck_assert_msg(cs_calibrate(&c, &s, &r, &d) == 0, "%s", d.message);
+    ck_assert_msg(isfinite(r->rms_after_pct) && r->rms_after_pct < r->rms_before_pct, "%g -> %g",
+                  r->rms_before_pct, r->rms_after_pct);
+    cs_calib_result_free(r);
+    cs_meas_free(&s);
+}
+END_TEST
+
 /* Any cluster as YAML (no source): a title, then every key; it loads back
  * as the same cluster. */
 START_TEST(any_cluster_yaml_round_trip)
@@ -328,6 +350,7 @@ int main(void)
     tcase_add_test(tf, round_trip_multi_node);
     tcase_add_test(tf, calibrated_outputs_round_trip);
     tcase_add_test(tf, any_cluster_yaml_round_trip);
+    tcase_add_test(tf, runaway_trial_step_rejected);
     tcase_add_test(tf, nvls_excluded);
     tcase_add_test(tf, rows_must_fit_cluster);
     tcase_add_test(tf, stats);

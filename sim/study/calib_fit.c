@@ -51,8 +51,11 @@ void cs__calib_residuals(const cs__calib_fit *fc, const cs__calib_vals *pv, doub
         cs_calib_pred p;
         size_t i = fc->rows[k];
         int rc = cs__calib_predict_on(&c, NULL, fc->m, i, &p, NULL);
-        CS_ASSERT(rc == 0 && p.status == 0); /* checked before the fit */
-        f[k] = (p.time_us - fc->m->rows[i].time_us) / fc->m->rows[i].time_us;
+        CS_ASSERT(rc == 0); /* placed before the fit */
+        /* a trial step can make every time non-finite (an infinite
+         * latency): no choice then, and the step is rejected (gsl_f) */
+        f[k] = p.status ? INFINITY
+                        : (p.time_us - fc->m->rows[i].time_us) / fc->m->rows[i].time_us;
     }
 }
 
