@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd_calibrate.c - the `collsim calibrate` and `collsim compare` commands:
- * argument parsing only; reading is measure.c, fitting and scoring are
- * calibrate.c.
+ * argument parsing only; reading is study/measure*.c, fitting, scoring and
+ * the calibrated YAML are study/calib*.c.
  *
  * Inputs are read in the order given on the command line, so datasets are
  * numbered and reported in that order (same inputs, same bytes out).

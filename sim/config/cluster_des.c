@@ -183,7 +183,8 @@ static void put_links(cs__yw *w, const cs_yfield *f, const void *obj, const void
     const cs_cluster *cl = obj, *bc = base;
     cs__yw_begin(w, f->name, base && !same_links(f, obj, base));
     for (int i = 0; i < cl->n_overrides; i++) {
-        const cs_link_override *o = &cl->overrides[i], *bo = bc && i < bc->n_overrides ? &bc->overrides[i] : NULL;
+        const cs_link_override *o = &cl->overrides[i];
+        const cs_link_override *bo = bc && i < bc->n_overrides ? &bc->overrides[i] : NULL;
         int changed = bc && (!bo || o->node != bo->node || o->gpu != bo->gpu ||
                              o->is_nic != bo->is_nic || o->bw_Bps != bo->bw_Bps);
         char bw[64], flow[160];
@@ -200,7 +201,8 @@ static void put_stragglers(cs__yw *w, const cs_yfield *f, const void *obj, const
     const cs_cluster *cl = obj, *bc = base;
     cs__yw_begin(w, f->name, base && !same_stragglers(f, obj, base));
     for (int i = 0; i < cl->n_stragglers; i++) {
-        const cs_straggler *s = &cl->stragglers[i], *bs = bc && i < bc->n_stragglers ? &bc->stragglers[i] : NULL;
+        const cs_straggler *s = &cl->stragglers[i];
+        const cs_straggler *bs = bc && i < bc->n_stragglers ? &bc->stragglers[i] : NULL;
         int changed = bc && (!bs || s->rank != bs->rank || s->slowdown != bs->slowdown ||
                              s->delay_s != bs->delay_s);
         char sl[64], dl[64], flow[160];
@@ -212,9 +214,20 @@ static void put_stragglers(cs__yw *w, const cs_yfield *f, const void *obj, const
     cs__yw_end(w);
 }
 
-static int links_present(const void *obj) { return ((const cs_cluster *)obj)->n_overrides > 0; }
-static int stragglers_present(const void *obj) { return ((const cs_cluster *)obj)->n_stragglers > 0; }
-static int des_present(const void *obj) { return links_present(obj) || stragglers_present(obj); }
+static int links_present(const void *obj)
+{
+    return ((const cs_cluster *)obj)->n_overrides > 0;
+}
+
+static int stragglers_present(const void *obj)
+{
+    return ((const cs_cluster *)obj)->n_stragglers > 0;
+}
+
+static int des_present(const void *obj)
+{
+    return links_present(obj) || stragglers_present(obj);
+}
 
 const cs__yrow cs__des_links = {.put = put_links, .same = same_links, .present = links_present};
 const cs__yrow cs__des_stragglers = {.put = put_stragglers, .same = same_stragglers,

@@ -268,7 +268,8 @@ static const grid_shape bw_factor_grid = {
     .path = "collectives.bw_factor", .flow_level = 1, .flags = GRID_SET_ONLY};
 /* collectives.efficiency: one number per algorithm */
 static const grid_shape algo_efficiency_grid = {
-    .depth = 1, .dim = {DIM_ALGO}, .leaf = {.kind = CS_YF_NUMBER, .flags = CS_YF_LO_OPEN, .hi = 1.5},
+    .depth = 1, .dim = {DIM_ALGO},
+    .leaf = {.kind = CS_YF_NUMBER, .flags = CS_YF_LO_OPEN, .hi = 1.5},
     .scale = 1, .path = "collectives.efficiency", .flow_level = 0};
 
 

@@ -27,8 +27,8 @@ typedef const char *(*cs_cluster_yaml_note)(void *ud, const char *path, char *bu
 typedef struct cs_cluster_yaml_opts {
     const char *src_text;     /* the YAML the cluster was derived from, or NULL */
     size_t src_len;
-    const cs_cluster *base;   /* without src_text: what the cluster was derived from (may be NULL) */
-    cs_cluster_yaml_note note; /* for keys whose value differs from the source's (base's); may be NULL */
+    const cs_cluster *base;   /* without src_text: what it was derived from (may be NULL) */
+    cs_cluster_yaml_note note; /* keys whose value differs from the source's (base's); or NULL */
     void *ud;
 } cs_cluster_yaml_opts;
 

@@ -35,7 +35,10 @@ typedef struct lines {
 
 static void lines_add(lines *l, const char *s, size_t len)
 {
-    if (l->n == l->cap) l->s = cs_xrealloc(l->s, (size_t)(l->cap = l->cap ? 2 * l->cap : 4) * sizeof *l->s);
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 4;
+        l->s = cs_xrealloc(l->s, (size_t)l->cap * sizeof *l->s);
+    }
     char *c = cs_xmalloc(len + 1);
     memcpy(c, s, len);
     c[len] = 0;
@@ -69,7 +72,10 @@ struct cs__ysrc {
 
 static void add_entry(cs__ysrc *s, const char *path, const cs_ynode *at, const cs_ynode *value)
 {
-    if (s->n == s->cap) s->e = cs_xrealloc(s->e, (s->cap = s->cap ? 2 * s->cap : 64) * sizeof *s->e);
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        s->e = cs_xrealloc(s->e, s->cap * sizeof *s->e);
+    }
     s->e[s->n++] = (entry){.path = cs_xstrdup(path), .value = value, .line = at->line,
                            .column = at->column};
 }
@@ -260,7 +266,8 @@ static void put_line(cs__yw *w, const char *path, const char *body, int changed)
         int col = (int)(w->b->len - start), pad = e->trail_col - 1 - col;
         if (pad < 1) pad = 1;
         cs_buf_printf(w->b, "%*s%s", pad, "", e->trail);
-        for (int i = 0; i < e->cont.n; i++) cs_buf_printf(w->b, "\n%*s%s", col + pad, "", e->cont.s[i]);
+        for (int i = 0; i < e->cont.n; i++)
+            cs_buf_printf(w->b, "\n%*s%s", col + pad, "", e->cont.s[i]);
     } else if (note && note[0]) {
         cs_buf_printf(w->b, "   # %s", note);
     }
@@ -451,10 +458,12 @@ static const struct unit {
 static void number_text(cs_yfield_kind k, double v, double scale, char *buf, size_t len)
 {
     char best[64] = "", c[64];
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (units[i].kind == k && !shortest(k, v, units[i].mult, scale, units[i].name, c, sizeof c) &&
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        const struct unit *u = &units[i];
+        if (u->kind == k && !shortest(k, v, u->mult, scale, u->name, c, sizeof c) &&
             (!best[0] || strlen(c) < strlen(best)))
             snprintf(best, sizeof best, "%s", c);
+    }
     if ((!best[0] || strlen(best) > 12) && !shortest(k, v, 1, scale, "", c, sizeof c) &&
         (!best[0] || strlen(c) < strlen(best)))
         snprintf(best, sizeof best, "%s", c);

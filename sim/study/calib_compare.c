@@ -241,8 +241,8 @@ int cs_calib_compare_run(const cs_cluster *c, const cs_meas_set *m, cs_calib_com
             return rc;
         }
         const cs_calib_pred *p = &out->pred[i];
-        out->err_pct[i] = p->status ? NAN
-                                    : 100.0 * (p->time_us - m->rows[i].time_us) / m->rows[i].time_us;
+        double meas = m->rows[i].time_us;
+        out->err_pct[i] = p->status ? NAN : 100.0 * (p->time_us - meas) / meas;
     }
     double *big = cs_xmalloc(n1 * sizeof *big), *all = cs_xmalloc(n1 * sizeof *all);
     for (size_t k = 0; k < m->ndatasets; k++) score_dataset(c, m, out, k, big, all);

@@ -43,8 +43,8 @@ static int rows_priced(int j, const int runs[CS_ALGO_COUNT][CS_PROTO_COUNT])
     int used = 0;
     for (int a = 0; a < CS_ALGO_COUNT; a++)
         for (int p = 0; p < CS_PROTO_COUNT; p++)
-            used += (pd->algo < 0 || pd->algo == a) && (pd->proto < 0 || pd->proto == p) ? runs[a][p]
-                                                                                         : 0;
+            if ((pd->algo < 0 || pd->algo == a) && (pd->proto < 0 || pd->proto == p))
+                used += runs[a][p];
     return used;
 }
 

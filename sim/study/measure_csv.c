@@ -190,7 +190,8 @@ static int header_row(csv_reader *rd, const csv_fields *f)
 {
     for (int i = 0; i < f->n; i++)
         for (int k = 0; k < K_N; k++)
-            if (rd->col[k] < 0 && (field_is(f, i, col_names[k][0]) || field_is(f, i, col_names[k][1])))
+            if (rd->col[k] < 0 &&
+                (field_is(f, i, col_names[k][0]) || field_is(f, i, col_names[k][1])))
                 rd->col[k] = i;
     const int *col = rd->col;
     if (col[K_SIZE] < 0 || (col[K_TIME] < 0 && col[K_TMED] < 0 && col[K_BUSBW] < 0))
@@ -199,8 +200,8 @@ static int header_row(csv_reader *rd, const csv_fields *f)
     rd->have_header = 1;
     rd->header_line = rd->lineno;
     rd->ncols = f->n;
-    rd->ds = cs__meas_add_dataset(rd->s, rd->origin,
-                                  col[K_TMED] >= 0 || col[K_BACKEND] >= 0 ? "collsim-hw" : "csv", 1);
+    int hw = col[K_TMED] >= 0 || col[K_BACKEND] >= 0;
+    rd->ds = cs__meas_add_dataset(rd->s, rd->origin, hw ? "collsim-hw" : "csv", 1);
     return 0;
 }
 

@@ -148,7 +148,8 @@ static int ranks_from_ratio(cs_op op, double algbw, double busbw)
     if (!(algbw >= 1.0) || !(busbw > 0)) return 0;
     double r = busbw / algbw, n;
     if (op == CS_OP_ALL_REDUCE) n = r < 2.0 ? 2.0 / (2.0 - r) : 0;
-    else if (op == CS_OP_ALL_GATHER || op == CS_OP_REDUCE_SCATTER) n = r < 1.0 ? 1.0 / (1.0 - r) : 0;
+    else if (op == CS_OP_ALL_GATHER || op == CS_OP_REDUCE_SCATTER)
+        n = r < 1.0 ? 1.0 / (1.0 - r) : 0;
     else return 0;
     if (!(n >= 1.0) || n > 1e6) return 0;
     long k = lround(n);
