@@ -2,22 +2,18 @@
 /*
  * cmd_calibrate.c - the `collsim calibrate` and `collsim compare` commands:
  * argument parsing only; reading is study/measure*.c, fitting, scoring and
- * the calibrated YAML are study/calib*.c.
+ * the calibrated YAML are study/calib*.c, the reports out/calib_report.c.
  *
  * Inputs are read in the order given on the command line, so datasets are
  * numbered and reported in that order (same inputs, same bytes out).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "out/calib_report.h"
-#include "cli.h"
 #include "config/config.h"
+#include "opts.h"
+#include "out/calib_report.h"
 #include "study/measure.h"
-#include "config/presets.h"
-#include "out/report.h"
 
 static void inputs_help(FILE *f)
 {
@@ -54,8 +50,7 @@ static void calibrate_help(FILE *f)
             "NVLS can reach at line rate (NVLSTree, SHARP) are excluded from the fit.\n"
             "\n"
             "  --cluster FILE|PRESET  the cluster to start from (required). Presets: ");
-    for (size_t i = 0; i < cs_presets_cluster_count(); i++)
-        fprintf(f, "%s%s", i ? ", " : "", cs_presets_cluster_name(i));
+    cs_opts_presets(f);
     fprintf(f, "\n");
     inputs_help(f);
     fprintf(f,
@@ -95,73 +90,70 @@ static void compare_help(FILE *f)
             "Exit status: 0 ok, 1 a file could not be read or written, 2 bad usage or bad input.\n");
 }
 
-/* Shared option parsing. Reads inputs as they come. */
+/* The arguments of both commands. Inputs are read as they come. */
 typedef struct common_args {
     const char *cluster, *out, *report;
-    cs_format fmt;
-    int summary;
+    int fmt, summary;
     cs_meas_set set;
 } common_args;
 
-static int parse(const char *cmd, int argc, char **argv, common_args *a, void (*help)(FILE *),
-                 int *done)
+static int read_nccl_tests(const char *cmd, const cs_opt *o, const char *arg, void *dst)
 {
-    static const struct option opts[] = {
-        {"cluster", required_argument, 0, 'c'},      {"nccl-tests", required_argument, 0, 'n'},
-        {"measurements", required_argument, 0, 'm'}, {"format", required_argument, 0, 'F'},
-        {"output", required_argument, 0, 'o'},       {"report", required_argument, 0, 'r'},
-        {"summary", no_argument, 0, 's'},            {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    *done = 0;
-    int ch;
+    (void)cmd, (void)o;
     cs_diag d;
     cs_diag_clear(&d);
-    while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
-        switch (ch) {
-        case 'c': a->cluster = optarg; break;
-        case 'n':
-            if (cs_meas_read_nccl_tests(&a->set, optarg, &d)) return cs_cli_fail(&d);
-            break;
-        case 'm':
-            if (cs_meas_read_csv(&a->set, optarg, &d)) return cs_cli_fail(&d);
-            break;
-        case 'F':
-            if (cs_format_parse(optarg, &a->fmt))
-                return cs_cli_usage(cmd, "unknown --format '%s' (expected table, csv or json)",
-                                    optarg);
-            break;
-        case 'o': a->out = optarg; break;
-        case 'r':
-            if (strcmp(cmd, "calibrate")) return cs_cli_usage(cmd, "unknown option '%s'", "--report");
-            a->report = optarg;
-            break;
-        case 's':
-            if (strcmp(cmd, "compare")) return cs_cli_usage(cmd, "unknown option '%s'", "--summary");
-            a->summary = 1;
-            break;
-        case 'h':
-            help(stdout);
-            *done = 1;
-            return CS_EXIT_OK;
-        case ':': return cs_cli_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
-        default: return cs_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc) return cs_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    return cs_meas_read_nccl_tests(dst, arg, &d) ? cs_cli_fail(&d) : 0;
+}
+
+static int read_measurements(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    (void)cmd, (void)o;
+    cs_diag d;
+    cs_diag_clear(&d);
+    return cs_meas_read_csv(dst, arg, &d) ? cs_cli_fail(&d) : 0;
+}
+
+/* The rows both commands share, then each one's own; an option of the
+ * other command is refused by name. */
+#define AT(f) CS_ARG_AT(common_args, f)
+#define COMMON_OPTS                                                                                \
+    CS_ARG_CLUSTER(common_args, cluster),                                                          \
+        {"nccl-tests", .parse = read_nccl_tests, AT(set)},                                         \
+        {"measurements", .parse = read_measurements, AT(set)}, CS_ARG_FORMAT(common_args, fmt),   \
+        CS_ARG_OUTPUT(common_args, out)
+static const cs_opt calibrate_opts[] = {
+    COMMON_OPTS,
+    {"report", .parse = cs_opt_string, AT(report)},
+    {"summary", .flag = 1, .parse = cs_opt_refuse},
+};
+static const cs_opt compare_opts[] = {
+    COMMON_OPTS,
+    {"report", .parse = cs_opt_refuse},
+    {"summary", .flag = 1, .parse = cs_opt_set, AT(summary)},
+};
+#undef AT
+
+/* Parses argv into a; returns -1 to go on, else the exit code. */
+static int parse(const char *cmd, const cs_opt *opts, size_t n, int argc, char **argv,
+                 common_args *a, void (*help)(FILE *))
+{
+    int next, rc = cs_opts_parse(cmd, opts, n, argc, argv, a, help, &next);
+    if (rc >= 0) return rc;
+    if (next < argc) return cs_cli_usage(cmd, "unexpected argument '%s'", argv[next]);
     if (!a->cluster) return cs_cli_usage(cmd, "%s", "--cluster is required");
     if (a->set.n == 0)
         return cs_cli_usage(cmd, "%s", "no measurements: give --nccl-tests LOG or --measurements CSV");
-    return CS_EXIT_OK;
+    return -1;
 }
+
+#define N(a) (sizeof a / sizeof a[0])
 
 int cs_cmd_calibrate(int argc, char **argv)
 {
     const char *cmd = "calibrate";
     common_args a = {.fmt = CS_FORMAT_TABLE};
-    int done, rc = parse(cmd, argc, argv, &a, calibrate_help, &done);
-    if (rc || done) goto out;
+    int rc = parse(cmd, calibrate_opts, N(calibrate_opts), argc, argv, &a, calibrate_help);
+    if (rc >= 0) goto out;
     if (!a.out) {
         rc = cs_cli_usage(cmd, "%s", "-o OUT.yaml is required (the calibrated cluster)");
         goto out;
@@ -184,7 +176,7 @@ int cs_cmd_calibrate(int argc, char **argv)
     cs_buf yaml = {0}, rep = {0};
     cs_calib_write_yaml(&yaml, res, &a.set, a.cluster, src, src_len);
     free(src);
-    cs_calib_report(&rep, a.fmt, res, &a.set);
+    cs_calib_report(&rep, (cs_format)a.fmt, res, &a.set);
     /* the YAML must load back as a cluster: the contract of -o */
     cs_cluster check;
     if (cs_config_load_cluster_string(a.out, yaml.data, yaml.len, &check, &d))
@@ -203,8 +195,8 @@ int cs_cmd_compare(int argc, char **argv)
 {
     const char *cmd = "compare";
     common_args a = {.fmt = CS_FORMAT_TABLE};
-    int done, rc = parse(cmd, argc, argv, &a, compare_help, &done);
-    if (rc || done) goto out;
+    int rc = parse(cmd, compare_opts, N(compare_opts), argc, argv, &a, compare_help);
+    if (rc >= 0) goto out;
     cs_diag d;
     cs_diag_clear(&d);
     cs_cluster cl;
@@ -218,7 +210,7 @@ int cs_cmd_compare(int argc, char **argv)
         goto out;
     }
     cs_buf b = {0};
-    cs_calib_compare_report(&b, a.fmt, a.summary, cl.name, &a.set, &cmp);
+    cs_calib_compare_report(&b, (cs_format)a.fmt, a.summary, cl.name, &a.set, &cmp);
     rc = cs_buf_write(&b, a.out, &d) ? cs_cli_fail(&d) : CS_EXIT_OK;
     cs_buf_free(&b);
     cs_calib_compare_free(&cmp);

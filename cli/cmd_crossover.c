@@ -2,7 +2,8 @@
 /*
  * cmd_crossover.c - `collsim crossover`: argument parsing, the sweep's
  * split over MPI ranks, and output. The grid, the simulation of each point
- * and the crossing search live in sweep.c; the MPI glue in parallel.c.
+ * and the crossing search live in sweep.c; the report in
+ * out/sweep_report.c, the plots in out/plot.c; the MPI glue in parallel.c.
  *
  * Under `mpirun -np K` point i is evaluated by rank i % K, the points are
  * gathered on rank 0, which alone refines the crossings and writes every
@@ -10,23 +11,23 @@
  * nothing (their stdout and stderr are closed to /dev/null).
  */
 #include <limits.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "config/config.h"
-#include "parallel.h"
+#include "opts.h"
 #include "out/plot.h"
-#include "config/presets.h"
-#include "out/report.h"
+#include "out/sweep_report.h"
+#include "parallel.h"
 #include "study/sweep.h"
+#include "train/scenario.h"
 #include "train/training.h"
 
 #define CMD "crossover"
+#define N(a) (sizeof a / sizeof a[0])
 #define DEFAULT_RANKS 64
 /* 10 points per decade from 10M to 100B: on the default cluster DDP's lead
  * lies below 0.1B and FSDP FULL_SHARD runs out of memory near 85B on 64
@@ -37,20 +38,34 @@
 #define MAX_POINTS 1000000
 
 static const char *const default_strategies = "ddp,fsdp_shard_grad_op,fsdp_full_shard";
-static const char *const ckpt_names[] = {"none", "selective", "full"};
 
-static const char *const grid_cols =
-    "strategy,ranks,params,fits,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,peak_bytes,"
-    "exposed_comm_s,model,capacity_bytes,wire_bytes";
-static const char *const cross_cols = "ranks,strategy_a,strategy_b,kind,params,margin";
 
+/* The lists are parsed once the scenario is read (build_spec). */
 typedef struct xargs {
     const char *scenario, *cluster, *out, *plot, *crossings;
     const char *ranks, *params, *models, *strategies;
-    int micro_batch, grad_accum, ckpt, dtype;
-    int engine; /* -1 = the scenario's (default analytic) */
-    cs_format fmt;
+    cs_cli_knobs knobs; /* engine -1: the scenario's (default analytic) */
+    int fmt;
 } xargs;
+
+#define AT(f) CS_ARG_AT(xargs, f)
+static const cs_opt opts[] = {
+    CS_ARG_CLUSTER(xargs, cluster),
+    {"ranks", .parse = cs_opt_string, AT(ranks)},
+    {"params", .parse = cs_opt_string, AT(params)},
+    {"models", .parse = cs_opt_string, AT(models)},
+    {"strategies", .parse = cs_opt_string, AT(strategies)},
+    CS_ARG_MICRO_BATCH(xargs, knobs.micro_batch),
+    CS_ARG_GRAD_ACCUM(xargs, knobs.grad_accum),
+    CS_ARG_CKPT(xargs, knobs.ckpt),
+    CS_ARG_TRAINING_DTYPE(xargs, knobs.dtype),
+    CS_ARG_ENGINE(xargs, knobs.engine, CS_SAYS_EXPECTS),
+    CS_ARG_FORMAT(xargs, fmt),
+    {"crossings", .parse = cs_opt_string, AT(crossings)},
+    {"plot", .parse = cs_opt_string, AT(plot)},
+    CS_ARG_OUTPUT(xargs, out),
+};
+#undef AT
 
 static void help(FILE *f)
 {
@@ -102,124 +117,86 @@ static void help(FILE *f)
             "which writes the same bytes as a serial run.\n"
             "Exit status: 0 ok, 1 output not written, 2 bad usage/config.\n",
             CS_DEFAULT_CLUSTER, DEFAULT_RANKS, DEFAULT_PARAMS_MIN / 1e6, DEFAULT_PARAMS_MAX / 1e9,
-            DEFAULT_PARAMS_POINTS, default_strategies, cross_cols, grid_cols, MAX_POINTS);
+            DEFAULT_PARAMS_POINTS, default_strategies, cs_sweep_report_crossing_columns(),
+            cs_sweep_report_columns(), MAX_POINTS);
 }
 
 /* Parses argv; returns -1 to continue, else an exit code. */
 static int parse(int argc, char **argv, xargs *a)
 {
-    enum { O_CLUSTER = 256, O_RANKS, O_PARAMS, O_MODELS, O_STRATEGIES, O_MB, O_GA, O_CKPT,
-           O_DTYPE, O_FORMAT, O_PLOT, O_CROSSINGS, O_ENGINE };
-    static const struct option opts[] = {
-        {"cluster", required_argument, 0, O_CLUSTER},
-        {"ranks", required_argument, 0, O_RANKS},
-        {"params", required_argument, 0, O_PARAMS},
-        {"models", required_argument, 0, O_MODELS},
-        {"strategies", required_argument, 0, O_STRATEGIES},
-        {"micro-batch", required_argument, 0, O_MB},
-        {"grad-accum", required_argument, 0, O_GA},
-        {"checkpointing", required_argument, 0, O_CKPT},
-        {"dtype", required_argument, 0, O_DTYPE},
-        {"engine", required_argument, 0, O_ENGINE},
-        {"format", required_argument, 0, O_FORMAT},
-        {"crossings", required_argument, 0, O_CROSSINGS},
-        {"plot", required_argument, 0, O_PLOT},
-        {"output", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
-        switch (ch) {
-        case O_CLUSTER: a->cluster = optarg; break;
-        case O_RANKS: a->ranks = optarg; break;
-        case O_PARAMS: a->params = optarg; break;
-        case O_MODELS: a->models = optarg; break;
-        case O_STRATEGIES: a->strategies = optarg; break;
-        case O_MB:
-            if (cs_cli_int(CMD, "--micro-batch", optarg, 1, 1 << 20, &a->micro_batch)) return CS_EXIT_USAGE;
-            break;
-        case O_GA:
-            if (cs_cli_int(CMD, "--grad-accum", optarg, 1, 1 << 20, &a->grad_accum)) return CS_EXIT_USAGE;
-            break;
-        case O_CKPT: {
-            int k = -1;
-            for (int i = 0; i < 3; i++)
-                if (!strcmp(optarg, ckpt_names[i])) k = i;
-            if (k < 0) return cs_cli_usage(CMD, "--checkpointing expects none, selective or full, got '%s'", optarg);
-            a->ckpt = k;
-            break;
-        }
-        case O_DTYPE: {
-            cs_dtype t;
-            if (cs_dtype_parse(optarg, &t) ||
-                (t != CS_DTYPE_FP32 && t != CS_DTYPE_BF16 && t != CS_DTYPE_FP16))
-                return cs_cli_usage(CMD, "--dtype expects fp32, bf16 or fp16, got '%s'", optarg);
-            a->dtype = t;
-            break;
-        }
-        case O_ENGINE:
-            if (!strcmp(optarg, "analytic")) a->engine = CS_ENGINE_ANALYTIC;
-            else if (!strcmp(optarg, "des")) a->engine = CS_ENGINE_DES;
-            else return cs_cli_usage(CMD, "--engine expects analytic or des, got '%s'", optarg);
-            break;
-        case O_FORMAT:
-            if (cs_format_parse(optarg, &a->fmt))
-                return cs_cli_usage(CMD, "unknown --format '%s' (expected table, csv or json)", optarg);
-            break;
-        case O_CROSSINGS: a->crossings = optarg; break;
-        case O_PLOT: a->plot = optarg; break;
-        case 'o': a->out = optarg; break;
-        case 'h': help(stdout); return CS_EXIT_OK;
-        case ':': return cs_cli_usage(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default: return cs_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc) a->scenario = argv[optind++];
-    if (optind < argc) return cs_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    int next, rc = cs_opts_parse(CMD, opts, N(opts), argc, argv, a, help, &next);
+    if (rc >= 0) return rc;
+    if (next < argc) a->scenario = argv[next++];
+    if (next < argc) return cs_cli_usage(CMD, "unexpected argument '%s'", argv[next]);
     if (a->params && a->models)
         return cs_cli_usage(CMD, "%s", "--params and --models are alternatives: give one");
     return -1;
 }
 
-/* Copies a comma-separated list into buf and returns its first token. */
-static char *first_token(char *buf, size_t len, const char *list, char **save)
+/* A list option's items into the spec (cs_opts_each). */
+typedef struct list_ctx {
+    cs_sweep_spec *s;
+    const char *list;
+    cs_diag *d;
+} list_ctx;
+
+static int rank_item(void *ctx, const char *tok)
 {
-    snprintf(buf, len, "%s", list);
-    return strtok_r(buf, ",", save);
+    static const cs_opt ranks = CS_ARG_RANKS(cs_sweep_spec, ranks);
+    list_ctx *c = ctx;
+    cs_sweep_spec *s = c->s;
+    if (s->nranks == (int)(sizeof s->ranks / sizeof s->ranks[0]))
+        return cs_cli_usage(CMD, "--ranks: at most 64 values, got '%s'", c->list);
+    int rc = cs_opt_int(CMD, &ranks, tok, &s->ranks[s->nranks]);
+    if (rc == 0) s->nranks++;
+    return rc;
 }
 
-static int parse_ranks(const char *list, cs_sweep_spec *s)
+static int strategy_item(void *ctx, const char *tok)
 {
-    char buf[1024], *save;
-    s->nranks = 0;
-    if (strlen(list) >= sizeof buf) return cs_cli_usage(CMD, "%s", "--ranks: list too long");
-    for (char *tok = first_token(buf, sizeof buf, list, &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (s->nranks == (int)(sizeof s->ranks / sizeof s->ranks[0]))
-            return cs_cli_usage(CMD, "--ranks: at most 64 values, got '%s'", list);
-        if (cs_cli_int(CMD, "--ranks", tok, 1, 100000000, &s->ranks[s->nranks])) return CS_EXIT_USAGE;
-        s->nranks++;
-    }
-    if (s->nranks == 0) return cs_cli_usage(CMD, "--ranks expects N[,N...], got '%s'", list);
-    return -1;
+    cs_sweep_spec *s = ((list_ctx *)ctx)->s;
+    int st;
+    int rc = cs_opts_choose(CMD, &cs_strategy_item, tok, &st);
+    if (rc) return rc;
+    for (int i = 0; i < s->nstrategies; i++)
+        if ((int)s->strategies[i] == st)
+            return cs_cli_usage(CMD, "--strategies: '%s' given twice", tok);
+    s->strategies[s->nstrategies++] = (cs_strategy)st;
+    return 0;
 }
 
-static int parse_strategies(const char *list, cs_sweep_spec *s)
+static int model_item(void *ctx, const char *tok)
 {
-    char buf[512], *save;
-    s->nstrategies = 0;
-    if (strlen(list) >= sizeof buf) return cs_cli_usage(CMD, "%s", "--strategies: list too long");
-    for (char *tok = first_token(buf, sizeof buf, list, &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        cs_strategy st;
-        if (cs_strategy_parse(tok, &st))
-            return cs_cli_usage(CMD, "unknown strategy '%s' (expected ddp, zero1, fsdp_no_shard, "
-                                     "fsdp_shard_grad_op, fsdp_full_shard or fsdp_hybrid_shard)", tok);
-        for (int i = 0; i < s->nstrategies; i++)
-            if (s->strategies[i] == st) return cs_cli_usage(CMD, "--strategies: '%s' given twice", tok);
-        s->strategies[s->nstrategies++] = st;
+    list_ctx *c = ctx;
+    cs_sweep_spec *s = c->s;
+    if (s->nmodels == (int)(sizeof s->models / sizeof s->models[0]))
+        return cs_cli_usage(CMD, "--models: at most 64 models, got '%s'", c->list);
+    if (cs_model_load(tok, &s->models[s->nmodels], c->d)) return cs_cli_fail(c->d);
+    s->nmodels++;
+    return 0;
+}
+
+/* The lists: -1 to continue, else an exit code (message printed). */
+static int parse_lists(const xargs *a, cs_sweep_spec *s, cs_diag *d)
+{
+    int rc;
+    if (a->ranks) {
+        list_ctx c = {s, a->ranks, d};
+        if ((rc = cs_opts_each(CMD, "--ranks", a->ranks, 1024, rank_item, &c))) return rc;
+        if (s->nranks == 0)
+            return cs_cli_usage(CMD, "--ranks expects N[,N...], got '%s'", a->ranks);
     }
-    if (s->nstrategies == 0) return cs_cli_usage(CMD, "--strategies expects S[,S...], got '%s'", list);
+    const char *st = a->strategies ? a->strategies : default_strategies;
+    list_ctx c = {s, st, d};
+    if ((rc = cs_opts_each(CMD, "--strategies", st, 512, strategy_item, &c))) return rc;
+    if (s->nstrategies == 0)
+        return cs_cli_usage(CMD, "--strategies expects S[,S...], got '%s'", st);
+    if (a->models) {
+        c = (list_ctx){s, a->models, d};
+        if ((rc = cs_opts_each(CMD, "--models", a->models, 4096, model_item, &c))) return rc;
+        if (s->nmodels == 0)
+            return cs_cli_usage(CMD, "--models expects a,b,..., got '%s'", a->models);
+    }
     return -1;
 }
 
@@ -236,21 +213,6 @@ static int parse_grid(const char *spec, cs_sweep_spec *s)
     if (cs_cli_int(CMD, "--params POINTS", c2 + 1, 1, MAX_POINTS, &s->params_points)) return CS_EXIT_USAGE;
     if (s->params_min > s->params_max || (s->params_points > 1 && s->params_min == s->params_max))
         return cs_cli_usage(CMD, "--params: MIN must be below MAX (or POINTS 1), got '%s'", spec);
-    return -1;
-}
-
-static int parse_models(const char *list, cs_sweep_spec *s, cs_diag *d)
-{
-    char buf[4096], *save;
-    s->nmodels = 0;
-    if (strlen(list) >= sizeof buf) return cs_cli_usage(CMD, "%s", "--models: list too long");
-    for (char *tok = first_token(buf, sizeof buf, list, &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (s->nmodels == (int)(sizeof s->models / sizeof s->models[0]))
-            return cs_cli_usage(CMD, "--models: at most 64 models, got '%s'", list);
-        if (cs_model_load(tok, &s->models[s->nmodels], d)) return cs_cli_fail(d);
-        s->nmodels++;
-    }
-    if (s->nmodels == 0) return cs_cli_usage(CMD, "--models expects a,b,..., got '%s'", list);
     return -1;
 }
 
@@ -271,28 +233,16 @@ static int build_spec(const xargs *a, cs_sweep_spec *s, cs_diag *d)
         cs_training_defaults(&s->training, CS_STRAT_DDP);
     }
     if (a->cluster && cs_config_cluster(a->cluster, &s->cluster, d)) return cs_cli_fail(d);
-    cs_training *t = &s->training;
-    if (a->dtype >= 0) {
-        t->param_dtype = t->grad_reduce_dtype = (cs_dtype)a->dtype;
-        t->master_weights_fp32 = 0;
-    }
-    if (a->micro_batch) t->micro_batch = a->micro_batch;
-    if (a->grad_accum) t->grad_accum = a->grad_accum;
-    if (a->ckpt >= 0) t->checkpointing = (cs_ckpt)a->ckpt;
-    if (a->engine >= 0) t->collective_engine = (cs_engine_kind)a->engine;
-    int rc;
-    if (a->ranks) {
-        if ((rc = parse_ranks(a->ranks, s)) >= 0) return rc;
-    } else {
+    cs_cli_knobs_apply(&a->knobs, &s->training);
+    if (!a->ranks) {
         s->nranks = 1;
         s->ranks[0] = scen_ranks > 0 ? scen_ranks : DEFAULT_RANKS;
     }
-    if ((rc = parse_strategies(a->strategies ? a->strategies : default_strategies, s)) >= 0) return rc;
-    if (a->models) {
-        if ((rc = parse_models(a->models, s, d)) >= 0) return rc;
-    } else if (a->params) {
+    int rc;
+    if ((rc = parse_lists(a, s, d)) >= 0) return rc;
+    if (a->params) {
         if ((rc = parse_grid(a->params, s)) >= 0) return rc;
-    } else {
+    } else if (!a->models) {
         s->params_min = DEFAULT_PARAMS_MIN;
         s->params_max = DEFAULT_PARAMS_MAX;
         s->params_points = DEFAULT_PARAMS_POINTS;
@@ -343,149 +293,9 @@ static void progress_clear(const progress *p)
     fflush(stderr);
 }
 
-/* ---- output -------------------------------------------------------------- */
-
-/* 1.23B, 350M, 1.5T, 124K */
-static void human_params(double p, char *buf, size_t len)
-{
-    if (p >= 1e12) snprintf(buf, len, "%.3gT", p / 1e12);
-    else if (p >= 1e9) snprintf(buf, len, "%.3gB", p / 1e9);
-    else if (p >= 1e6) snprintf(buf, len, "%.3gM", p / 1e6);
-    else snprintf(buf, len, "%.3gK", p / 1e3);
-}
-
-/* "on <cluster> with N GPUs, A beats B below X params by Y% (at P; up to
- * Z% at Q); B is faster above" / "A OOMs above X params" */
-static void sentence(cs_buf *b, const cs_sweep_spec *s, const cs_crossing *c)
-{
-    char p[32];
-    human_params(c->params, p, sizeof p);
-    cs_buf_printf(b, "on %s with %d GPUs, ", s->cluster.name, c->ranks);
-    if (c->kind == CS_CROSS_THROUGHPUT) {
-        char below[32], lead[32];
-        human_params(c->margin_params, below, sizeof below);
-        human_params(c->lead_max_params, lead, sizeof lead);
-        cs_buf_printf(b, "%s beats %s below %s params by %.1f%% (at %s", cs_strategy_name(c->a),
-                      cs_strategy_name(c->b), p, 100 * c->margin, below);
-        if (c->lead_max > c->margin) cs_buf_printf(b, "; up to %.0f%% at %s", 100 * c->lead_max, lead);
-        cs_buf_printf(b, "); %s is faster above\n", cs_strategy_name(c->b));
-    }
-    else if (c->fits_below)
-        cs_buf_printf(b, "%s OOMs above %s params\n", cs_strategy_name(c->a), p);
-    else
-        cs_buf_printf(b, "%s fits only above %s params\n", cs_strategy_name(c->a), p);
-}
-
-static void crossings_csv(cs_buf *b, const cs_crossing *c, size_t n)
-{
-    cs_buf_printf(b, "%s\n", cross_cols);
-    for (size_t i = 0; i < n; i++) {
-        cs_buf_printf(b, "%d,%s,%s,%s,%.0f,", c[i].ranks, cs_strategy_name(c[i].a),
-                      cs_strategy_name(c[i].b), c[i].kind == CS_CROSS_OOM ? "oom" : "throughput",
-                      c[i].params);
-        if (c[i].kind == CS_CROSS_THROUGHPUT) cs_buf_printf(b, "%.6f", c[i].margin);
-        cs_buf_printf(b, "\n");
-    }
-}
-
-static void render(cs_buf *b, cs_format f, const char *title, const cs_sweep_spec *s,
-                   const cs_sweep_point *pts, size_t n, const cs_crossing *c, size_t nc)
-{
-    const double GiB = 1024.0 * 1024 * 1024;
-    if (f == CS_FORMAT_CSV) {
-        cs_buf_printf(b, "%s\n", grid_cols);
-        for (size_t i = 0; i < n; i++) {
-            const cs_sweep_point *p = &pts[i];
-            cs_buf_printf(b, "%s,%d,%.0f,%d,%.6f,%.1f,%.3f,%.5f,%.0f,%.6f,%s,%.0f,%.0f\n",
-                          cs_strategy_name(p->strategy), p->ranks, p->params, p->fits,
-                          p->iteration_time_s, p->tokens_per_s, p->tflops_per_gpu, p->mfu,
-                          p->peak_bytes, p->exposed_comm_s, p->model, p->capacity_bytes,
-                          p->wire_bytes);
-        }
-        return;
-    }
-    if (f == CS_FORMAT_JSON) {
-        cs_buf_printf(b, "{\n  \"title\": ");
-        cs_buf_json_string(b, title);
-        cs_buf_printf(b, ",\n  \"cluster\": ");
-        cs_buf_json_string(b, s->cluster.name);
-        cs_buf_printf(b, ",\n  \"points\": [");
-        for (size_t i = 0; i < n; i++) {
-            const cs_sweep_point *p = &pts[i];
-            cs_buf_printf(b, "%s\n    {\"strategy\": \"%s\", \"ranks\": %d, \"params\": %.0f, "
-                          "\"fits\": %d, \"iteration_time_s\": %.6f, \"tokens_per_s\": %.1f, "
-                          "\"tflops_per_gpu\": %.3f, \"mfu\": %.5f, \"peak_bytes\": %.0f, "
-                          "\"exposed_comm_s\": %.6f, \"model\": ",
-                          i ? "," : "", cs_strategy_name(p->strategy), p->ranks, p->params,
-                          p->fits, p->iteration_time_s, p->tokens_per_s, p->tflops_per_gpu,
-                          p->mfu, p->peak_bytes, p->exposed_comm_s);
-            cs_buf_json_string(b, p->model);
-            cs_buf_printf(b, ", \"capacity_bytes\": %.0f, \"wire_bytes\": %.0f}", p->capacity_bytes,
-                          p->wire_bytes);
-        }
-        cs_buf_printf(b, "\n  ],\n  \"crossings\": [");
-        for (size_t i = 0; i < nc; i++) {
-            cs_buf_printf(b, "%s\n    {\"ranks\": %d, \"strategy_a\": \"%s\", \"strategy_b\": \"%s\", "
-                          "\"kind\": \"%s\", \"params\": %.0f",
-                          i ? "," : "", c[i].ranks, cs_strategy_name(c[i].a),
-                          cs_strategy_name(c[i].b), c[i].kind == CS_CROSS_OOM ? "oom" : "throughput",
-                          c[i].params);
-            if (c[i].kind == CS_CROSS_THROUGHPUT)
-                cs_buf_printf(b, ", \"margin\": %.6f, \"lead_max\": %.6f, \"lead_max_params\": %.0f",
-                              c[i].margin, c[i].lead_max, c[i].lead_max_params);
-            else cs_buf_printf(b, ", \"fits_below\": %d", c[i].fits_below);
-            cs_buf_printf(b, "}");
-        }
-        cs_buf_printf(b, "\n  ]\n}\n");
-        return;
-    }
-    cs_buf_printf(b, "# %s\n", title);
-    int prev_ranks = -1;
-    for (size_t i = 0; i < n; i++) {
-        const cs_sweep_point *p = &pts[i];
-        if (p->ranks != prev_ranks) {
-            cs_buf_printf(b, "\n%d GPUs\n%-16s %-20s %-5s %12s %14s %11s %7s %10s %11s\n", p->ranks,
-                          "model", "strategy", "fits", "iteration_s", "tokens/s", "TFLOPS/GPU",
-                          "MFU %", "peak GiB", "exposed_s");
-            prev_ranks = p->ranks;
-        }
-        cs_buf_printf(b, "%-16s %-20s %-5s %12.4f %14.0f %11.1f %7.1f %10.2f %11.4f\n", p->model,
-                      cs_strategy_name(p->strategy), p->fits ? "yes" : "OOM", p->iteration_time_s,
-                      p->tokens_per_s, p->tflops_per_gpu, 100 * p->mfu, p->peak_bytes / GiB,
-                      p->exposed_comm_s);
-    }
-    cs_buf_printf(b, "\nCrossings (throughput: Brent on log10 P, both strategies fit there; OOM: "
-                     "bisection; both to 1e-4):\n");
-    if (s->nmodels > 0) cs_buf_printf(b, "  none computed: a list of models has no continuous P axis\n");
-    else if (nc == 0) cs_buf_printf(b, "  none in this range\n");
-    for (size_t i = 0; i < nc; i++) {
-        cs_buf_printf(b, "  ");
-        sentence(b, s, &c[i]);
-    }
-}
-
-static void make_title(char *buf, size_t len, const cs_sweep_spec *s)
-{
-    int o = snprintf(buf, len, "collsim crossover: %s (%s, %.0f GiB), ", s->cluster.name,
-                     s->cluster.gpu.model, s->cluster.gpu.memory_bytes / (1024.0 * 1024 * 1024));
-    if (o < 0 || (size_t)o >= len) return;
-    if (s->nmodels > 0) {
-        o += snprintf(buf + o, len - (size_t)o, "%d models", s->nmodels);
-    } else {
-        char lo[32], hi[32];
-        human_params(s->params_min, lo, sizeof lo);
-        human_params(s->params_max, hi, sizeof hi);
-        o += snprintf(buf + o, len - (size_t)o, "P %s..%s (%d points, log)", lo, hi, s->params_points);
-    }
-    if ((size_t)o >= len) return;
-    snprintf(buf + o, len - (size_t)o, ", micro-batch %d, grad-accum %d, %s%s",
-             s->training.micro_batch, s->training.grad_accum, cs_dtype_name(s->training.param_dtype),
-             s->training.collective_engine == CS_ENGINE_DES ? ", DES collectives" : "");
-}
-
 static int crossover(int argc, char **argv)
 {
-    xargs a = {.dtype = -1, .ckpt = -1, .engine = -1, .fmt = CS_FORMAT_TABLE};
+    xargs a = {.knobs = CS_CLI_KNOBS_UNSET, .fmt = CS_FORMAT_TABLE};
     int rc = parse(argc, argv, &a);
     if (rc >= 0) return rc;
     cs_diag d;
@@ -528,13 +338,11 @@ static int crossover(int argc, char **argv)
         rc = cs_cli_fail(&d);
         goto done;
     }
-    char title[512];
-    make_title(title, sizeof title, s);
     cs_buf out = {0}, cb = {0};
-    render(&out, a.fmt, title, s, pts, n, cross, nc);
+    cs_sweep_report(&out, (cs_format)a.fmt, s, pts, n, cross, nc);
     int wrc = cs_buf_write(&out, a.out, &d);
     if (wrc == 0 && a.crossings) {
-        crossings_csv(&cb, cross, nc);
+        cs_sweep_report_crossings(&cb, cross, nc);
         wrc = cs_buf_write(&cb, a.crossings, &d);
     }
     cs_buf_free(&out);

@@ -3,8 +3,8 @@
  * cmd_plan.c - `collsim plan SCENARIO.yaml`: which data-parallel strategy
  * and micro-batch to train the scenario with, and how the seed's rule of
  * thumb fares on its cluster. Argument parsing, the search and output only;
- * every number comes from memory.c, workload.c and iteration.c, exactly as
- * `collsim simulate` computes it.
+ * every number comes from train/evaluate.h, exactly as `collsim simulate`
+ * computes it.
  *
  * The search: every strategy x micro-batch 1, 2, 4, ... up to the largest
  * that fits by the memory estimate (and the scenario's own micro-batch),
@@ -33,11 +33,11 @@
 
 #include "cli.h"
 #include "config/config.h"
-#include "train/iteration.h"
-#include "train/memory.h"
+#include "train/evaluate.h"
+#include "train/scenario.h"
+#include "train/strategy.h"
 #include "out/report.h"
 #include "train/training.h"
-#include "train/workload.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MAX_MB (1 << 12) /* search cap on the micro-batch */
@@ -72,29 +72,23 @@ static void simulate(const cs_model *m, const cs_training *t, const cs_topology 
     c->strategy = t->strategy;
     c->micro_batch = t->micro_batch;
     c->grad_accum = t->grad_accum;
-    cs_memory mem;
-    cs_workload *w = NULL;
-    cs_iteration it;
-    if (cs_memory_estimate(m, t, topo, 0, &mem, &d) || cs_workload_build(m, t, topo, &w, &d)) {
+    cs_evaluate_opts o = {.simulate = 1};
+    cs_evaluation ev;
+    if (cs_evaluate_config(m, t, topo, &o, &ev, &d)) {
         snprintf(c->note, sizeof c->note, "n/a: %s", d.message);
         return;
     }
-    int rc = cs_iteration_run(w, t, &it, &d);
-    cs_workload_free(w);
-    if (rc) {
-        snprintf(c->note, sizeof c->note, "n/a: %s", d.message);
-        return;
-    }
+    const cs_iteration *it = &ev.iteration;
     c->ok = 1;
-    c->peak_bytes = it.peak_bytes;
-    c->capacity_bytes = mem.capacity_bytes;
-    c->fits = it.peak_bytes <= mem.capacity_bytes;
-    c->iteration_time_s = it.iteration_time_s;
-    c->tokens_per_s = it.tokens_per_s;
-    c->tflops_per_gpu = it.tflops_per_gpu;
-    c->mfu = it.mfu;
-    c->exposed_comm_s = it.exposed_comm_s;
-    cs_iteration_free(&it);
+    c->peak_bytes = it->peak_bytes;
+    c->capacity_bytes = ev.memory.capacity_bytes;
+    c->fits = ev.fits;
+    c->iteration_time_s = it->iteration_time_s;
+    c->tokens_per_s = it->tokens_per_s;
+    c->tflops_per_gpu = it->tflops_per_gpu;
+    c->mfu = it->mfu;
+    c->exposed_comm_s = it->exposed_comm_s;
+    cs_evaluate_free(&ev);
 }
 
 static int eligible(const cfg *c) { return c->ok && c->fits && c->batch_kept; }

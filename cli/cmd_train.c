@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd_train.c - `collsim memory` and `collsim simulate`: argument parsing
- * and output only; the models live in memory.c, workload.c, iteration.c.
+ * and output only; each row is one train/evaluate.h configuration.
  *
  * Both take a scenario YAML (optional) and CLI overrides of its parts; a
  * comma-separated --strategy gives one row per strategy.
@@ -14,13 +14,15 @@
 
 #include "cli.h"
 #include "config/config.h"
-#include "train/iteration.h"
-#include "train/memory.h"
+#include "train/evaluate.h"
+#include "train/scenario.h"
+#include "train/strategy.h"
 #include "config/presets.h"
 #include "out/report.h"
+#include "out/schedule.h"
+#include "out/trace.h"
 #include "train/training.h"
 #include "base/units.h"
-#include "train/workload.h"
 
 #define MAX_STRATEGIES CS_STRAT_COUNT
 
@@ -103,10 +105,11 @@ static int parse(int argc, char **argv, train_args *a, void (*help)(FILE *))
             a->nstrategies = 0;
             for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
                 cs_strategy s;
-                if (cs_strategy_parse(tok, &s))
-                    return cs_cli_usage(cmd, "unknown strategy '%s' (expected ddp, zero1, "
-                                             "fsdp_no_shard, fsdp_shard_grad_op, fsdp_full_shard "
-                                             "or fsdp_hybrid_shard)", tok);
+                if (cs_strategy_parse(tok, &s)) {
+                    char msg[640];
+                    cs_strategy_unknown(tok, msg, sizeof msg);
+                    return cs_cli_usage(cmd, "%s", msg);
+                }
                 if (a->nstrategies < MAX_STRATEGIES) a->strategies[a->nstrategies++] = s;
             }
             break;
@@ -368,20 +371,19 @@ static int run(int argc, char **argv, int sim, void (*help)(FILE *))
         r->strategy = t.strategy;
         r->ranks = topo.ranks;
         r->params = sc.model.params;
-        if ((rc = cs_memory_estimate(&sc.model, &t, &topo, a.model_states_only, &r->mem, &d)))
-            goto fail;
+        cs_workload *w = NULL;
+        cs_evaluate_opts o = {.simulate = sim, .model_states_only = a.model_states_only,
+                              .workload = a.trace || a.schedule ? &w : NULL};
+        cs_evaluation ev;
+        if ((rc = cs_evaluate_config(&sc.model, &t, &topo, &o, &ev, &d))) goto fail;
+        r->mem = ev.memory;
+        r->simulated = ev.simulated;
+        r->it = ev.iteration; /* freed with the rows */
         r->max_mb = a.model_states_only ? 0 : cs_memory_max_micro_batch(&sc.model, &t, &topo);
         n++;
-        if (sim) {
-            cs_workload *w;
-            if ((rc = cs_workload_build(&sc.model, &t, &topo, &w, &d))) goto fail;
-            rc = cs_iteration_run(w, &t, &r->it, &d);
-            r->simulated = 1;
-            if (rc == 0 && a.trace) cs_iteration_write_trace(w, &r->it, &trace);
-            if (rc == 0 && a.schedule) cs_workload_write_schedule(w, &sched);
-            cs_workload_free(w);
-            if (rc) goto fail;
-        }
+        if (w && a.trace) cs_trace_write(w, &r->it, &trace);
+        if (w && a.schedule) cs_schedule_write(w, &sched);
+        cs_workload_free(w);
     }
     char title[512];
     int des = sim && n > 0 && rows_des;

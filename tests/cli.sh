@@ -114,6 +114,14 @@ expect_usage no-op collective --bytes 1M
 expect_usage tree-ag collective --algo tree --op all_gather --bytes 1M
 grep -q 'tree' "$TMP/tree-ag.err" || fail "tree-ag: message does not mention tree"
 expect_usage bad-cmd frobnicate
+# --ranks has the scenario schema's limit, 1..2^30, and says so
+expect_usage ranks-over collective --op all_reduce --bytes 1M --ranks 1073741825
+grep -qF -- "--ranks expects an integer in 1..1073741824, got '1073741825'" "$TMP/ranks-over.err" ||
+    fail "ranks-over: message is '$(cat "$TMP/ranks-over.err")'"
+printf 'cluster: dgx-h100\nmodel: gpt2-124m\ntraining:\n  strategy: ddp\nranks: 1073741825\n' >"$TMP/ranks-over.yaml"
+expect_usage ranks-over-yaml memory "$TMP/ranks-over.yaml"
+grep -qF "1..1073741824, got 1073741825" "$TMP/ranks-over-yaml.err" ||
+    fail "ranks-over-yaml: message is '$(cat "$TMP/ranks-over-yaml.err")'"
 
 # ---- bad cluster file: FILE:LINE:COL and no -o file ----------------------------------
 

@@ -286,7 +286,7 @@ START_TEST(nvls_excluded)
     cs_calib_compare cmp;
     /* NVLS on (the preset's default): the 483 GB/s run is within what the
      * model's NVLS reaches at line rate, predicted with NVLS and fittable */
-    ck_assert_int_eq(c.coll.nvls_enabled, 1);
+    ck_assert_int_eq(c.coll.algo_enabled[CS_ALGO_NVLS], 1);
     ck_assert_int_eq(cs_calib_compare_run(&c, &s, &cmp, &d), 0);
     ck_assert_int_eq(cmp.ds[0].beyond_bound, 0);
     ck_assert_int_eq(cmp.ds[1].beyond_bound, 0);
@@ -297,7 +297,7 @@ START_TEST(nvls_excluded)
     cs_calib_compare_free(&cmp);
     /* NVLS turned off in the YAML: the run exceeds every modelled algorithm
      * and is flagged and excluded, as before NVLS was modelled */
-    c.coll.nvls_enabled = 0;
+    c.coll.algo_enabled[CS_ALGO_NVLS] = 0;
     ck_assert_int_eq(cs_calib_compare_run(&c, &s, &cmp, &d), 0);
     ck_assert_int_eq(cmp.ds[0].beyond_bound, 0); /* ring: 368 GB/s < 450 */
     ck_assert_int_eq(cmp.ds[1].beyond_bound, 1); /* 483 GB/s: NVLS */

@@ -9,10 +9,12 @@
 #include <math.h>
 #include <string.h>
 
+#include <stdio.h>
+
+#include "coll/algo.h" /* the rows themselves, for the table's invariants */
 #include "coll/collective.h"
 #include "config/config.h"
 #include "config/presets.h"
-#include <stdio.h>
 
 #define GiB (1024.0 * 1024.0 * 1024.0)
 
@@ -215,6 +217,185 @@ START_TEST(symmetry_keeps_large_rings_cheap)
 }
 END_TEST
 
+/* ---- the algorithm table ------------------------------------------------ */
+
+START_TEST(every_row_is_complete)
+{
+    int fitted = 0;
+    for (int a = 0; a < CS_ALGO_COUNT; a++) {
+        const cs_algo *r = cs__algo_row(a);
+        const char *name = cs_algo_name(a);
+        ck_assert_msg(name && *name, "row %d has no name", a);
+        cs_algo_id back;
+        ck_assert_int_eq(cs_algo_parse(name, &back), 0);
+        ck_assert_int_eq(back, a);
+        ck_assert_ptr_nonnull(cs_algo_hint(a));
+        ck_assert_msg(r->ops && r->protos, "%s implements nothing", name);
+        ck_assert_msg(r->latency && r->bandwidth && r->closed_form && r->simulate,
+                      "%s lacks its latencies, bandwidth or an engine", name);
+        /* a row that restricts ops, protocols or nodes says so */
+        if (r->ops != CS_OPS_ALL || r->protos != CS_PROTOS_ALL || r->one_node)
+            ck_assert_msg(*cs_algo_hint(a), "%s restricts where it runs without a hint", name);
+        if (cs_algo_flag_key(a)) ck_assert_ptr_nonnull(cs_algo_flag_needs(a));
+        for (int p = 0; p < CS_PROTO_COUNT; p++) {
+            ck_assert(cs_algo_base_latency_s(a, p) >= 0);
+            for (int h = 0; h < CS_HW_COUNT; h++) ck_assert(cs_algo_hw_latency_s(h, a, p) >= 0);
+        }
+        if (cs_algo_calib_param(a)) {
+            fitted++;
+            char want[64];
+            snprintf(want, sizeof want, "efficiency.%s", name);
+            ck_assert_str_eq(cs_algo_calib_param(a), want);
+            snprintf(want, sizeof want, "collectives.efficiency.%s", name);
+            ck_assert_str_eq(cs_algo_calib_yaml(a), want);
+        }
+    }
+    ck_assert_int_eq(cs_algo_calib_count(), fitted);
+    ck_assert_int_eq(cs_algo_parse("RING", &(cs_algo_id){0}), 0);
+    ck_assert_int_eq(cs_algo_parse("ringg", &(cs_algo_id){0}), CS_EINVAL);
+}
+END_TEST
+
+START_TEST(fitted_rows_come_in_priority_order)
+{
+    int seen[CS_ALGO_COUNT] = {0};
+    for (int k = 0; k < cs_algo_calib_count(); k++) {
+        cs_algo_id a = cs_algo_calib_at(k);
+        ck_assert_ptr_nonnull(cs_algo_calib_param(a));
+        ck_assert_msg(!seen[a]++, "%s listed twice", cs_algo_name(a));
+        if (k) ck_assert(cs__algo_row(cs_algo_calib_at(k - 1))->calib.priority <
+                         cs__algo_row(a)->calib.priority);
+    }
+    /* calibrate's reports list efficiency.tree before efficiency.ring */
+    ck_assert_int_eq(cs_algo_calib_at(0), CS_ALGO_TREE);
+    ck_assert_int_eq(cs_algo_calib_at(1), CS_ALGO_RING);
+    ck_assert_ptr_null(cs_algo_calib_param(CS_ALGO_NVLS));
+}
+END_TEST
+
+/* Every row prices every (op, protocol): a finite factor >= 0 from its own
+ * bandwidth function; where it is available, a finite positive time. */
+START_TEST(every_row_prices_every_protocol)
+{
+    const char *presets[] = {"dgx-h100", "dgx-a100", "pcie-l40s"};
+    for (size_t i = 0; i < 3; i++)
+        for (int ranks = 8; ranks <= 16; ranks += 8) {
+            cs_cluster c;
+            cs_diag d;
+            ck_assert(cs_config_cluster(presets[i], &c, &d) == 0);
+            cs_topology t;
+            if (cs_topology_build(&c, ranks, 0, &t, &d)) continue; /* pcie-l40s: one node */
+            for (int a = 0; a < CS_ALGO_COUNT; a++)
+                for (int op = 0; op < CS_OP_COUNT; op++)
+                    for (int p = 0; p < CS_PROTO_COUNT; p++) {
+                        double f = cs_collective_nccl_bw_factor(&t, op, a, p), tm;
+                        ck_assert_msg(isfinite(f) && f >= 0, "%s/%s %s", cs_algo_name(a),
+                                      cs_proto_name(p), presets[i]);
+                        if (cs_collective_time(&t, op, 1 << 20, a, p, &tm) == 0)
+                            ck_assert(isfinite(tm) && tm > 0);
+                    }
+        }
+}
+END_TEST
+
+START_TEST(protocol_factors_are_nccls)
+{
+    cs_topology t = topo("dgx-h100", 8), m = topo("dgx-h100", 16), one = topo("dgx-h100", 2);
+    cs_diag d;
+    ck_assert(cs_topology_build(&t.cluster, 2, 2, &one, &d) == 0); /* one rank per node */
+    ck_assert_double_eq_tol(cs_collective_nccl_bw_factor(&one, CS_OP_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_LL128), 0.7, 1e-15);
+    ck_assert_double_eq_tol(cs_collective_nccl_bw_factor(&t, CS_OP_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_SIMPLE), 0.92, 1e-15);
+    ck_assert_double_eq_tol(cs_collective_nccl_bw_factor(&t, CS_OP_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_LL), 0.92 / 3.8, 1e-15);
+    ck_assert_double_eq_tol(cs_collective_nccl_bw_factor(&t, CS_OP_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_LL128), 0.92 * 7 / 9, 1e-15);
+    ck_assert_double_eq_tol(cs_collective_nccl_bw_factor(&m, CS_OP_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_LL128), 0.92 * 120 / 128, 1e-15);
+    ck_assert_double_eq_tol(cs_collective_nccl_bw_factor(&t, CS_OP_ALL_GATHER, CS_ALGO_RING, CS_PROTO_LL), 1.0 / 3, 1e-15);
+    ck_assert_double_eq_tol(cs_collective_nccl_bw_factor(&m, CS_OP_ALL_GATHER, CS_ALGO_RING, CS_PROTO_LL), 1.0 / 4, 1e-15);
+    ck_assert_double_eq_tol(cs_collective_nccl_bw_factor(&t, CS_OP_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_LL128), 0.92, 1e-15);
+    ck_assert_double_eq_tol(cs_collective_nccl_bw_factor(&t, CS_OP_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE), 1.0, 1e-15);
+    ck_assert_double_eq_tol(cs_collective_nccl_bw_factor(&t, CS_OP_ALL_REDUCE, CS_ALGO_NVLS, CS_PROTO_SIMPLE), 5.0 / 6 * 0.85, 1e-15);
+    ck_assert_double_eq_tol(cs_algo_base_latency_s(CS_ALGO_RING, CS_PROTO_SIMPLE), 8.4e-6, 1e-18);
+    ck_assert_double_eq_tol(cs_algo_hw_latency_s(CS_HW_NVLINK, CS_ALGO_NVLS, CS_PROTO_SIMPLE), 23e-6, 1e-18);
+}
+END_TEST
+
+/* dgx-h100 with `collectives: nvls: false`, 8 ranks. */
+static cs_topology nvls_off_topo(void)
+{
+    size_t len;
+    const char *base = cs_presets_cluster_yaml("dgx-h100", &len);
+    char buf[16384];
+    snprintf(buf, sizeof buf, "%.*s", (int)len, base);
+    char *at = strstr(buf, "\ncollectives:\n");
+    ck_assert_ptr_nonnull(at);
+    at += strlen("\ncollectives:\n");
+    memmove(at + 14, at, strlen(at) + 1);
+    memcpy(at, "  nvls: false\n", 14);
+    cs_cluster c;
+    cs_diag d;
+    ck_assert_msg(cs_config_load_cluster_string("off.yaml", buf, strlen(buf), &c, &d) == 0,
+                  "%d:%d %s", d.line, d.column, d.message);
+    cs_topology t;
+    ck_assert_msg(cs_topology_build(&c, 8, 0, &t, &d) == 0, "%s", d.message);
+    return t;
+}
+
+/* The message of a forced choice that cannot run: "" when it runs. */
+static const char *refusal(const cs_topology *t, cs_op op, int a, int p, cs_diag *d)
+{
+    cs_algo_id ra;
+    cs_proto rp;
+    if (cs_collective_choose(t, op, 1 << 20, a, p, &ra, &rp, d) == 0) return "";
+    ck_assert_int_eq(d->code, CS_ENOTSUP);
+    return d->message;
+}
+
+/* Every row with a hint meets a situation it refuses (an op, several
+ * nodes, hardware without its flag, the flag off), and says its hint
+ * there; a row without one falls back to the protocol's hint. */
+START_TEST(a_row_that_cannot_run_gives_its_hint)
+{
+    cs_topology ts[] = {topo("dgx-h100", 8), topo("dgx-h100", 16), topo("dgx-a100", 8),
+                        nvls_off_topo(), topo("pcie-l40s", 4)};
+    for (int a = 0; a < CS_ALGO_COUNT; a++) {
+        int refused = 0;
+        for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+            for (int op = 0; op < CS_OP_COUNT; op++) {
+                cs_diag d;
+                const char *msg = refusal(&ts[i], op, a, CS_CHOICE_AUTO, &d);
+                if (!*msg) continue;
+                refused++;
+                ck_assert_msg(strstr(msg, cs_algo_hint(a)), "%s: %s", cs_algo_name(a), msg);
+                ck_assert_ptr_nonnull(strstr(msg, cs_algo_name(a)));
+            }
+        ck_assert_msg(refused || !*cs_algo_hint(a), "%s's hint is never said", cs_algo_name(a));
+        cs_diag d; /* LL128 is off on PCIe */
+        const char *msg = refusal(&ts[4], CS_OP_ALL_REDUCE, a, CS_PROTO_LL128, &d);
+        ck_assert(*msg);
+        ck_assert_ptr_nonnull(strstr(msg, *cs_algo_hint(a) ? cs_algo_hint(a) : "LL128 is disabled"));
+    }
+}
+END_TEST
+
+START_TEST(flags_default_to_what_the_hardware_allows)
+{
+    const char *presets[] = {"dgx-h100", "dgx-a100", "pcie-l40s", "hgx-h200", "cpu-local"};
+    for (size_t i = 0; i < 5; i++) {
+        cs_cluster c;
+        cs_diag d;
+        ck_assert(cs_config_cluster(presets[i], &c, &d) == 0);
+        for (int a = 0; a < CS_ALGO_COUNT; a++)
+            ck_assert_int_eq(c.coll.algo_enabled[a], cs_algo_hw_allows(a, &c));
+    }
+    cs_topology t = nvls_off_topo();
+    ck_assert_int_eq(t.cluster.coll.algo_enabled[CS_ALGO_NVLS], 0);
+    ck_assert(cs_algo_hw_allows(CS_ALGO_NVLS, &t.cluster));
+    ck_assert(!cs_algo_flag_key(CS_ALGO_RING) && cs_algo_hw_allows(CS_ALGO_RING, &t.cluster));
+    ck_assert_str_eq(cs_algo_flag_key(CS_ALGO_NVLS), "nvls");
+    double tm;
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_REDUCE, 1e6, CS_ALGO_NVLS, CS_PROTO_SIMPLE, &tm), CS_ENOTSUP);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("collective");
@@ -232,6 +413,12 @@ int main(void)
     tcase_add_test(tc, slow_link_override_slows_des_only);
     tcase_add_test(tc, des_is_deterministic);
     tcase_add_test(tc, symmetry_keeps_large_rings_cheap);
+    tcase_add_test(tc, every_row_is_complete);
+    tcase_add_test(tc, fitted_rows_come_in_priority_order);
+    tcase_add_test(tc, every_row_prices_every_protocol);
+    tcase_add_test(tc, protocol_factors_are_nccls);
+    tcase_add_test(tc, a_row_that_cannot_run_gives_its_hint);
+    tcase_add_test(tc, flags_default_to_what_the_hardware_allows);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -201,7 +201,7 @@ START_TEST(preset_dgx_h100)
     ck_assert_double_eq_tol(c.inter.oversubscription, 1, 1e-12);
     ck_assert_int_eq(c.coll.channels, 16);
     ck_assert_int_eq(c.coll.ll128_enabled, 1);
-    ck_assert_int_eq(c.coll.nvls_enabled, 1); /* NVSwitch + sm_90 */
+    ck_assert_int_eq(c.coll.algo_enabled[CS_ALGO_NVLS], 1); /* NVSwitch + sm_90 */
     ck_assert_int_eq(c.n_overrides, 0);
     ck_assert_int_eq(c.n_stragglers, 0);
 }
@@ -231,7 +231,7 @@ START_TEST(preset_dgx_a100)
     ck_assert_double_eq_tol(c.inter.efficiency, 0.96, 1e-12);
     ck_assert_int_eq(c.inter.topology, CS_NET_RAIL_OPTIMIZED);
     ck_assert_int_eq(c.coll.ll128_enabled, 1);
-    ck_assert_int_eq(c.coll.nvls_enabled, 0); /* Ampere: no NVLink SHARP */
+    ck_assert_int_eq(c.coll.algo_enabled[CS_ALGO_NVLS], 0); /* Ampere: no NVLink SHARP */
     ck_assert_int_eq(c.coll.channels, 16);
 }
 END_TEST
@@ -251,7 +251,7 @@ START_TEST(preset_hgx_h200)
     ck_assert_int_eq(c.inter.nics_per_node, 8);
     ck_assert_double_eq_tol(c.inter.nic_bw_Bps, 50e9, 1);
     ck_assert_double_eq_tol(c.inter.efficiency, 0.94, 1e-12);
-    ck_assert_int_eq(c.coll.nvls_enabled, 1);
+    ck_assert_int_eq(c.coll.algo_enabled[CS_ALGO_NVLS], 1);
 }
 END_TEST
 
@@ -275,7 +275,7 @@ START_TEST(preset_pcie_l40s)
     ck_assert_int_eq(c.inter.nics_per_node, 0);
     ck_assert_int_eq(c.coll.channels, 4);
     ck_assert_int_eq(c.coll.ll128_enabled, 0);
-    ck_assert_int_eq(c.coll.nvls_enabled, 0);
+    ck_assert_int_eq(c.coll.algo_enabled[CS_ALGO_NVLS], 0);
 }
 END_TEST
 
@@ -364,12 +364,12 @@ START_TEST(defaults_filled)
     for (int a = 0; a < CS_ALGO_COUNT; a++) {
         ck_assert_double_eq_tol(c.coll.algo_efficiency[a], 1.0, 1e-15);
         for (int p = 0; p < CS_PROTO_COUNT; p++) {
-            ck_assert_double_eq_tol(c.coll.base_latency_s[a][p], cs_ncclmodel_base_latency_s(a, p),
+            ck_assert_double_eq_tol(c.coll.base_latency_s[a][p], cs_algo_base_latency_s(a, p),
                                     1e-15);
             ck_assert_double_eq_tol(c.coll.proto_bw_factor[a][p], CS_UNSET, 1e-15);
             for (int h = 0; h < CS_HW_COUNT; h++)
                 ck_assert_double_eq_tol(c.coll.hw_latency_s[h][a][p],
-                                        cs_ncclmodel_hw_latency_s(h, a, p), 1e-15);
+                                        cs_algo_hw_latency_s(h, a, p), 1e-15);
         }
     }
     ck_assert_double_eq_tol(c.coll.base_latency_s[CS_ALGO_RING][CS_PROTO_LL], 6.6e-6, 1e-15);
@@ -394,7 +394,7 @@ START_TEST(defaults_depend_on_fabric)
     ck_assert_int_eq(c.intra.kind, CS_FABRIC_NVLINK);
     ck_assert_int_eq(c.coll.channels, 16);
     ck_assert_int_eq(c.coll.ll128_enabled, 1);
-    ck_assert_int_eq(c.coll.nvls_enabled, 0); /* NVLS needs an NVSwitch */
+    ck_assert_int_eq(c.coll.algo_enabled[CS_ALGO_NVLS], 0); /* NVLS needs an NVSwitch */
 }
 END_TEST
 
@@ -402,19 +402,19 @@ START_TEST(nvls_default_and_override)
 {
     cs_cluster c;
     OK_YAML(SINGLE, &c); /* nvswitch, compute capability 90 */
-    ck_assert_int_eq(c.coll.nvls_enabled, 1);
+    ck_assert_int_eq(c.coll.algo_enabled[CS_ALGO_NVLS], 1);
     char *y = replace(SINGLE, "compute_capability: 90", "compute_capability: 80");
     OK_YAML(y, &c);
     free(y);
-    ck_assert_int_eq(c.coll.nvls_enabled, 0);
+    ck_assert_int_eq(c.coll.algo_enabled[CS_ALGO_NVLS], 0);
     y = with(SINGLE, "collectives:\n  nvls: false\n");
     OK_YAML(y, &c);
     free(y);
-    ck_assert_int_eq(c.coll.nvls_enabled, 0);
+    ck_assert_int_eq(c.coll.algo_enabled[CS_ALGO_NVLS], 0);
     y = with(SINGLE, "collectives:\n  nvls: true\n");
     OK_YAML(y, &c);
     free(y);
-    ck_assert_int_eq(c.coll.nvls_enabled, 1);
+    ck_assert_int_eq(c.coll.algo_enabled[CS_ALGO_NVLS], 1);
     /* explicit true without the hardware: an error at the value */
     char *a = replace(SINGLE, "compute_capability: 90", "compute_capability: 80");
     ERR_FREE(with(a, "collectives:\n  nvls: true\n"), 13, 9, "compute_capability >= 90");
@@ -467,14 +467,14 @@ START_TEST(collectives_overrides)
     ck_assert_double_eq_tol(c.coll.chunk_bytes[CS_PROTO_SIMPLE], 1024 * 1024, 1e-9);
     ck_assert_double_eq_tol(c.coll.base_latency_s[CS_ALGO_RING][CS_PROTO_LL], 10e-6, 1e-15);
     ck_assert_double_eq_tol(c.coll.base_latency_s[CS_ALGO_RING][CS_PROTO_SIMPLE],
-                            cs_ncclmodel_base_latency_s(CS_ALGO_RING, CS_PROTO_SIMPLE), 1e-15);
+                            cs_algo_base_latency_s(CS_ALGO_RING, CS_PROTO_SIMPLE), 1e-15);
     ck_assert_double_eq_tol(c.coll.hw_latency_s[CS_HW_NET][CS_ALGO_TREE][CS_PROTO_SIMPLE], 20e-6,
                             1e-15);
     ck_assert_double_eq_tol(c.coll.hw_latency_s[CS_HW_NET][CS_ALGO_RING][CS_PROTO_SIMPLE],
-                            cs_ncclmodel_hw_latency_s(CS_HW_NET, CS_ALGO_RING, CS_PROTO_SIMPLE),
+                            cs_algo_hw_latency_s(CS_HW_NET, CS_ALGO_RING, CS_PROTO_SIMPLE),
                             1e-15);
     ck_assert_double_eq_tol(c.coll.hw_latency_s[CS_HW_NVLINK][CS_ALGO_TREE][CS_PROTO_SIMPLE],
-                            cs_ncclmodel_hw_latency_s(CS_HW_NVLINK, CS_ALGO_TREE, CS_PROTO_SIMPLE),
+                            cs_algo_hw_latency_s(CS_HW_NVLINK, CS_ALGO_TREE, CS_PROTO_SIMPLE),
                             1e-15);
     ck_assert_double_eq_tol(c.coll.proto_bw_factor[CS_ALGO_RING][CS_PROTO_LL128], 0.92, 1e-15);
     ck_assert_double_eq_tol(c.coll.proto_bw_factor[CS_ALGO_TREE][CS_PROTO_LL], 0.3, 1e-15);

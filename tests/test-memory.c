@@ -3,9 +3,11 @@
  * test-memory.c - per-rank memory: ZeRO Table 1 (all 54 cells, read from
  * validation/papers/zero_table1_model_state_memory.csv) and Table 2 (the
  * theoretical maximum model sizes) against the model-states view, the
- * sharding degrees of every strategy, the strategies' ordering, the lines
- * of the full estimate against Korthikanti et al.'s formulas, and the
- * micro-batch search against a linear scan. Each comparison has a
+ * sharding degrees of every strategy, every row of the strategy table
+ * (groups divide, degrees, lines summing to the peak, the row's own
+ * terms; one check and one message for hybrid groups), the strategies'
+ * ordering, the lines of the full estimate against Korthikanti et al.'s
+ * formulas, and the micro-batch search against a linear scan. Each comparison has a
  * deliberately wrong case it must reject. Runs from the project root.
  */
 #include <check.h>
@@ -15,9 +17,10 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "coll/topology.h"
 #include "train/memory.h"
 #include "train/model.h"
-#include "coll/topology.h"
+#include "train/strategy.h"
 #include "train/training.h"
 
 #define MiB (1024.0 * 1024.0)
@@ -294,18 +297,21 @@ START_TEST(shard_degrees_every_strategy)
         cs_training t = training(cases[i].s);
         t.shard_group = cases[i].shard_group;
         int p, g, o;
-        cs_memory_shard_degrees(&t, &t16, &p, &g, &o);
+        cs_strategy_degrees(&t, &t16, &p, &g, &o);
         ck_assert_msg(p == cases[i].p && g == cases[i].g && o == cases[i].o,
                       "case %zu (%s): got %d,%d,%d", i, cs_strategy_name(cases[i].s), p, g, o);
     }
     /* "One node" is the ranks on a node: 16 ranks on 4 nodes -> 4. */
     cs_topology t16x4 = topo_of(&c, 16, 4);
     cs_training t = training(CS_STRAT_FSDP_HYBRID_SHARD);
-    ck_assert_int_eq(cs_memory_shard_group(&t, &t16x4), 4);
+    cs_strategy_groups groups;
+    ck_assert_int_eq(cs_strategy_groups_of(&t, &t16x4, &groups, NULL), 0);
+    ck_assert_int_eq(groups.shard, 4);
+    ck_assert_int_eq(groups.replica, 4);
     /* One rank: nothing to shard. */
     cs_topology t1 = topo_of(&c, 1, 0);
     int p, g, o;
-    cs_memory_shard_degrees(&t, &t1, &p, &g, &o);
+    cs_strategy_degrees(&t, &t1, &p, &g, &o);
     ck_assert_int_eq(p * g * o, 1);
     /* A hybrid group that does not divide the ranks is an error. */
     t.shard_group = 3;
@@ -314,6 +320,89 @@ START_TEST(shard_degrees_every_strategy)
     cs_model m = preset_model("gpt3-1.3b");
     ck_assert_int_eq(cs_memory_estimate(&m, &t, &t16, 0, &mem, &d), CS_EINVAL);
     ck_assert_ptr_nonnull(strstr(d.message, "divide"));
+}
+END_TEST
+
+/* Every row of the strategy table on several layouts: its groups divide
+ * the world, its degrees are 1 or the shard group, the lines of the
+ * estimate sum to the peak, and its own terms are the table's. A line
+ * left out of the sum must be noticed. */
+START_TEST(every_row_terms_sum_and_groups_divide)
+{
+    cs_cluster c = cluster("dgx-h100");
+    cs_model m = preset_model("gpt3-1.3b");
+    static const int layouts[][3] = {{1, 0, 0}, {8, 0, 0}, {16, 0, 0}, {16, 4, 4}, {64, 0, 16}};
+    for (size_t li = 0; li < sizeof layouts / sizeof *layouts; li++)
+        for (int s = 0; s < CS_STRAT_COUNT; s++) {
+            cs_topology topo = topo_of(&c, layouts[li][0], layouts[li][1]);
+            cs_training t = training((cs_strategy)s);
+            t.shard_group = cs_strategy_knob_applies((cs_strategy)s, CS_KNOB_SHARD_GROUP)
+                                ? layouts[li][2]
+                                : 0;
+            const char *name = cs_strategy_name((cs_strategy)s);
+            cs_strategy_groups g;
+            cs_diag d;
+            ck_assert_msg(cs_strategy_groups_of(&t, &topo, &g, &d) == 0, "%s: %s", name,
+                          d.message);
+            ck_assert_int_eq(g.world, topo.ranks);
+            ck_assert_int_eq(g.shard * g.replica, g.world);
+            const cs_strategy_row *r = cs_strategy_row_of((cs_strategy)s);
+            if (!r->hybrid) ck_assert_int_eq(g.shard, g.world);
+            int dp, dg, dopt;
+            cs_strategy_degrees(&t, &topo, &dp, &dg, &dopt);
+            ck_assert_int_eq(dp, r->shards_params ? g.shard : 1);
+            ck_assert_int_eq(dg, r->shards_grads ? g.shard : 1);
+            ck_assert_int_eq(dopt, r->shards_optimizer ? g.shard : 1);
+
+            cs_memory mem = estimate(&m, &t, &topo, 0);
+            double ps = 2, P = m.params;
+            ck_assert_double_eq_tol(mem.params_bytes, P * ps / dp, 1e-9 * P);
+            ck_assert_double_eq_tol(mem.grads_bytes, P * ps / dg, 1e-9 * P);
+            ck_assert_double_eq_tol(mem.optimizer_bytes, P * 12 / dopt, 1e-9 * P);
+            double sum = mem.params_bytes + mem.grads_bytes + mem.optimizer_bytes +
+                         mem.activations_bytes + mem.unsharded_bytes + mem.buckets_bytes +
+                         mem.temp_bytes + mem.cuda_context_bytes + mem.nccl_bytes +
+                         mem.fragmentation_bytes;
+            ck_assert_msg(fabs(sum - mem.peak_bytes) <= 1.0, "%s: lines %.0f, peak %.0f", name,
+                          sum, mem.peak_bytes);
+            /* the fault: a line left out does not pass for the peak */
+            ck_assert(fabs(sum - mem.fragmentation_bytes - mem.peak_bytes) > 1.0);
+            cs_strategy_mem own = {0};
+            if (r->memory_terms) r->memory_terms(&m, &t, &g, &own);
+            ck_assert_double_eq(mem.unsharded_bytes, own.unsharded_bytes);
+            ck_assert_double_eq(mem.buckets_bytes, own.buckets_bytes);
+            /* one communicator per group of more than one rank */
+            double comm = 2.0 * c.coll.channels * (4 + 0.5 + 4.6875) * MiB;
+            ck_assert_double_eq_tol(mem.nccl_bytes, comm * ((g.shard > 1) + (g.replica > 1)), 1.0);
+        }
+}
+END_TEST
+
+/* Whole replicas are checked in one place, with one message, for the
+ * memory estimate, the graph builder and the scenario loader alike. */
+START_TEST(hybrid_groups_one_check_one_message)
+{
+    cs_cluster c = cluster("dgx-h100");
+    cs_topology t16 = topo_of(&c, 16, 0);
+    cs_model m = preset_model("gpt3-1.3b");
+    cs_training t = training(CS_STRAT_FSDP_HYBRID_SHARD);
+    t.shard_group = 3;
+    cs_strategy_groups g;
+    cs_diag dg, dm;
+    ck_assert_int_eq(cs_strategy_groups_of(&t, &t16, &g, &dg), CS_EINVAL);
+    ck_assert_int_eq(g.shard, 3);
+    ck_assert_str_eq(dg.message, "fsdp_hybrid_shard needs the shard group (3 ranks) to divide "
+                                 "the 16 ranks into whole replicas");
+    cs_memory mem;
+    ck_assert_int_eq(cs_memory_estimate(&m, &t, &t16, 0, &mem, &dm), CS_EINVAL);
+    ck_assert_str_eq(dm.message, dg.message);
+    /* a group that is not hybrid always divides */
+    for (int s = 0; s < CS_STRAT_COUNT; s++) {
+        if (cs_strategy_row_of((cs_strategy)s)->hybrid) continue;
+        cs_training u = training((cs_strategy)s);
+        u.shard_group = 3;
+        ck_assert_int_eq(cs_strategy_groups_of(&u, &t16, &g, NULL), 0);
+    }
 }
 END_TEST
 
@@ -546,6 +635,8 @@ static Suite *suite(void)
     tcase_add_test(tc, zero_table1_catches_wrong);
     tcase_add_test(tc, zero_table2_max_model_size);
     tcase_add_test(tc, shard_degrees_every_strategy);
+    tcase_add_test(tc, every_row_terms_sum_and_groups_divide);
+    tcase_add_test(tc, hybrid_groups_one_check_one_message);
     tcase_add_test(tc, strategy_ordering);
     tcase_add_test(tc, ddp_13b_over_200GB);
     tcase_add_test(tc, optimizer_bytes);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-training.c - training defaults and names, and the scenario YAML
- * loader: every key, preset and inline cluster/model, relative paths, the
+ * test-training.c - training defaults and names, every row of the strategy
+ * table (names, the CLI's lists, which knobs apply and the messages where
+ * they do not), and the scenario YAML loader: every key, preset and inline cluster/model, relative paths, the
  * example scenarios (which must load, fit, and be listed in the README),
  * and each class of error with its exact line and column. Runs with the
  * project root as working directory.
@@ -13,8 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "train/memory.h"
 #include "coll/topology.h"
+#include "train/memory.h"
+#include "train/scenario.h"
+#include "train/strategy.h"
 #include "train/training.h"
 
 #define MiB (1024.0 * 1024.0)
@@ -110,17 +113,29 @@ END_TEST
 
 START_TEST(names_and_reshard)
 {
-    static const char *const want[] = {"ddp",
-                                       "zero1",
-                                       "fsdp_no_shard",
-                                       "fsdp_shard_grad_op",
-                                       "fsdp_full_shard",
-                                       "fsdp_hybrid_shard"};
-    for (int s = 0; s < CS_STRAT_COUNT; s++) {
-        ck_assert_str_eq(cs_strategy_name((cs_strategy)s), want[s]);
+    /* PyTorch's strategies under their names, and whether each reshards
+     * after forward by default (-1); a strategy added to the table is
+     * checked by strategy_rows */
+    static const struct {
+        const char *name;
+        cs_strategy id;
+        int reshards;
+    } known[] = {
+        {"ddp", CS_STRAT_DDP, 0},
+        {"zero1", CS_STRAT_ZERO1, 0},
+        {"fsdp_no_shard", CS_STRAT_FSDP_NO_SHARD, 0},
+        {"fsdp_shard_grad_op", CS_STRAT_FSDP_SHARD_GRAD_OP, 0},
+        {"fsdp_full_shard", CS_STRAT_FSDP_FULL_SHARD, 1},
+        {"fsdp_hybrid_shard", CS_STRAT_FSDP_HYBRID_SHARD, 1},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
+        ck_assert_str_eq(cs_strategy_name(known[i].id), known[i].name);
         cs_strategy back;
-        ck_assert_int_eq(cs_strategy_parse(want[s], &back), 0);
-        ck_assert_int_eq(back, s);
+        ck_assert_int_eq(cs_strategy_parse(known[i].name, &back), 0);
+        ck_assert_int_eq(back, known[i].id);
+        cs_training t;
+        cs_training_defaults(&t, known[i].id);
+        ck_assert_int_eq(cs_strategy_reshard_after_forward(&t), known[i].reshards);
     }
     cs_strategy x;
     ck_assert_int_eq(cs_strategy_parse("FULL_SHARD", &x), CS_EINVAL);
@@ -134,17 +149,121 @@ START_TEST(names_and_reshard)
     cs_optimizer y;
     ck_assert_int_eq(cs_optimizer_parse("lamb", &y), CS_EINVAL);
 
-    /* reshard_after_forward: -1 resolves by strategy. */
-    static const int resolved[CS_STRAT_COUNT] = {0, 0, 0, 0, 1, 1};
-    for (int s = 0; s < CS_STRAT_COUNT; s++) {
-        cs_training t;
-        cs_training_defaults(&t, (cs_strategy)s);
-        ck_assert_int_eq(cs_training_reshard_after_forward(&t), resolved[s]);
-    }
+    /* reshard_after_forward: false turns it off */
     cs_training t;
     cs_training_defaults(&t, CS_STRAT_FSDP_FULL_SHARD);
     t.reshard_after_forward = 0;
-    ck_assert_int_eq(cs_training_reshard_after_forward(&t), 0);
+    ck_assert_int_eq(cs_strategy_reshard_after_forward(&t), 0);
+}
+END_TEST
+
+/* Reference for the table's lists: the names in `set`, ", " between, the
+ * last two joined by " <last> ". */
+static void join_names(char *buf, size_t len, unsigned set, const char *last)
+{
+    int total = 0, k = 0;
+    for (int s = 0; s < CS_STRAT_COUNT; s++) total += (set >> s) & 1;
+    buf[0] = '\0';
+    for (int s = 0; s < CS_STRAT_COUNT; s++) {
+        if (!((set >> s) & 1)) continue;
+        size_t o = strlen(buf);
+        snprintf(buf + o, len - o, "%s%s%s%s", k == 0 ? "" : k < total - 1 ? ", " : " ",
+                 k > 0 && k == total - 1 ? last : "", k > 0 && k == total - 1 ? " " : "",
+                 cs_strategy_name((cs_strategy)s));
+        k++;
+    }
+}
+
+/* Every row of the strategy table: its name parses back, the lists the
+ * CLI prints come from the table, and each scenario knob is accepted
+ * exactly where the row says it applies, refused elsewhere with the
+ * table's scope text. */
+START_TEST(strategy_rows)
+{
+    for (int s = 0; s < CS_STRAT_COUNT; s++) {
+        const char *name = cs_strategy_name((cs_strategy)s);
+        ck_assert_str_eq(cs_strategy_names[s], name);
+        cs_strategy back;
+        ck_assert_int_eq(cs_strategy_parse(name, &back), 0);
+        ck_assert_int_eq(back, s);
+        for (int o = 0; o < s; o++) ck_assert_str_ne(cs_strategy_name((cs_strategy)o), name);
+        /* ZeRO's stages nest: sharded parameters imply sharded gradients,
+         * which imply sharded optimizer states; only sharded parameters
+         * can be freed after forward */
+        const cs_strategy_row *r = cs_strategy_row_of((cs_strategy)s);
+        ck_assert(!r->shards_params || r->shards_grads);
+        ck_assert(!r->shards_grads || r->shards_optimizer);
+        ck_assert(!r->reshards || r->shards_params);
+        ck_assert(!r->hybrid || r->shards_optimizer);
+        /* "the fsdp_* strategies" in messages: FSDP's knobs are theirs */
+        int fsdp = !strncmp(name, "fsdp_", 5);
+        ck_assert_int_eq(cs_strategy_knob_applies((cs_strategy)s, CS_KNOB_BACKWARD_PREFETCH), fsdp);
+    }
+    ck_assert_ptr_null(cs_strategy_names[CS_STRAT_COUNT]);
+    char list[512], want[512];
+    cs_strategy_list(list, sizeof list, "or");
+    join_names(want, sizeof want, ~0u, "or");
+    ck_assert_str_eq(list, want);
+    ck_assert(!strncmp(list, "ddp, zero1, fsdp_no_shard, ", 27));
+    cs_strategy_list(list, 12, "or"); /* truncated at a name, never mid-way */
+    ck_assert_str_eq(list, "ddp, zero1");
+    char msg[640], expect[640];
+    cs_strategy_unknown("FULL_SHARD", msg, sizeof msg);
+    snprintf(expect, sizeof expect, "unknown strategy 'FULL_SHARD' (expected %s)", want);
+    ck_assert_str_eq(msg, expect);
+
+    /* a setting per knob; how messages name the strategies it applies to:
+     * a family's name, else the list of those strategies, then a note */
+    static const struct {
+        const char *line, *which, *note;
+    } knobs[CS_KNOB_COUNT] = {
+        [CS_KNOB_BUCKET_CAP] = {"bucket_cap_mb: 10", NULL, " (DDP's gradient buckets)"},
+        [CS_KNOB_FIRST_BUCKET] = {"first_bucket_mb: 2", NULL, " (DDP's gradient buckets)"},
+        [CS_KNOB_BUCKET_VIEW] = {"gradient_as_bucket_view: true", NULL,
+                                 " (DDP's gradient buckets)"},
+        [CS_KNOB_BACKWARD_PREFETCH] = {"backward_prefetch: post", "the fsdp_* strategies", ""},
+        [CS_KNOB_FORWARD_PREFETCH] = {"forward_prefetch: true", "the fsdp_* strategies", ""},
+        [CS_KNOB_LIMIT_ALL_GATHERS] = {"limit_all_gathers: 3", "the fsdp_* strategies", ""},
+        [CS_KNOB_RESHARD] = {"reshard_after_forward: false", NULL, ""},
+        [CS_KNOB_SHARD_GROUP] = {"shard_group: 8", NULL, ""},
+    };
+    for (int k = 0; k < CS_KNOB_COUNT; k++) {
+        char scope[512], names[512];
+        unsigned set = 0;
+        for (int s = 0; s < CS_STRAT_COUNT; s++)
+            if (cs_strategy_knob_applies((cs_strategy)s, (cs_knob)k)) set |= 1u << s;
+        join_names(names, sizeof names, set, "and");
+        snprintf(want, sizeof want, "%s%s", knobs[k].which ? knobs[k].which : names, knobs[k].note);
+        cs_strategy_knob_scope((cs_knob)k, scope, sizeof scope);
+        ck_assert_str_eq(scope, want);
+        if (k == CS_KNOB_RESHARD) /* the bytes users read today */
+            ck_assert_str_eq(scope, "fsdp_shard_grad_op, fsdp_full_shard and fsdp_hybrid_shard");
+        ck_assert(!strncmp(knobs[k].line, cs_strategy_knob_key((cs_knob)k),
+                           strlen(cs_strategy_knob_key((cs_knob)k))));
+        for (int s = 0; s < CS_STRAT_COUNT; s++) {
+            char from[64], to[128];
+            snprintf(from, sizeof from, "  strategy: fsdp_full_shard\n");
+            snprintf(to, sizeof to, "  strategy: %s\n  %s\n", cs_strategy_name((cs_strategy)s),
+                     knobs[k].line);
+            char *y = edit(from, to);
+            cs_scenario sc;
+            cs_diag d;
+            int rc = load(y, &sc, &d);
+            free(y);
+            if (cs_strategy_knob_applies((cs_strategy)s, (cs_knob)k)) {
+                ck_assert_msg(rc == 0, "%s with %s: %s", cs_strategy_name((cs_strategy)s),
+                              knobs[k].line, d.message);
+                continue;
+            }
+            ck_assert_msg(rc != 0, "%s accepted %s", cs_strategy_name((cs_strategy)s),
+                          knobs[k].line);
+            char msg[640];
+            snprintf(msg, sizeof msg, "applies only to %s, but the strategy is %s", scope,
+                     cs_strategy_name((cs_strategy)s));
+            ck_assert_msg(strstr(d.message, msg) != NULL, "got: %s", d.message);
+            ck_assert_int_eq(d.line, 6);
+        }
+    }
 }
 END_TEST
 
@@ -443,6 +562,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, defaults);
     tcase_add_test(tc, names_and_reshard);
+    tcase_add_test(tc, strategy_rows);
     tcase_add_test(tc, scenario_basic);
     tcase_add_test(tc, scenario_every_key);
     tcase_add_test(tc, scenario_inline_cluster_and_model);

@@ -4,7 +4,9 @@
  * bytes on the wire per primitive (the seed's figures), no_sync, overlap,
  * prefetch, the memory timeline's bookkeeping, determinism; collectives
  * timed by the discrete-event engine (training.collective_engine = des)
- * against the closed form on one node, and the cross-build cache.
+ * against the closed form on one node, the cross-build cache; every row of
+ * the strategy table builds a well-formed graph, and the builder refuses
+ * an undivided hybrid group with the table's message.
  */
 #include <stdio.h>
 #include <check.h>
@@ -13,6 +15,8 @@
 
 #include "config/config.h"
 #include "train/iteration.h"
+#include "train/scenario.h"
+#include "train/strategy.h"
 #include "train/workload.h"
 
 typedef struct setup {
@@ -102,13 +106,10 @@ END_TEST
 
 START_TEST(time_accounting_is_consistent)
 {
-    static const cs_strategy st[] = {CS_STRAT_DDP, CS_STRAT_ZERO1, CS_STRAT_FSDP_NO_SHARD,
-                                     CS_STRAT_FSDP_SHARD_GRAD_OP, CS_STRAT_FSDP_FULL_SHARD,
-                                     CS_STRAT_FSDP_HYBRID_SHARD};
-    for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+    for (int i = 0; i < CS_STRAT_COUNT; i++) {
         setup s;
         cs_iteration it;
-        make(&s, "dgx-a100", "gpt3-1.3b", st[i], 64);
+        make(&s, "dgx-a100", "gpt3-1.3b", (cs_strategy)i, 64);
         simulate(&s, &it);
         /* every instant is compute, exposed communication, or idle waiting:
          * with one rank's graph there is no idle time */
@@ -199,14 +200,12 @@ END_TEST
  * estimate assumes the worst overlap of prefetched units and gradients). */
 START_TEST(timeline_peak_agrees_with_estimate)
 {
-    static const cs_strategy st[] = {CS_STRAT_DDP, CS_STRAT_ZERO1, CS_STRAT_FSDP_NO_SHARD,
-                                     CS_STRAT_FSDP_SHARD_GRAD_OP, CS_STRAT_FSDP_FULL_SHARD,
-                                     CS_STRAT_FSDP_HYBRID_SHARD};
-    for (size_t i = 0; i < sizeof st / sizeof st[0]; i++)
+    for (int i = 0; i < CS_STRAT_COUNT; i++)
         for (int ck = 0; ck < CS_CKPT_COUNT; ck++) {
             setup s;
             cs_iteration it;
-            make(&s, "dgx-h100", "gpt3-6.7b", st[i], 64);
+            const cs_strategy st = (cs_strategy)i;
+            make(&s, "dgx-h100", "gpt3-6.7b", st, 64);
             s.t.checkpointing = (cs_ckpt)ck;
             cs_memory m;
             cs_diag d;
@@ -214,9 +213,9 @@ START_TEST(timeline_peak_agrees_with_estimate)
             simulate(&s, &it);
             double e = fabs(it.peak_bytes - m.peak_bytes) / m.peak_bytes;
             ck_assert_msg(e <= 0.10, "%s ckpt %d: timeline %.3g vs estimate %.3g",
-                          cs_strategy_name(st[i]), ck, it.peak_bytes, m.peak_bytes);
-            if (ck == CS_CKPT_NONE && (st[i] == CS_STRAT_DDP || st[i] == CS_STRAT_ZERO1 ||
-                                       st[i] == CS_STRAT_FSDP_NO_SHARD))
+                          cs_strategy_name(st), ck, it.peak_bytes, m.peak_bytes);
+            /* nothing gathered (no unit is sharded): equal */
+            if (ck == CS_CKPT_NONE && !cs_strategy_row_of(st)->shards_grads)
                 ck_assert_double_eq_tol(it.peak_bytes, m.peak_bytes, 1e-9 * m.peak_bytes);
             cs_iteration_free(&it);
         }
@@ -238,7 +237,7 @@ START_TEST(deterministic)
 END_TEST
 
 /* Builds and runs with s->t's engine, using cache (may be NULL). */
-static void simulate_cached(const setup *s, cs_workload_cache *cache, cs_workload **w,
+static void simulate_cached(const setup *s, cs_pricing_cache *cache, cs_workload **w,
                             cs_iteration *it)
 {
     cs_diag d;
@@ -309,18 +308,18 @@ START_TEST(des_cache_changes_nothing)
     make(&s, "dgx-h100", "gpt3-6.7b", CS_STRAT_FSDP_HYBRID_SHARD, 16);
     s.t.collective_engine = CS_ENGINE_DES;
     s.t.grad_accum = 2;
-    cs_workload_cache *c = cs_workload_cache_new();
+    cs_pricing_cache *c = cs_pricing_cache_new();
     cs_workload *w0, *w1, *w2;
     cs_iteration i0, i1, i2;
     simulate_cached(&s, NULL, &w0, &i0);
     simulate_cached(&s, c, &w1, &i1);
     size_t n1;
     unsigned long long h1, m1, h2, m2;
-    cs_workload_cache_stats(c, &n1, &h1, &m1);
+    cs_pricing_cache_stats(c, &n1, &h1, &m1);
     ck_assert_uint_gt(n1, 2); /* several sizes on at least two groups */
     ck_assert_uint_eq(m1, n1);
     simulate_cached(&s, c, &w2, &i2);
-    cs_workload_cache_stats(c, NULL, &h2, &m2);
+    cs_pricing_cache_stats(c, NULL, &h2, &m2);
     ck_assert_uint_eq(m2, m1);  /* nothing new */
     ck_assert_uint_ge(h2, h1 + n1);
     ck_assert_uint_eq(cs_workload_count(w0), cs_workload_count(w1));
@@ -355,7 +354,7 @@ START_TEST(des_cache_changes_nothing)
     cs_iteration i3;
     simulate_cached(&t, c, &w3, &i3);
     unsigned long long m3;
-    cs_workload_cache_stats(c, NULL, NULL, &m3);
+    cs_pricing_cache_stats(c, NULL, NULL, &m3);
     ck_assert_uint_gt(m3, m2);
     cs_iteration_free(&i0);
     cs_iteration_free(&i1);
@@ -365,7 +364,62 @@ START_TEST(des_cache_changes_nothing)
     cs_workload_free(w1);
     cs_workload_free(w2);
     cs_workload_free(w3);
-    cs_workload_cache_free(c);
+    cs_pricing_cache_free(c);
+}
+END_TEST
+
+/* Every row builds a graph whose tasks are in id order with earlier
+ * dependencies, whose collectives run on communication streams in the
+ * row's groups, and whose gradients are reduced by the row's primitive. */
+START_TEST(every_row_builds_a_well_formed_graph)
+{
+    for (int i = 0; i < CS_STRAT_COUNT; i++) {
+        setup s;
+        make(&s, "dgx-h100", "gpt2-355m", (cs_strategy)i, 16);
+        s.t.grad_accum = 2;
+        cs_workload *w;
+        cs_diag d;
+        ck_assert_msg(cs_workload_build(&s.m, &s.t, &s.topo, &w, &d) == 0, "%s", d.message);
+        const cs_strategy_row *r = cs_strategy_row_of((cs_strategy)i);
+        int grad_reductions = 0;
+        for (size_t k = 0; k < cs_workload_count(w); k++) {
+            const cs_task *x = cs_workload_task(w, k);
+            ck_assert_int_eq(x->id, (int)k);
+            for (int j = 0; j < x->ndeps; j++) ck_assert_int_lt(x->deps[j], x->id);
+            int comm = cs_stream_kind_of(x->stream) == CS_STREAM_KIND_COMM;
+            ck_assert_int_eq(comm, x->kind == CS_TASK_COLLECTIVE);
+            if (x->kind != CS_TASK_COLLECTIVE) continue;
+            ck_assert(r->hybrid || x->group == CS_GROUP_WORLD);
+            if (x->micro >= 0 && x->op != CS_OP_ALL_GATHER && x->group != CS_GROUP_REPLICA) {
+                ck_assert_int_eq(x->op, r->grad_op);
+                grad_reductions++;
+            }
+        }
+        ck_assert_msg(grad_reductions > 0, "%s reduces no gradients",
+                      cs_strategy_name((cs_strategy)i));
+        cs_strategy_groups g;
+        ck_assert_int_eq(cs_strategy_groups_of(&s.t, &s.topo, &g, &d), 0);
+        ck_assert_int_eq(cs_workload_group_ranks(w, CS_GROUP_SHARD), g.shard);
+        ck_assert_int_eq(cs_workload_group_ranks(w, CS_GROUP_REPLICA), g.replica);
+        cs_workload_free(w);
+    }
+}
+END_TEST
+
+/* The builder refuses an undivided hybrid group with the table's one
+ * message, as the memory estimate does. */
+START_TEST(builder_hybrid_message_is_the_tables)
+{
+    setup s;
+    make(&s, "dgx-h100", "gpt2-124m", CS_STRAT_FSDP_HYBRID_SHARD, 16);
+    s.t.shard_group = 3;
+    cs_workload *w = NULL;
+    cs_diag d, dm;
+    ck_assert_int_eq(cs_workload_build(&s.m, &s.t, &s.topo, &w, &d), CS_EINVAL);
+    cs_memory mem;
+    ck_assert_int_eq(cs_memory_estimate(&s.m, &s.t, &s.topo, 0, &mem, &dm), CS_EINVAL);
+    ck_assert_str_eq(d.message, dm.message);
+    ck_assert_ptr_nonnull(strstr(d.message, "whole replicas"));
 }
 END_TEST
 
@@ -405,6 +459,8 @@ int main(void)
     tcase_add_test(tc, des_collectives_match_closed_form_on_one_node);
     tcase_add_test(tc, des_cache_changes_nothing);
     tcase_add_test(tc, scenario_collective_engine_key);
+    tcase_add_test(tc, every_row_builds_a_well_formed_graph);
+    tcase_add_test(tc, builder_hybrid_message_is_the_tables);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -28,6 +28,7 @@
 #include "schedule.h"
 #include "train/training.h"
 #include "train/workload.h"
+#include "out/schedule.h"
 
 /* ---- json ---------------------------------------------------------------- */
 
@@ -204,7 +205,7 @@ START_TEST(schedule_from_simulator)
     int rc = cs_workload_build(&m, &t, &topo, &w, &d);
     ck_assert_msg(rc == 0, "%s", d.message);
     cs_buf b = {0};
-    cs_workload_write_schedule(w, &b);
+    cs_schedule_write(w, &b);
     cs_hw_schedule s;
     ck_assert_int_eq(cs_hw_schedule_parse(b.data, b.len, "sim.json", &s, &d), 0);
     ck_assert_uint_eq(s.n, cs_workload_count(w));

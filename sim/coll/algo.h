@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * algo.h - internal: the algorithm table and the cost parameters shared by
- * the closed form and the discrete-event schedule of every algorithm.
+ * algo.h - internal: what one algorithm file (algo_<name>.c) defines, and
+ * the cost parameters shared by the closed form and the discrete-event
+ * schedule of every algorithm.
  *
- * Adding an algorithm = one file defining a cs_algo and one row in
- * collective.c's table.
+ * An algorithm is a row, a cs_algo named cs__algo_<name>: which ops and
+ * protocols it implements and where it runs, its enable flag, its texts,
+ * NCCL's latencies and bandwidth refinements for it, its two engines and
+ * its calibrated parameter. collective.c prices every row the same way
+ * from this data (no algorithm is special there); adding an algorithm =
+ * its file plus one line in coll/algos.def.
  */
 #ifndef CS_ALGO_H
 #define CS_ALGO_H
@@ -30,19 +35,64 @@ typedef struct cs_coll_params {
     double net_ch_Bps;     /* per-channel share of a node's network */
 } cs_coll_params;
 
+/* Bits of cs_algo.ops and cs_algo.protos. */
+#define CS_OP_BIT(op) (1u << (op))
+#define CS_PROTO_BIT(p) (1u << (p))
+#define CS_OPS_ALL ((1u << CS_OP_COUNT) - 1)
+#define CS_PROTOS_ALL ((1u << CS_PROTO_COUNT) - 1)
+
+/* An on/off key under the cluster's `collectives:` whose default is what
+ * the hardware allows; an explicit `true` elsewhere is a config error. */
+typedef struct cs_algo_flag {
+    const char *key;   /* YAML key, e.g. "nvls"; NULL: no flag, always on */
+    int fabric;        /* cs_fabric the intra-node fabric must be, or -1 */
+    int min_cc;        /* least compute capability */
+    const char *needs; /* the two conditions in words, for the error */
+} cs_algo_flag;
+
+/* The parameter `collsim calibrate` fits for the algorithm, if any: its
+ * collectives.efficiency entry. */
+typedef struct cs_algo_calib {
+    const char *param; /* name in reports, "efficiency.tree"; NULL: not fitted */
+    const char *yaml;  /* where it lands, "collectives.efficiency.tree" */
+    int priority;      /* order among the fitted algorithms (reports, and the
+                        * fit's collinearity choice: earlier ones win) */
+} cs_algo_calib;
+
 typedef struct cs_algo {
-    const char *name;
-    int (*supports)(cs_op op);
-    /* closed-form time in seconds, never fails for a supported op */
+    /* availability (a forced choice outside it fails with `hint`) */
+    unsigned ops;      /* CS_OP_BIT of each op it implements */
+    unsigned protos;   /* CS_PROTO_BIT of each protocol it runs with */
+    int one_node;      /* runs within one node only */
+    cs_algo_flag flag;
+    const char *hint;  /* see cs_algo_hint */
+    const char *help;  /* see cs_algo_help; NULL: none */
+    /* NCCL's model for it */
+    const cs_nccl_latency *latency;
+    /* NCCL's payload factor and per-channel cap for (op, p) on t, before
+     * the cluster's bw_factor override and efficiency */
+    void (*bandwidth)(const cs_topology *t, cs_op op, cs_proto p, double *factor,
+                      double *cap_Bps);
+    /* size-dependent efficiency on factor and cap; NULL: 1 */
+    double (*correction)(cs_proto p, double bytes);
+    /* refines q's base / intra / inter latencies (all else in q set);
+     * NULL: none */
+    void (*latency_refine)(const cs_topology *t, cs_coll_params *q);
+    /* closed-form time in seconds, never fails for an available choice */
     double (*closed_form)(const cs_topology *t, const cs_coll_params *p);
     /* discrete-event time; returns 0 or a negative CS_E* */
     int (*simulate)(const cs_topology *t, const cs_coll_params *p, double *time_s,
                     unsigned long long *events);
+    cs_algo_calib calib;
 } cs_algo;
 
-extern const cs_algo cs__algo_ring;
-extern const cs_algo cs__algo_tree;
-extern const cs_algo cs__algo_nvls;
+/* The rows, indexed by cs_algo_id (algos.c); inline for the sweeps. */
+extern const cs_algo *const cs__algo_rows[CS_ALGO_COUNT];
+static inline const cs_algo *cs__algo_row(cs_algo_id a)
+{
+    CS_ASSERT(a >= 0 && a < CS_ALGO_COUNT);
+    return cs__algo_rows[a];
+}
 
 /* Per-hop rate of a flow (per channel): min(share x factor, cap). */
 static inline double cs__hop_rate(const cs_coll_params *p, double share_Bps)

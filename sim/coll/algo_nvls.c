@@ -44,12 +44,8 @@
 #include <stdlib.h>
 
 #include "coll/algo.h"
+#include "coll/deslinks.h"
 #include "coll/network.h"
-
-static int nvls_supports(cs_op op)
-{
-    return op == CS_OP_ALL_REDUCE || op == CS_OP_ALL_GATHER || op == CS_OP_REDUCE_SCATTER;
-}
 
 /* Chunks per channel and the bytes each stage moves per chunk. */
 static void nvls_stages(const cs_topology *t, const cs_coll_params *p, double *chunks, double *up,
@@ -210,23 +206,14 @@ static int nvls_simulate(const cs_topology *t, const cs_coll_params *p, double *
     s.got = cs_xcalloc((size_t)s.chunks, sizeof(int));
     double share = t->port_Bps / c->coll.channels;
     for (int r = 0; r < n; r++) {
-        double bw = t->port_Bps;
-        for (int o = 0; o < c->n_overrides; o++)
-            if (!c->overrides[o].is_nic && c->overrides[o].node == 0 && c->overrides[o].gpu == r)
-                bw = c->overrides[o].bw_Bps * c->intra.efficiency;
-        s.port_out[r] = cs_network_add_link(s.net, bw / c->coll.channels);
-        s.port_in[r] = cs_network_add_link(s.net, bw / c->coll.channels);
-        s.slow[r] = 1.0;
+        double cap = cs_deslinks_port_ch_Bps(t, 0, r);
+        s.port_out[r] = cs_network_add_link(s.net, cap);
+        s.port_in[r] = cs_network_add_link(s.net, cap);
+        s.slow[r] = cs_deslinks_slowdown(t, r);
     }
     s.sw_in = cs_network_add_link(s.net, n * share);
     s.sw_out = cs_network_add_link(s.net, n * share);
-    for (int i = 0; i < c->n_stragglers; i++) s.slow[c->stragglers[i].rank] = c->stragglers[i].slowdown;
-    for (int r = 0; r < n; r++) {
-        double delay = 0;
-        for (int i = 0; i < c->n_stragglers; i++)
-            if (c->stragglers[i].rank == r) delay = c->stragglers[i].delay_s;
-        cs_engine_schedule(s.eng, delay, nvls_start, &s, r, 0);
-    }
+    for (int r = 0; r < n; r++) cs_engine_schedule(s.eng, cs_deslinks_delay_s(t, r), nvls_start, &s, r, 0);
     cs_engine_run(s.eng);
     for (int r = 0; r < n; r++)
         if (s.recvd[r] != s.chunks)
@@ -248,9 +235,36 @@ static int nvls_simulate(const cs_topology *t, const cs_coll_params *p, double *
     return 0;
 }
 
+/* ---- NCCL's model: src/graph/tuning.cc ncclTopoTuneModel ------------- */
+
+/* busBw x 5/6 (NVLS's busBw -> algbw ratio) x nvlsEfficiency; no
+ * per-channel cap. Simple only (the row's protos). */
+static void nvls_bandwidth(const cs_topology *t, cs_op op, cs_proto p, double *factor,
+                           double *cap)
+{
+    (void)op;
+    (void)p;
+    *factor = CS_NCCL_NVLS_RATIO * cs_ncclmodel_nvls_efficiency(t->arch);
+    *cap = INFINITY;
+}
+
 const cs_algo cs__algo_nvls = {
-    .name = "nvls",
-    .supports = nvls_supports,
+    .ops = CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_ALL_GATHER) |
+           CS_OP_BIT(CS_OP_REDUCE_SCATTER),
+    .protos = CS_PROTO_BIT(CS_PROTO_SIMPLE),
+    .one_node = 1, /* NCCL: across nodes only with CollNet, not modelled */
+    .flag = {.key = "nvls",
+             .fabric = CS_FABRIC_NVSWITCH,
+             .min_cc = CS_NCCL_NVLS_MIN_CC,
+             .needs = "an NVSwitch fabric (intra.fabric: nvswitch) and compute_capability >= 90 "
+                      "(NVLink SHARP)"},
+    .hint = "NVLS: all_reduce, all_gather, reduce_scatter with Simple, on one node of an "
+            "NVSwitch with compute capability >= 90: collectives.nvls",
+    .help = "nvls (NVLink SHARP, Simple only): all_reduce, all_gather and reduce_scatter on one "
+            "node of an NVSwitch with compute capability >= 90 (collectives.nvls).",
+    .latency = &cs_ncclmodel_nvls_latency,
+    .bandwidth = nvls_bandwidth,
     .closed_form = nvls_closed_form,
     .simulate = nvls_simulate,
+    /* collectives.efficiency.nvls is not fitted */
 };

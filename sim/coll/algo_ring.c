@@ -31,13 +31,8 @@
 #include <stdlib.h>
 
 #include "coll/algo.h"
+#include "coll/deslinks.h"
 #include "coll/network.h"
-
-static int ring_supports(cs_op op)
-{
-    (void)op;
-    return 1;
-}
 
 static int is_chain(cs_op op) { return op == CS_OP_BROADCAST || op == CS_OP_REDUCE; }
 
@@ -254,33 +249,6 @@ static void start_chain(cs_engine *e, void *ctx, int64_t r, int64_t unused)
     chain_pump(s, (int)r);
 }
 
-static double port_capacity(const cs_topology *t, int node, int local)
-{
-    const cs_cluster *c = &t->cluster;
-    double bw = t->port_Bps;
-    for (int i = 0; i < c->n_overrides; i++)
-        if (!c->overrides[i].is_nic && c->overrides[i].node == node &&
-            c->overrides[i].gpu == local)
-            bw = c->overrides[i].bw_Bps * c->intra.efficiency;
-    return bw / c->coll.channels;
-}
-
-static double net_capacity(const cs_topology *t, int node)
-{
-    const cs_cluster *c = &t->cluster;
-    double sum = 0;
-    for (int k = 0; k < c->inter.nics_per_node; k++) {
-        double bw = t->nic_Bps;
-        for (int i = 0; i < c->n_overrides; i++)
-            if (c->overrides[i].is_nic && c->overrides[i].node == node && c->overrides[i].gpu == k)
-                bw = c->overrides[i].bw_Bps * c->inter.efficiency;
-        sum += bw;
-    }
-    if (c->inter.topology == CS_NET_FAT_TREE && c->inter.oversubscription > 1)
-        sum /= c->inter.oversubscription;
-    return sum / c->coll.channels;
-}
-
 /* Builds the links of the simulated ranks; shared by ring and chain. */
 static void ring_sim_init(ring_sim *s, const cs_topology *t, const cs_coll_params *p, int symmetric)
 {
@@ -299,26 +267,16 @@ static void ring_sim_init(ring_sim *s, const cs_topology *t, const cs_coll_param
     for (int r = 0; r < n; r++) {
         int node = symmetric ? 0 : cs_topology_node_of(t, r);
         int local = symmetric ? r : cs_topology_local_of(t, r);
-        double cap = port_capacity(t, node, local);
+        double cap = cs_deslinks_port_ch_Bps(t, node, local);
         s->port_out[r] = cs_network_add_link(s->net, cap);
         s->port_in[r] = cs_network_add_link(s->net, cap);
-        s->slow[r] = 1.0;
+        s->slow[r] = cs_deslinks_slowdown(t, r);
     }
     for (int k = 0; k < nn; k++) {
-        double cap = t->nodes > 1 ? net_capacity(t, k) : 1.0;
+        double cap = t->nodes > 1 ? cs_deslinks_net_ch_Bps(t, k) : 1.0;
         s->net_out[k] = cs_network_add_link(s->net, cap);
         s->net_in[k] = cs_network_add_link(s->net, cap);
     }
-    for (int i = 0; i < t->cluster.n_stragglers; i++)
-        s->slow[t->cluster.stragglers[i].rank] = t->cluster.stragglers[i].slowdown;
-}
-
-static double start_delay(const cs_topology *t, int r)
-{
-    double d = 0;
-    for (int i = 0; i < t->cluster.n_stragglers; i++)
-        if (t->cluster.stragglers[i].rank == r) d = t->cluster.stragglers[i].delay_s;
-    return d;
 }
 
 static void ring_sim_free(ring_sim *s)
@@ -358,7 +316,7 @@ static int ring_simulate(const cs_topology *t, const cs_coll_params *p, double *
         s.started = cs_xcalloc((size_t)n, 1);
         s.recvd[0] = s.steps; /* the root holds every chunk */
         for (int r = 0; r < n; r++)
-            cs_engine_schedule(s.eng, start_delay(t, r), start_chain, &s, r, 0);
+            cs_engine_schedule(s.eng, cs_deslinks_delay_s(t, r), start_chain, &s, r, 0);
     } else {
         int symmetric = t->uniform && !t->heterogeneous;
         ring_sim_init(&s, t, p, symmetric);
@@ -369,7 +327,7 @@ static int ring_simulate(const cs_topology *t, const cs_coll_params *p, double *
         s.busy = cs_xcalloc((size_t)s.sim_ranks, 1);
         s.started = cs_xcalloc((size_t)s.sim_ranks, 1);
         for (int r = 0; r < s.sim_ranks; r++)
-            cs_engine_schedule(s.eng, start_delay(t, r), start_ring, &s, r, 0);
+            cs_engine_schedule(s.eng, cs_deslinks_delay_s(t, r), start_ring, &s, r, 0);
     }
     cs_engine_run(s.eng);
     /* every rank must have received everything: a stall is a bug */
@@ -382,9 +340,67 @@ static int ring_simulate(const cs_topology *t, const cs_coll_params *p, double *
     return 0;
 }
 
+/* ---- NCCL's model: src/graph/tuning.cc ncclTopoTuneModel ------------- */
+
+/* Ring's "model refinements": LL x 1/4 or 1/3 capped by llMaxBw, LL128
+ * x 0.92 (0.7 at one rank per node) capped by perChMaxRingLL128Bw,
+ * Simple at the link rate. */
+static void ring_bandwidth(const cs_topology *t, cs_op op, cs_proto p, double *factor,
+                           double *cap)
+{
+    int scale = cs_ncclmodel_scale(t->nodes);
+    double ppn = (double)t->ranks / t->nodes;
+    switch (p) {
+    case CS_PROTO_LL:
+        *factor = (t->nodes > 1 || op == CS_OP_ALL_REDUCE || op == CS_OP_REDUCE)
+                      ? CS_NCCL_RING_LL_FACTOR
+                      : CS_NCCL_RING_LL_FACTOR_1NODE;
+        *cap = cs_ncclmodel_ll_max_Bps(t->arch, scale) / t->cluster.coll.channels;
+        break;
+    case CS_PROTO_LL128:
+        *factor = ppn < 2 ? CS_NCCL_RING_LL128_FACTOR_1PPN : CS_NCCL_RING_LL128_FACTOR;
+        *cap = cs_ncclmodel_ring_ll128_max_per_channel_Bps(t->arch, scale);
+        break;
+    case CS_PROTO_SIMPLE:
+        *factor = 1.0;
+        *cap = INFINITY;
+        break;
+    default: CS_PANIC("protocol %d", (int)p);
+    }
+}
+
+/* Across nodes: "Inter-node rings still have to launch nsteps * net
+ * overhead" (all_reduce, all_gather, reduce_scatter; x3 for Simple), and
+ * the "plateau effect of ring" for large Simple all_reduce
+ * (ncclTopoGetAlgoTime). */
+static void ring_latency_refine(const cs_topology *t, cs_coll_params *q)
+{
+    const cs_cluster *c = &t->cluster;
+    if (t->nodes == 1) return;
+    if (q->op == CS_OP_ALL_REDUCE || q->op == CS_OP_ALL_GATHER || q->op == CS_OP_REDUCE_SCATTER) {
+        double ovh = c->coll.net_overhead_s *
+                     (q->proto == CS_PROTO_SIMPLE ? CS_NCCL_NET_OVERHEAD_SIMPLE_MULT : 1.0);
+        q->intra_lat_s = fmax(q->intra_lat_s, ovh);
+    }
+    if (q->proto == CS_PROTO_SIMPLE && q->op == CS_OP_ALL_REDUCE &&
+        q->bytes / ((double)q->channels * t->ranks) >= CS_NCCL_PLATEAU_MIN_BYTES) {
+        double plateau = c->gpu.compute_capability < CS_NCCL_PLATEAU_MIN_CC
+                             ? CS_NCCL_PLATEAU_PRE_AMPERE
+                             : CS_NCCL_PLATEAU;
+        q->base_lat_s *= plateau;
+        q->intra_lat_s *= plateau;
+        q->inter_lat_s *= plateau;
+    }
+}
+
 const cs_algo cs__algo_ring = {
-    .name = "ring",
-    .supports = ring_supports,
+    .ops = CS_OPS_ALL,
+    .protos = CS_PROTOS_ALL,
+    .hint = "", /* implements every op with every protocol */
+    .latency = &cs_ncclmodel_ring_latency,
+    .bandwidth = ring_bandwidth,
+    .latency_refine = ring_latency_refine,
     .closed_form = ring_closed_form,
     .simulate = ring_simulate,
+    .calib = {.param = "efficiency.ring", .yaml = "collectives.efficiency.ring", .priority = 1},
 };

@@ -38,11 +38,10 @@
 #include <stdlib.h>
 
 #include "coll/algo.h"
+#include "coll/deslinks.h"
 #include "coll/network.h"
 
 #define MAX_CHILD 3
-
-static int tree_supports(cs_op op) { return op == CS_OP_ALL_REDUCE; }
 
 /* Depth of NCCL's binary tree over n nodes: ceil(log2 n). NCCL's latency
  * term uses floor(log2 n), which undercounts the hops of non-powers of two. */
@@ -62,7 +61,7 @@ static double tree_rate(const cs_topology *t, const cs_coll_params *p)
     double net = t->nodes == 2 ? 2.0 * p->net_ch_Bps : p->net_ch_Bps;
     double share = p->port_ch_Bps;
     if (t->nodes > 1) share = t->ppn_max == 1 ? net : fmin(share, net);
-    return cs__hop_rate(p, share) / 2.0;
+    return cs__hop_rate(p, share) * CS_NCCL_TREE_RATIO;
 }
 
 static void tree_chunks(const cs_coll_params *p, double *chunks, double *chunk_bytes)
@@ -195,7 +194,7 @@ static void tree_send(tree_sim *s, int tree, int from, int to, int up, int slot)
     int64_t b = ((int64_t)tree << 8) | ((int64_t)up << 4) | slot;
     cs_flow_spec f = {.links = links, .nlinks = 2, .bytes = s->chunk_bytes,
                       .factor = s->p->factor / s->slow[from],
-                      .cap_Bps = s->p->cap_Bps / 2.0 / s->slow[from],
+                      .cap_Bps = s->p->cap_Bps * CS_NCCL_TREE_RATIO / s->slow[from],
                       .latency_s = inter ? s->p->inter_lat_s : s->p->intra_lat_s,
                       .on_sent = tree_on_sent, .on_arrive = tree_on_arrive,
                       .ctx = s, .a = a, .b = b};
@@ -311,33 +310,17 @@ static int tree_simulate(const cs_topology *t, const cs_coll_params *p, double *
     s.net = cs_network_new(s.eng);
     s.lane = cs_xmalloc((size_t)4 * (n + nn) * sizeof(int));
     s.slow = cs_xmalloc((size_t)n * sizeof(double));
-    const cs_cluster *c = &t->cluster;
     /* each simulated tree stands for channels/2 real channels, each lane is
      * half a physical direction: lane capacity = phys / 2 / (channels / 2) */
     for (int r = 0; r < n; r++) {
-        int k = cs_topology_node_of(t, r), i = cs_topology_local_of(t, r);
-        double bw = t->port_Bps;
-        for (int o = 0; o < c->n_overrides; o++)
-            if (!c->overrides[o].is_nic && c->overrides[o].node == k && c->overrides[o].gpu == i)
-                bw = c->overrides[o].bw_Bps * c->intra.efficiency;
-        for (int l = 0; l < 4; l++) s.lane[4 * r + l] = cs_network_add_link(s.net, bw / c->coll.channels);
-        s.slow[r] = 1.0;
+        double cap = cs_deslinks_port_ch_Bps(t, cs_topology_node_of(t, r), cs_topology_local_of(t, r));
+        for (int l = 0; l < 4; l++) s.lane[4 * r + l] = cs_network_add_link(s.net, cap);
+        s.slow[r] = cs_deslinks_slowdown(t, r);
     }
     for (int k = 0; k < nn; k++) {
-        double sum = 0;
-        for (int q = 0; q < c->inter.nics_per_node; q++) {
-            double bw = t->nic_Bps;
-            for (int o = 0; o < c->n_overrides; o++)
-                if (c->overrides[o].is_nic && c->overrides[o].node == k && c->overrides[o].gpu == q)
-                    bw = c->overrides[o].bw_Bps * c->inter.efficiency;
-            sum += bw;
-        }
-        if (c->inter.topology == CS_NET_FAT_TREE && c->inter.oversubscription > 1)
-            sum /= c->inter.oversubscription;
-        double cap = nn > 1 ? sum / c->coll.channels : 1.0;
+        double cap = nn > 1 ? cs_deslinks_net_ch_Bps(t, k) : 1.0;
         for (int l = 0; l < 4; l++) s.lane[4 * n + 4 * k + l] = cs_network_add_link(s.net, cap);
     }
-    for (int i = 0; i < c->n_stragglers; i++) s.slow[c->stragglers[i].rank] = c->stragglers[i].slowdown;
     int *heads = cs_xmalloc((size_t)nn * sizeof(int));
     for (int k = 0; k < nn; k++) heads[k] = head_of(t, k);
     for (int w = 0; w < 2; w++) {
@@ -345,12 +328,7 @@ static int tree_simulate(const cs_topology *t, const cs_coll_params *p, double *
         build_tree(&s, w, heads);
     }
     free(heads);
-    for (int r = 0; r < n; r++) {
-        double delay = 0;
-        for (int i = 0; i < c->n_stragglers; i++)
-            if (c->stragglers[i].rank == r) delay = c->stragglers[i].delay_s;
-        cs_engine_schedule(s.eng, delay, tree_start, &s, r, 0);
-    }
+    for (int r = 0; r < n; r++) cs_engine_schedule(s.eng, cs_deslinks_delay_s(t, r), tree_start, &s, r, 0);
     cs_engine_run(s.eng);
     for (int w = 0; w < 2; w++)
         for (int r = 0; r < n; r++)
@@ -367,9 +345,45 @@ static int tree_simulate(const cs_topology *t, const cs_coll_params *p, double *
     return 0;
 }
 
+/* ---- NCCL's model: src/graph/tuning.cc ncclTopoTuneModel ------------- */
+
+/* Tree's "model refinements": busBw x .92 capped by perChMaxTreeBw; LL
+ * then x 1/3.8 capped by llMaxBw; LL128 x 7/9 (one node) or 120/128
+ * capped by perChMaxTreeLL128Bw. */
+static void tree_bandwidth(const cs_topology *t, cs_op op, cs_proto p, double *factor,
+                           double *cap)
+{
+    (void)op;
+    int scale = cs_ncclmodel_scale(t->nodes);
+    double tree_cap = cs_ncclmodel_tree_max_per_channel_Bps(t->arch, scale);
+    switch (p) {
+    case CS_PROTO_LL:
+        *factor = CS_NCCL_TREE_FACTOR / CS_NCCL_TREE_LL_DIVISOR;
+        *cap = fmin(tree_cap / CS_NCCL_TREE_LL_DIVISOR,
+                    cs_ncclmodel_ll_max_Bps(t->arch, scale) / t->cluster.coll.channels);
+        break;
+    case CS_PROTO_LL128: {
+        double f2 = t->nodes == 1 ? CS_NCCL_TREE_LL128_FACTOR_1NODE : CS_NCCL_TREE_LL128_FACTOR;
+        *factor = CS_NCCL_TREE_FACTOR * f2;
+        *cap = fmin(tree_cap * f2, cs_ncclmodel_tree_ll128_max_per_channel_Bps(t->arch, scale));
+        break;
+    }
+    case CS_PROTO_SIMPLE:
+        *factor = CS_NCCL_TREE_FACTOR;
+        *cap = tree_cap;
+        break;
+    default: CS_PANIC("protocol %d", (int)p);
+    }
+}
+
 const cs_algo cs__algo_tree = {
-    .name = "tree",
-    .supports = tree_supports,
+    .ops = CS_OP_BIT(CS_OP_ALL_REDUCE),
+    .protos = CS_PROTOS_ALL,
+    .hint = "tree implements all_reduce only, as in NCCL",
+    .latency = &cs_ncclmodel_tree_latency,
+    .bandwidth = tree_bandwidth,
+    .correction = cs_ncclmodel_tree_correction, /* ncclTopoGetAlgoTime */
     .closed_form = tree_closed_form,
     .simulate = tree_simulate,
+    .calib = {.param = "efficiency.tree", .yaml = "collectives.efficiency.tree", .priority = 0},
 };

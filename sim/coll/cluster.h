@@ -13,6 +13,7 @@
 #define CS_CLUSTER_H
 
 #include "base/dtype.h"
+#include "coll/algos.h"
 #include "coll/ncclmodel.h"
 
 typedef enum cs_fabric { CS_FABRIC_NVSWITCH, CS_FABRIC_NVLINK, CS_FABRIC_PCIE } cs_fabric;
@@ -75,7 +76,9 @@ typedef struct cs_cluster {
         double algo_efficiency[CS_ALGO_COUNT]; /* multiplies bus bandwidth */
         double chunk_bytes[CS_PROTO_COUNT];    /* pipelining unit per channel */
         int ll128_enabled;
-        int nvls_enabled;  /* NVLink SHARP: NVSwitch fabric and compute capability >= 90 */
+        /* collectives.<flag key> (nvls: NVLink SHARP, NVSwitch fabric and
+         * compute capability >= 90); 1 for algorithms without a flag */
+        int algo_enabled[CS_ALGO_COUNT];
     } coll;
 
     int n_overrides;

@@ -14,6 +14,7 @@
 
 #include "base/dtype.h"
 #include "base/error.h"
+#include "coll/algos.h"
 #include "coll/ncclmodel.h"
 #include "coll/topology.h"
 
@@ -26,7 +27,7 @@ typedef enum cs_op {
     CS_OP_COUNT
 } cs_op;
 
-typedef enum cs_engine_kind { CS_ENGINE_ANALYTIC, CS_ENGINE_DES } cs_engine_kind;
+typedef enum cs_engine_kind { CS_ENGINE_ANALYTIC, CS_ENGINE_DES, CS_ENGINE_COUNT } cs_engine_kind;
 
 #define CS_CHOICE_AUTO (-1)
 
@@ -55,8 +56,8 @@ typedef struct cs_coll_result {
     unsigned long long events; /* DES events run (0 for analytic) */
 } cs_coll_result;
 
-/* Whether algorithm a implements op (NCCL: tree is all_reduce only; nvls
- * all_reduce, all_gather and reduce_scatter). */
+/* Whether algorithm a implements op (its row's ops; NCCL: tree is
+ * all_reduce only; nvls all_reduce, all_gather and reduce_scatter). */
 int cs_collective_supports(cs_algo_id a, cs_op op);
 
 /* Closed-form time of one (algo, proto) choice; returns 0 and sets *time_s,

@@ -31,32 +31,30 @@
 
 #include "base/error.h"
 
-#define US 1e-6
 #define GBPS 1e9
 
-static const char *const algo_names[CS_ALGO_COUNT] = {"ring", "tree", "nvls"};
 static const char *const proto_names[CS_PROTO_COUNT] = {"ll", "ll128", "simple"};
 static const char *const hw_names[CS_HW_COUNT] = {"nvlink", "pci", "net"};
 
-/* tuning.cc baseLat: Tree {6.8, 14.0, 0}, Ring {6.6, 14.0, 8.4},
- * NVLS {0, 0, 0} (us). */
-static const double base_lat_us[CS_ALGO_COUNT][CS_PROTO_COUNT] = {
-    [CS_ALGO_RING] = {6.6, 14.0, 8.4},
-    [CS_ALGO_TREE] = {6.8, 14.0, 0.0},
-    [CS_ALGO_NVLS] = {0.0, 0.0, 0.0},
-};
-
-/* tuning.cc hwLat (us): NVLink Tree {.6, 1.25, 4}, Ring {.6, 1.9, 3.4};
+/* tuning.cc baseLat (us): Tree {6.8, 14.0, 0}, Ring {6.6, 14.0, 8.4},
+ * NVLS {0, 0, 0}; hwLat (us): NVLink Tree {.6, 1.25, 4}, Ring {.6, 1.9, 3.4};
  * PCI Tree {1.0, 1.9, 4}, Ring {1.0, 2.5, 5.7};
  * NET Tree {5.0, 8.5, 14}, Ring {2.7, 4.0, 14.0};
  * NVLS (Simple only) NVLink 23, PCI 0, NET 18. */
-static const double hw_lat_us[CS_HW_COUNT][CS_ALGO_COUNT][CS_PROTO_COUNT] = {
-    [CS_HW_NVLINK] = {[CS_ALGO_RING] = {0.6, 1.9, 3.4}, [CS_ALGO_TREE] = {0.6, 1.25, 4.0},
-                      [CS_ALGO_NVLS] = {0.0, 0.0, 23.0}},
-    [CS_HW_PCI] = {[CS_ALGO_RING] = {1.0, 2.5, 5.7}, [CS_ALGO_TREE] = {1.0, 1.9, 4.0},
-                   [CS_ALGO_NVLS] = {0.0, 0.0, 0.0}},
-    [CS_HW_NET] = {[CS_ALGO_RING] = {2.7, 4.0, 14.0}, [CS_ALGO_TREE] = {5.0, 8.5, 14.0},
-                   [CS_ALGO_NVLS] = {0.0, 0.0, 18.0}},
+const cs_nccl_latency cs_ncclmodel_ring_latency = {
+    .base_us = {6.6, 14.0, 8.4},
+    .hw_us = {[CS_HW_NVLINK] = {0.6, 1.9, 3.4}, [CS_HW_PCI] = {1.0, 2.5, 5.7},
+              [CS_HW_NET] = {2.7, 4.0, 14.0}},
+};
+const cs_nccl_latency cs_ncclmodel_tree_latency = {
+    .base_us = {6.8, 14.0, 0.0},
+    .hw_us = {[CS_HW_NVLINK] = {0.6, 1.25, 4.0}, [CS_HW_PCI] = {1.0, 1.9, 4.0},
+              [CS_HW_NET] = {5.0, 8.5, 14.0}},
+};
+const cs_nccl_latency cs_ncclmodel_nvls_latency = {
+    .base_us = {0.0, 0.0, 0.0},
+    .hw_us = {[CS_HW_NVLINK] = {0.0, 0.0, 23.0}, [CS_HW_PCI] = {0.0, 0.0, 0.0},
+              [CS_HW_NET] = {0.0, 0.0, 18.0}},
 };
 
 /* nvlsEfficiency (later NCCL, src/tuning/nvls.cc). */
@@ -100,12 +98,6 @@ static const double tree_corr[CS_PROTO_COUNT][TREE_CORR_N] = {
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
 };
 
-const char *cs_algo_name(cs_algo_id a)
-{
-    CS_ASSERT(a >= 0 && a < CS_ALGO_COUNT);
-    return algo_names[a];
-}
-
 const char *cs_proto_name(cs_proto p)
 {
     CS_ASSERT(p >= 0 && p < CS_PROTO_COUNT);
@@ -118,16 +110,6 @@ const char *cs_hw_name(cs_hw h)
     return hw_names[h];
 }
 
-int cs_algo_parse(const char *s, cs_algo_id *out)
-{
-    for (int i = 0; i < CS_ALGO_COUNT; i++)
-        if (!strcasecmp(s, algo_names[i])) {
-            *out = (cs_algo_id)i;
-            return 0;
-        }
-    return CS_EINVAL;
-}
-
 int cs_proto_parse(const char *s, cs_proto *out)
 {
     for (int i = 0; i < CS_PROTO_COUNT; i++)
@@ -138,6 +120,8 @@ int cs_proto_parse(const char *s, cs_proto *out)
     return CS_EINVAL;
 }
 
+/* tuning.cc ncclTopoTuneModel: compCapIndex = minCompCap >= 90 ? HOPPER :
+ * >= 80 ? AMPERE : VOLTA (later releases add >= 100 BLACKWELL). */
 cs_arch cs_ncclmodel_arch(int cc)
 {
     if (cc >= 100) return CS_ARCH_BLACKWELL;
@@ -146,19 +130,10 @@ cs_arch cs_ncclmodel_arch(int cc)
     return CS_ARCH_VOLTA;
 }
 
+/* tuning.cc ncclTopoTuneModel: index2 = nNodes <= 2 ? nNodes-1 : 2. */
 int cs_ncclmodel_scale(int nodes)
 {
     return nodes <= 2 ? (nodes < 1 ? 0 : nodes - 1) : 2;
-}
-
-double cs_ncclmodel_base_latency_s(cs_algo_id a, cs_proto p)
-{
-    return base_lat_us[a][p] * US;
-}
-
-double cs_ncclmodel_hw_latency_s(cs_hw h, cs_algo_id a, cs_proto p)
-{
-    return hw_lat_us[h][a][p] * US;
 }
 
 double cs_ncclmodel_ll_max_Bps(cs_arch arch, int scale)

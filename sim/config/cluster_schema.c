@@ -9,9 +9,12 @@
  * Rows are read in table order, so `des` (last) can range-check node / GPU
  * / NIC / rank indices against `nodes`, `gpus_per_node` and
  * `inter.nics_per_node` wherever they appear in the file. Defaults are
- * written before the walk; the three that depend on other keys (channels,
- * ll128 and nvls, from the fabric and compute capability) are resolved
- * after it. Default latencies are NCCL's (ncclmodel.h); chunk sizes are
+ * written before the walk; those that depend on other keys (channels,
+ * ll128 and the algorithms' enable flags, from the fabric and compute
+ * capability) are resolved after it. The collectives mapping has a flag
+ * row per algorithm whose table row names one (cs_algo_flag_key, e.g.
+ * nvls), built from the algorithm table, so an algorithm needs no row
+ * here. Default latencies are NCCL's (coll/algos.h); chunk sizes are
  * one step of NCCL's per-channel buffers (src/init.cc DEFAULT_*_BUFFSIZE,
  * NCCL_STEPS = 8 from src/include/device.h): Simple 4 MiB / 8 = 512 KiB;
  * LL 8 lines x 512 threads x 8 steps x 16 B = 512 KiB, a 64 KiB step of
@@ -34,6 +37,8 @@ _Static_assert(sizeof(cs_net_topology) == sizeof(int), "enum fields are stored a
 
 #define OFF(member) offsetof(cs_cluster, member)
 #define STR_SIZE(member) sizeof(((cs_cluster *)0)->member)
+/* Algorithm a's flag row stores into coll.algo_enabled[a]. */
+#define FLAG_OFF(a) (OFF(coll.algo_enabled) + (size_t)(a) * STR_SIZE(coll.algo_enabled[0]))
 
 static const char *const fabric_names[] = {[CS_FABRIC_NVSWITCH] = "nvswitch",
                                            [CS_FABRIC_NVLINK] = "nvlink",
@@ -42,41 +47,44 @@ static const char *const fabric_names[] = {[CS_FABRIC_NVSWITCH] = "nvswitch",
 static const char *const topology_names[] = {
     [CS_NET_RAIL_OPTIMIZED] = "rail-optimized", [CS_NET_FAT_TREE] = "fat-tree", NULL};
 
-/* NVLS needs the NVSwitch's SHARP engines (third-generation NVSwitch,
- * Hopper and later): an explicit `true` elsewhere is an error. The
- * collectives mapping is read after gpu and intra (table order), so both
- * are known here. */
-static int read_nvls(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v, void *obj)
+/* An algorithm's enable flag (collectives.<key>, e.g. nvls: NVLink SHARP
+ * needs a third-generation NVSwitch, Hopper and later): an explicit `true`
+ * on hardware its row does not allow is an error. The collectives mapping
+ * is read after gpu and intra (table order), so both are known here. The
+ * row's offset is its algorithm's algo_enabled entry. */
+static int read_algo_flag(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v, void *obj)
 {
     cs_cluster *cl = obj;
+    int a = (int)((f->offset - FLAG_OFF(0)) / (FLAG_OFF(1) - FLAG_OFF(0)));
     cs_yfield b = {.name = f->name, .kind = CS_YF_BOOL};
     int on;
     int rc = cs_yamlnode_read(c, &b, v, &on);
     if (rc) return rc;
-    if (on && (cl->intra.kind != CS_FABRIC_NVSWITCH || cl->gpu.compute_capability < 90))
+    if (on && !cs_algo_hw_allows((cs_algo_id)a, cl))
         return cs_yamlnode_error(c, v,
-                                 "'nvls: true' needs an NVSwitch fabric (intra.fabric: nvswitch) "
-                                 "and compute_capability >= 90 (NVLink SHARP), got fabric %s and "
-                                 "compute capability %d",
+                                 "'%s: true' needs %s, got fabric %s and compute capability %d",
+                                 f->name, cs_algo_flag_needs((cs_algo_id)a),
                                  fabric_names[cl->intra.kind], cl->gpu.compute_capability);
-    cl->coll.nvls_enabled = on;
+    cl->coll.algo_enabled[a] = on;
     return 0;
 }
 
-/* nvls is written and compared as the boolean at its offset. */
-static const cs_yfield nvls_as_bool = {.name = "nvls", .kind = CS_YF_BOOL};
+/* A flag is written and compared as the boolean at its offset. */
+static const cs_yfield flag_as_bool = {.kind = CS_YF_BOOL};
 
-static void put_nvls(cs__yw *w, const cs_yfield *f, const void *obj, const void *base)
+static void put_flag(cs__yw *w, const cs_yfield *f, const void *obj, const void *base)
 {
-    cs__yw_field(w, &nvls_as_bool, f->name, (const char *)obj + f->offset,
+    cs__yw_field(w, &flag_as_bool, f->name, (const char *)obj + f->offset,
                  base ? (const char *)base + f->offset : NULL, 1);
 }
 
-static int same_nvls(const cs_yfield *f, const void *a, const void *b)
+static int same_flag(const cs_yfield *f, const void *a, const void *b)
 {
-    return cs__yw_same_value(&nvls_as_bool, (const char *)a + f->offset,
+    return cs__yw_same_value(&flag_as_bool, (const char *)a + f->offset,
                              (const char *)b + f->offset);
 }
+
+static const cs__yrow flag_row = {.put = put_flag, .same = same_flag};
 
 static int inter_present(const void *obj)
 {
@@ -113,12 +121,14 @@ static const cs_yfield inter_fields[] = {
     {.name = NULL},
 };
 
-static const cs_yfield collectives_fields[] = {
+/* The collectives rows before the algorithms' enable flags, and after. */
+static const cs_yfield collectives_head[] = {
     {ROW("channels", CS_YF_INT, OFF(coll.channels), 0), .lo = 1, .hi = 64},
     {ROW("net_overhead", CS_YF_TIME, OFF(coll.net_overhead_s), CS_YF_NO_HI)},
     {ROW("ll128", CS_YF_BOOL, OFF(coll.ll128_enabled), 0)},
-    {ROW("nvls", CS_YF_CUSTOM, OFF(coll.nvls_enabled), 0), .fn = read_nvls,
-     .ext = &(const cs__yrow){.put = put_nvls, .same = same_nvls}},
+};
+
+static const cs_yfield collectives_tail[] = {
     {ROW("chunk", CS_YF_CUSTOM, OFF(coll.chunk_bytes), 0), .fn = cs__grid_read,
      .ext = &cs__grid_chunk},
     {ROW("base_latency", CS_YF_CUSTOM, OFF(coll.base_latency_s), 0), .fn = cs__grid_read,
@@ -129,8 +139,12 @@ static const cs_yfield collectives_fields[] = {
      .ext = &cs__grid_bw_factor},
     {ROW("efficiency", CS_YF_CUSTOM, OFF(coll.algo_efficiency), 0), .fn = cs__grid_read,
      .ext = &cs__grid_efficiency},
-    {.name = NULL},
 };
+
+#define N(a) (sizeof(a) / sizeof *(a))
+_Static_assert(N(collectives_head) + CS_ALGO_COUNT + N(collectives_tail) + 1 <=
+                   CS__COLLECTIVES_ROWS,
+               "cs__cluster_schema.collectives holds every row");
 
 static const cs_yfield des_fields[] = {
     {ROW("links", CS_YF_CUSTOM, 0, 0), .fn = cs__des_read_links, .ext = &cs__des_links},
@@ -152,8 +166,9 @@ static int inter_missing(const cs_yctx *c, const cs_yfield *f, const cs_ynode *m
     return 0;
 }
 
-/* Order matters: des is last so its indices can be checked. */
-const cs_yfield cs__cluster_fields[] = {
+/* Order matters: des is last so its indices can be checked. The
+ * collectives rows are the built ones (cs__cluster_schema_build). */
+static const cs_yfield cluster_fields[] = {
     {ROW("name", CS_YF_STRING, OFF(name), 0), .size = STR_SIZE(name)},
     {ROW("nodes", CS_YF_INT, OFF(nodes), REQUIRED), .lo = 1, .hi = 1000000},
     {ROW("gpus_per_node", CS_YF_INT, OFF(gpus_per_node), REQUIRED), .lo = 1, .hi = 1024},
@@ -161,13 +176,33 @@ const cs_yfield cs__cluster_fields[] = {
     {ROW("intra", CS_YF_MAPPING, 0, REQUIRED), .sub = intra_fields},
     {ROW("inter", CS_YF_MAPPING, 0, 0), .sub = inter_fields, .missing = inter_missing,
      .ext = &(const cs__yrow){.present = inter_present}},
-    {ROW("collectives", CS_YF_MAPPING, 0, 0), .sub = collectives_fields},
+    {ROW("collectives", CS_YF_MAPPING, 0, 0), .sub = NULL},
     {ROW("des", CS_YF_MAPPING, 0, 0), .sub = des_fields,
      .ext = &cs__des_section},
     {.name = NULL},
 };
+_Static_assert(N(cluster_fields) <= CS__CLUSTER_ROWS, "cs__cluster_schema.cluster holds every row");
 
-/* Sentinels: channels 0, ll128 and nvls -1. */
+const cs_yfield *cs__cluster_schema_build(cs__cluster_schema *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N(collectives_head); i++) s->collectives[n++] = collectives_head[i];
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        if (cs_algo_flag_key((cs_algo_id)a))
+            s->collectives[n++] =
+                (cs_yfield){ROW(cs_algo_flag_key((cs_algo_id)a), CS_YF_CUSTOM, FLAG_OFF(a), 0),
+                            .fn = read_algo_flag, .ext = &flag_row};
+    for (size_t i = 0; i < N(collectives_tail); i++) s->collectives[n++] = collectives_tail[i];
+    s->collectives[n] = (cs_yfield){.name = NULL};
+    for (size_t i = 0; i < N(cluster_fields); i++) {
+        s->cluster[i] = cluster_fields[i];
+        if (cluster_fields[i].kind == CS_YF_MAPPING && !cluster_fields[i].sub) /* collectives */
+            s->cluster[i].sub = s->collectives;
+    }
+    return s->cluster;
+}
+
+/* Sentinels: channels 0, ll128 and the algorithms' flags -1. */
 void cs__cluster_set_defaults(cs_cluster *cl, const char *name)
 {
     memset(cl, 0, sizeof *cl);
@@ -178,18 +213,18 @@ void cs__cluster_set_defaults(cs_cluster *cl, const char *name)
     cl->inter.oversubscription = 1.0;
     cl->coll.channels = 0;
     cl->coll.ll128_enabled = -1;
-    cl->coll.nvls_enabled = -1;
     cl->coll.net_overhead_s = 1e-6; /* NCCL getNetOverhead: 1 us on x86 Intel */
     cl->coll.chunk_bytes[CS_PROTO_LL] = 32.0 * 1024;
     cl->coll.chunk_bytes[CS_PROTO_LL128] = 600.0 * 1024;
     cl->coll.chunk_bytes[CS_PROTO_SIMPLE] = 512.0 * 1024;
     for (int a = 0; a < CS_ALGO_COUNT; a++) {
+        cl->coll.algo_enabled[a] = -1;
         cl->coll.algo_efficiency[a] = 1.0;
         for (int p = 0; p < CS_PROTO_COUNT; p++) {
-            cl->coll.base_latency_s[a][p] = cs_ncclmodel_base_latency_s(a, p);
+            cl->coll.base_latency_s[a][p] = cs_algo_base_latency_s(a, p);
             cl->coll.proto_bw_factor[a][p] = CS_UNSET;
             for (int h = 0; h < CS_HW_COUNT; h++)
-                cl->coll.hw_latency_s[h][a][p] = cs_ncclmodel_hw_latency_s(h, a, p);
+                cl->coll.hw_latency_s[h][a][p] = cs_algo_hw_latency_s(h, a, p);
         }
     }
 }
@@ -202,9 +237,9 @@ void cs__cluster_resolve_defaults(cs_cluster *cl)
      * (src/graph/tuning.cc: typeIntra <= PATH_NVB) on Volta and newer. */
     if (cl->coll.ll128_enabled < 0)
         cl->coll.ll128_enabled = nvlink && cl->gpu.compute_capability >= 70;
-    /* NCCL enables NVLS where the NVSwitch supports multicast (nvlsSupport:
-     * Hopper and later on NVSwitch systems). */
-    if (cl->coll.nvls_enabled < 0)
-        cl->coll.nvls_enabled =
-            cl->intra.kind == CS_FABRIC_NVSWITCH && cl->gpu.compute_capability >= 90;
+    /* An algorithm's flag defaults to what the hardware allows (NCCL
+     * enables NVLS where the NVSwitch supports multicast: nvlsSupport). */
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        if (cl->coll.algo_enabled[a] < 0)
+            cl->coll.algo_enabled[a] = cs_algo_hw_allows((cs_algo_id)a, cl);
 }

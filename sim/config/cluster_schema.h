@@ -16,12 +16,22 @@
 #define REQUIRED CS_YF_REQUIRED
 #define POSITIVE (CS_YF_LO_OPEN | CS_YF_NO_HI) /* > 0 */
 
-/* The top-level mapping; rows carry cs__yrow hooks (yamlwriter.h) where
- * the generic walk needs them. */
-extern const cs_yfield cs__cluster_fields[];
+/* The schema as the walkers take it: the top-level mapping, whose rows
+ * carry cs__yrow hooks (yamlwriter.h) where the generic walk needs them.
+ * Its collectives mapping has a row for the enable flag of every
+ * algorithm that has one (cs_algo_flag_key, after ll128), so it is built
+ * from the algorithm table into the caller's storage: build returns
+ * s->cluster, valid as long as s (no global mutable state). */
+enum { CS__CLUSTER_ROWS = 9, CS__COLLECTIVES_ROWS = 9 + CS_ALGO_COUNT };
+typedef struct cs__cluster_schema {
+    cs_yfield cluster[CS__CLUSTER_ROWS];         /* with the terminator */
+    cs_yfield collectives[CS__COLLECTIVES_ROWS]; /* fixed rows, flags, terminator */
+} cs__cluster_schema;
+const cs_yfield *cs__cluster_schema_build(cs__cluster_schema *s);
 
-/* Defaults that do not depend on other keys; channels, ll128 and nvls get
- * sentinels resolved by cs__cluster_resolve_defaults after reading. */
+/* Defaults that do not depend on other keys; channels, ll128 and the
+ * algorithms' flags get sentinels resolved by
+ * cs__cluster_resolve_defaults after reading. */
 void cs__cluster_set_defaults(cs_cluster *cl, const char *name);
 void cs__cluster_resolve_defaults(cs_cluster *cl);
 

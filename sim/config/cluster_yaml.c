@@ -50,7 +50,8 @@ void cs_config_write_cluster(cs_buf *b, const cs_cluster *c, const cs_cluster_ya
     size_t start = b->len;
     cs__yw w = {.b = b, .src = src, .note = o ? o->note : NULL, .ud = o ? o->ud : NULL};
     cs__yw_head(&w);
-    cs__yw_table(&w, cs__cluster_fields, c, base);
+    cs__cluster_schema s;
+    cs__yw_table(&w, cs__cluster_schema_build(&s), c, base);
     cs__yw_tail(&w);
     cs__ysrc_free(src);
     free(loaded);
@@ -60,5 +61,6 @@ void cs_config_write_cluster(cs_buf *b, const cs_cluster *c, const cs_cluster_ya
 const char *cs_config_cluster_diff(const cs_cluster *a, const cs_cluster *b, char *buf,
                                    size_t len)
 {
-    return cs__yw_table_diff(cs__cluster_fields, a, b, "", buf, len);
+    cs__cluster_schema s;
+    return cs__yw_table_diff(cs__cluster_schema_build(&s), a, b, "", buf, len);
 }

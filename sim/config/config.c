@@ -22,7 +22,8 @@ int cs_config_cluster_from_node(const cs_yctx *c, const cs_ynode *map, const cha
 {
     cs_cluster *cl = cs_xmalloc(sizeof *cl);
     cs__cluster_set_defaults(cl, default_name);
-    int rc = cs_yamlnode_apply(c, map, path, cs__cluster_fields, cl);
+    cs__cluster_schema s;
+    int rc = cs_yamlnode_apply(c, map, path, cs__cluster_schema_build(&s), cl);
     if (!rc) {
         cs__cluster_resolve_defaults(cl);
         *out = *cl;

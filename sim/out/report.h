@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * report.h - output: the table / CSV / JSON renderings of collective results.
+ * report.h - the collective report: rows of `collsim collective` (and the
+ * columns collsim-hw measurements share) in every format of out/table.h.
  * Number formats are fixed, so the same input gives the same bytes; the
  * bytes go through base/buf.h (written whole or not at all).
  */
@@ -12,9 +13,7 @@
 
 #include "base/buf.h"
 #include "coll/collective.h"
-
-typedef enum cs_format { CS_FORMAT_TABLE, CS_FORMAT_CSV, CS_FORMAT_JSON } cs_format;
-int cs_format_parse(const char *s, cs_format *out);
+#include "out/table.h"
 
 /* The CSV header line (without newline): the column contract. */
 const char *cs_report_collective_csv_header(void);

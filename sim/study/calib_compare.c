@@ -183,9 +183,10 @@ static void bound_check(const cs_cluster *c, const cs_meas_set *m, const cs_cali
      * turns it off on hardware that has it; NVLSTree, CollNet / SHARP
      * need a network. Elsewhere busbw above the bound means the cluster's
      * line rate is too low (noted, not excluded). */
-    int nvls_off = c->intra.kind == CS_FABRIC_NVSWITCH && c->gpu.compute_capability >= 90 &&
-                   !c->coll.nvls_enabled;
-    int other = nvls_off || cmp->pred[i].nodes > 1;
+    int flag_off = 0; /* an algorithm the hardware has, turned off (NVLS) */
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        flag_off |= cs_algo_hw_allows((cs_algo_id)a, c) && !c->coll.algo_enabled[a];
+    int other = flag_off || cmp->pred[i].nodes > 1;
     if (gbound > 0 && gbw > gbound && !other) s->above_line_rate = 1;
     if (gbound > 0 && gbw > gbound && other && !s->beyond_bound) {
         s->beyond_bound = 1;

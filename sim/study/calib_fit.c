@@ -85,8 +85,8 @@ void cs__calib_jacobian(const cs__calib_fit *fc, const cs__calib_vals *at, doubl
     const double h = 1e-4;
     for (int j = 0; j < P_COUNT; j++) {
         cs__calib_vals a = *at, b = *at;
-        if (!isfinite(at->v[j]) || !isfinite(fc->start.v[j]) ||
-            (cs__calib_pdefs[j].tr == T_LOG && !(fc->start.v[j] > 0))) {
+        if (j >= cs__calib_nparams() || !isfinite(at->v[j]) || !isfinite(fc->start.v[j]) ||
+            (cs__calib_param(j).tr == T_LOG && !(fc->start.v[j] > 0))) {
             for (size_t k = 0; k < fc->n; k++) J[k * P_COUNT + (size_t)j] = 0;
             continue;
         }

@@ -20,7 +20,10 @@
  *                        NCCL's value in every situation: fitted only
  *                        when the rows share one NCCL value (LL is 1/4 for
  *                        all_reduce and 1/3 for single-node all_gather)
- *   efficiency.tree/ring per-algorithm bandwidth efficiency
+ *   efficiency.<algo>    per-algorithm bandwidth efficiency, one for each
+ *                        row of the algorithm table that names one
+ *                        (cs_algo_calib_param), in the rows' priority
+ *                        order (tree before ring)
  * Efficiencies, scales and latencies are fitted in log space (positive,
  * relative steps); factors and algorithm efficiencies through a logistic
  * that keeps the schema's (0, 1.5]; see cs__calib_to_value.
@@ -50,7 +53,7 @@
 
 /* name, yaml (where it lands, for reports), unit, key (the YAML key it
  * changes), transform, scale, latency, protocol, algorithm, what */
-const cs__calib_pdef cs__calib_pdefs[P_COUNT] = {
+static const cs__calib_pdef pdefs[P_ALGO_EFF] = {
     [P_INTRA_EFF] = {"intra.efficiency", "intra.efficiency", "", "intra.efficiency", T_LOG, 1, 0,
                      -1, -1, "bandwidth-bound rows with ranks sharing a node"},
     [P_INTER_EFF] = {"inter.efficiency", "inter.efficiency", "", "inter.efficiency", T_LOG, 1, 0,
@@ -78,23 +81,45 @@ const cs__calib_pdef cs__calib_pdefs[P_COUNT] = {
     [P_BW_SIMPLE] = {"bw_factor.ring.simple", "collectives.bw_factor.ring.simple", "",
                      "collectives.bw_factor", T_BOUNDED, 1, 0, CS_PROTO_SIMPLE, CS_ALGO_RING,
                      "rows run with ring/Simple" OVERRIDE},
-    /* the per-algorithm efficiencies (cs__calib_algo_eff_param) */
-    [P_TREE_EFF] = {"efficiency.tree", "collectives.efficiency.tree", "", "collectives.efficiency",
-                    T_BOUNDED, 1, 0, -1, CS_ALGO_TREE, "rows run with tree"},
-    [P_RING_EFF] = {"efficiency.ring", "collectives.efficiency.ring", "", "collectives.efficiency",
-                    T_BOUNDED, 1, 0, -1, CS_ALGO_RING, "rows run with ring"},
 };
 
+/* What every algorithm's efficiency shares; its row gives the names. */
+static const cs__calib_pdef algo_eff = {NULL, NULL, "", "collectives.efficiency", T_BOUNDED, 1, 0,
+                                        -1, -1, ""};
 
-/* The parameter that prices (proto, algo) (-1: any), or -1. */
-static int param_of(int proto, int algo)
+int cs__calib_nparams(void) { return P_ALGO_EFF + cs_algo_calib_count(); }
+
+cs__calib_pdef cs__calib_param(int j)
 {
-    for (int j = 0; j < P_COUNT; j++)
-        if (cs__calib_pdefs[j].proto == proto && cs__calib_pdefs[j].algo == algo) return j;
+    CS_ASSERT(j >= 0 && j < cs__calib_nparams());
+    if (j < P_ALGO_EFF) return pdefs[j];
+    cs_algo_id a = cs_algo_calib_at(j - P_ALGO_EFF);
+    cs__calib_pdef pd = algo_eff;
+    pd.name = cs_algo_calib_param(a);
+    pd.yaml = cs_algo_calib_yaml(a);
+    pd.algo = (int)a;
+    snprintf(pd.what, sizeof pd.what, "rows run with %s", cs_algo_name(a));
+    return pd;
+}
+
+/* The transform of parameter (or slot) k. */
+static cs__calib_transform transform(int k) { return (k < P_ALGO_EFF ? &pdefs[k] : &algo_eff)->tr; }
+
+int cs__calib_algo_eff_param(cs_algo_id a)
+{
+    for (int k = 0; k < cs_algo_calib_count(); k++)
+        if (cs_algo_calib_at(k) == a) return P_ALGO_EFF + k;
     return -1;
 }
 
-int cs__calib_algo_eff_param(cs_algo_id a) { return param_of(-1, (int)a); }
+/* The fixed parameter that prices (proto, algo) (-1: any), or -1. */
+static int param_of(int proto, int algo)
+{
+    for (int j = 0; j < P_ALGO_EFF; j++)
+        if (pdefs[j].proto == proto && pdefs[j].algo == algo) return j;
+    return -1;
+}
+
 /* The ring bandwidth factor of protocol p (collectives.bw_factor.ring.p). */
 static int bw_param(int p) { return param_of(p, CS_ALGO_RING); }
 /* The intra-node hop scale of protocol p. */
@@ -112,7 +137,7 @@ static int hop_param(int p) { return param_of(p, -1); }
  *            units of 10 us. */
 double cs__calib_to_value(int k, double v0, double x, double floor_s)
 {
-    switch (cs__calib_pdefs[k].tr) {
+    switch (transform(k)) {
     case T_LOG: return v0 * exp(x);
     case T_LAUNCH:
         if (floor_s > 0) return -floor_s + (v0 + floor_s) * exp(x);
@@ -127,7 +152,7 @@ double cs__calib_to_value(int k, double v0, double x, double floor_s)
 
 double cs__calib_to_coord(int k, double v0, double v, double floor_s)
 {
-    switch (cs__calib_pdefs[k].tr) {
+    switch (transform(k)) {
     case T_LOG: return log(v / v0);
     case T_LAUNCH:
         if (floor_s > 0) return log((v + floor_s) / (v0 + floor_s));
@@ -155,10 +180,10 @@ void cs__calib_initial_values(const cs_cluster *c, cs__calib_vals *pv)
         pv->use[bw_param(p)] = f > 0;
         pv->v[bw_param(p)] = f > 0 ? f : NAN; /* set from the data: cs__calib_exercised */
     }
-    for (int a = 0; a < CS_ALGO_COUNT; a++) {
-        int j = cs__calib_algo_eff_param((cs_algo_id)a);
-        if (j >= 0) pv->v[j] = c->coll.algo_efficiency[a];
-    }
+    for (int j = P_ALGO_EFF; j < P_COUNT; j++) /* slots not in use have no value */
+        pv->v[j] = j < cs__calib_nparams()
+                       ? c->coll.algo_efficiency[cs_algo_calib_at(j - P_ALGO_EFF)]
+                       : NAN;
 }
 
 void cs__calib_apply(const cs_cluster *base, const cs__calib_vals *pv, cs_cluster *out)
@@ -179,10 +204,8 @@ void cs__calib_apply(const cs_cluster *base, const cs__calib_vals *pv, cs_cluste
         }
     for (int p = 0; p < CS_PROTO_COUNT; p++)
         if (pv->use[bw_param(p)]) out->coll.proto_bw_factor[CS_ALGO_RING][p] = pv->v[bw_param(p)];
-    for (int a = 0; a < CS_ALGO_COUNT; a++) {
-        int j = cs__calib_algo_eff_param((cs_algo_id)a);
-        if (j >= 0) out->coll.algo_efficiency[a] = pv->v[j];
-    }
+    for (int j = P_ALGO_EFF; j < cs__calib_nparams(); j++)
+        out->coll.algo_efficiency[cs_algo_calib_at(j - P_ALGO_EFF)] = pv->v[j];
 }
 
 /* ---- (1) what the data exercises -------------------------------------------------- */
@@ -260,11 +283,12 @@ static void keep_unexercised(cs__calib_run *st, const cs_cluster *c, const row_u
                                   "%.3g: different ops or node counts) and one bw_factor would "
                                   "replace both", cs_proto_name((cs_proto)p), u->fac_val[p][0],
                  u->fac_val[p][1]);
-    for (int a = 0; a < CS_ALGO_COUNT; a++) {
-        int j = cs__calib_algo_eff_param((cs_algo_id)a);
-        if (j >= 0 && u->by_algo[a] < 2)
-            keep(st, j, "fewer than 2 usable rows run %s", cs_algo_name((cs_algo_id)a));
-    }
+    for (int j = P_ALGO_EFF; j < P_COUNT; j++)
+        if (j >= cs__calib_nparams())
+            keep(st, j, "not in use");
+        else if (u->by_algo[cs_algo_calib_at(j - P_ALGO_EFF)] < 2)
+            keep(st, j, "fewer than 2 usable rows run %s",
+                 cs_algo_name(cs_algo_calib_at(j - P_ALGO_EFF)));
     if (!(c->intra.latency_s > 0))
         keep(st, P_INTRA_LAT, "the input's intra.latency is 0: NCCL's hwLat carries the per-hop "
                               "latency, scaled by hop.*");
@@ -352,7 +376,7 @@ static void consider(cs__calib_run *st, int j)
     if (vmax < 1e-3) {
         snprintf(st->sel[j], sizeof st->sel[j],
                  "no usable row's prediction depends on it (at most %.2g%% per %s step)",
-                 100 * vmax, cs__calib_pdefs[j].tr == T_LAUNCH ? "10 us" : "unit");
+                 100 * vmax, transform(j) == T_LAUNCH ? "10 us" : "unit");
         return;
     }
     double rn = orthogonal_part(st, j);
@@ -361,7 +385,7 @@ static void consider(cs__calib_run *st, int j)
         snprintf(st->sel[j], sizeof st->sel[j],
                  "indistinguishable on this data from %s%s (its effect is a combination "
                  "of parameters already fitted)",
-                 best >= 0 ? cs__calib_pdefs[best].name : "the parameters fitted before it",
+                 best >= 0 ? cs__calib_param(best).name : "the parameters fitted before it",
                  st->np > 1 ? " and the others" : "");
         return;
     }

@@ -56,10 +56,14 @@ enum {
     P_BW_LL,
     P_BW_LL128,
     P_BW_SIMPLE,
-    P_TREE_EFF,
-    P_RING_EFF,
-    P_COUNT
+    P_ALGO_EFF, /* + k: collectives.efficiency of cs_algo_calib_at(k) */
+    P_COUNT = P_ALGO_EFF + CS_ALGO_COUNT /* slots; cs__calib_nparams() are in use */
 };
+_Static_assert(P_COUNT <= CS_CALIB_MAX_PARAMS, "cs_calib_result.params holds every parameter");
+
+/* Parameters in use: the fixed ones and one per fitted algorithm (the
+ * slots after them have no value and are never fitted). */
+int cs__calib_nparams(void);
 
 typedef enum { T_LOG, T_LAUNCH, T_BOUNDED } cs__calib_transform;
 
@@ -71,13 +75,15 @@ typedef struct cs__calib_pdef {
     int latency;            /* reaches a floor (held there), not a cap (dropped) */
     int proto;              /* the protocol it prices (hop.*, bw_factor.*), else -1 */
     int algo;               /* the algorithm it prices (bw_factor.*, efficiency.*), else -1 */
-    const char *what;       /* fitted: "from <what>" */
+    char what[128];         /* fitted: "from <what>" */
 } cs__calib_pdef;
 
-extern const cs__calib_pdef cs__calib_pdefs[P_COUNT];
+/* The definition of parameter j < cs__calib_nparams(): a fixed one, or an
+ * algorithm's efficiency as its row names it (cs_algo_calib_param). */
+cs__calib_pdef cs__calib_param(int j);
 
 /* The per-algorithm efficiencies (collectives.efficiency.<algo>): the
- * parameter of algorithm a, or -1 when it has none. */
+ * parameter of algorithm a, or -1 when its row fits none. */
 int cs__calib_algo_eff_param(cs_algo_id a);
 
 /* Natural values of every parameter; use[] marks bw_factor overrides in

@@ -38,12 +38,12 @@ static void runs_at(const cs__calib_run *st, const cs__calib_vals *pv,
 /* Rows that run what parameter j prices (2 when it prices everything). */
 static int rows_priced(int j, const int runs[CS_ALGO_COUNT][CS_PROTO_COUNT])
 {
-    const cs__calib_pdef *pd = &cs__calib_pdefs[j];
-    if (pd->proto < 0 && pd->algo < 0) return 2;
+    cs__calib_pdef pd = cs__calib_param(j);
+    if (pd.proto < 0 && pd.algo < 0) return 2;
     int used = 0;
     for (int a = 0; a < CS_ALGO_COUNT; a++)
         for (int p = 0; p < CS_PROTO_COUNT; p++)
-            if ((pd->algo < 0 || pd->algo == a) && (pd->proto < 0 || pd->proto == p))
+            if ((pd.algo < 0 || pd.algo == a) && (pd.proto < 0 || pd.proto == p))
                 used += runs[a][p];
     return used;
 }
@@ -73,7 +73,7 @@ static int open_interval(const cs__calib_run *st, double *hw)
     int last_open = -1;
     if (!at_limit)
         for (int a = 0; a < st->np; a++)
-            if (cs__calib_pdefs[st->which[a]].tr != T_LAUNCH && isfinite(hw[a]) &&
+            if (cs__calib_param(st->which[a]).tr != T_LAUNCH && isfinite(hw[a]) &&
                 2 * hw[a] > log(10.0))
                 last_open = a;
     return last_open;
@@ -90,7 +90,7 @@ static int judge(cs__calib_run *st, int a, int used, int open, double hw, const 
         snprintf(st->why[j], sizeof st->why[j],
                  "fitting it priced its protocol / algorithm out of the data (fewer than "
                  "2 rows still run it), so the data does not determine it");
-    } else if (vmax < 1e-3 && !cs__calib_pdefs[j].latency) {
+    } else if (vmax < 1e-3 && !cs__calib_param(j).latency) {
         /* a bandwidth term past a per-channel cap: any value beyond the
          * cap fits equally, so none is supported */
         st->eligible[j] = 0;

@@ -55,15 +55,15 @@ static double summary(cs__calib_run *st, const cs_meas_set *m, const cs__calib_v
 static void param_rows(const cs__calib_run *st, const cs__calib_vals *fitted,
                        cs_calib_result *res)
 {
-    res->nparams = P_COUNT;
-    for (int j = 0; j < P_COUNT; j++) {
-        const cs__calib_pdef *pd = &cs__calib_pdefs[j];
+    res->nparams = cs__calib_nparams();
+    for (int j = 0; j < res->nparams; j++) {
+        cs__calib_pdef pd = cs__calib_param(j);
         cs_calib_param *p = &res->params[j];
-        snprintf(p->name, sizeof p->name, "%s", pd->name);
-        snprintf(p->yaml, sizeof p->yaml, "%s", pd->yaml);
-        snprintf(p->unit, sizeof p->unit, "%s", pd->unit);
-        p->initial = st->orig.v[j] * pd->scale;
-        p->value = fitted->v[j] * pd->scale;
+        snprintf(p->name, sizeof p->name, "%s", pd.name);
+        snprintf(p->yaml, sizeof p->yaml, "%s", pd.yaml);
+        snprintf(p->unit, sizeof p->unit, "%s", pd.unit);
+        p->initial = st->orig.v[j] * pd.scale;
+        p->value = fitted->v[j] * pd.scale;
         p->ci_lo = p->ci_hi = NAN;
         p->fitted = st->frozen[j];
         snprintf(p->why, sizeof p->why, "%.199s",
@@ -78,14 +78,14 @@ static void intervals(const cs__calib_run *st, double chi2, cs_calib_result *res
     double s2 = res->dof > 0 ? chi2 / res->dof : NAN, tq = cs__calib_t_quantile(res->dof);
     for (int a = 0; a < st->np; a++) {
         int j = st->which[a];
-        const cs__calib_pdef *pd = &cs__calib_pdefs[j];
+        cs__calib_pdef pd = cs__calib_param(j);
         cs_calib_param *p = &res->params[j];
         p->fitted = 1;
         double h = tq * sqrt(s2 * st->covar[a * st->np + a]), xa = st->x[a] - X_OFFSET;
         double v0 = st->fc.start.v[j], fl = st->fc.launch_floor_s;
-        p->ci_lo = cs__calib_to_value(j, v0, xa - h, fl) * pd->scale;
-        p->ci_hi = cs__calib_to_value(j, v0, xa + h, fl) * pd->scale;
-        snprintf(p->why, sizeof p->why, "from %s", pd->what);
+        p->ci_lo = cs__calib_to_value(j, v0, xa - h, fl) * pd.scale;
+        p->ci_hi = cs__calib_to_value(j, v0, xa + h, fl) * pd.scale;
+        snprintf(p->why, sizeof p->why, "from %s", pd.what);
     }
 }
 

@@ -37,9 +37,9 @@ static const char *fitted_note(void *ud, const char *path, char *buf, size_t len
     if (!strcmp(path, "intra.bandwidth") || !strcmp(path, "inter.nic_bandwidth"))
         return snprintf(buf, len, "fitted: the achievable rate, above the line rate given"), buf;
     size_t used = 0;
-    for (int j = 0; j < r->nparams && j < P_COUNT && used < len; j++) {
+    for (int j = 0; j < r->nparams && used < len; j++) {
         const cs_calib_param *p = &r->params[j];
-        if (p->fitted && !strcmp(cs__calib_pdefs[j].key, path))
+        if (p->fitted && !strcmp(cs__calib_param(j).key, path))
             used += (size_t)snprintf(buf + used, len - used, "%s%s = %.6g%s",
                                      used ? ", " : "fitted ", p->name, p->value, p->unit);
     }

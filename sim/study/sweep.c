@@ -3,9 +3,10 @@
  * sweep.c - grids over model size P x ranks N x strategies and the
  * crossovers between strategies.
  *
- * A point is one simulated training iteration (workload.c + iteration.c;
- * collectives priced per training.collective_engine: closed form by
- * default, or discrete-event runs) of a generic model of P parameters
+ * A point is one evaluated configuration (train/evaluate.h: the memory
+ * estimate and one simulated training iteration; collectives priced per
+ * training.collective_engine: closed form by default, or discrete-event
+ * runs) of a generic model of P parameters
  * (cs_model_generic: GPT-3-like shape) or of a listed model, on the first
  * N ranks of the cluster (cs_topology_build(cluster, N, 0)). Its memory
  * verdict is the simulated timeline's peak against the GPU's capacity, as
@@ -48,10 +49,10 @@
  * tasks) with tasks ~ 4 x layers x grad_accum; a refinement takes about
  * 2 x 20 extra points. With DES collectives each distinct collective of a
  * point is one discrete-event run; cs_sweep_run and cs_sweep_crossings
- * then keep a cs_workload_cache for the call, so a collective met again at
+ * then keep a cs_pricing_cache for the call, so a collective met again at
  * another point (the same group topology, op and size: DDP's full
  * buckets, the layers shared by two FSDP strategies) is simulated once.
- * The cache changes no result (workload.h).
+ * The cache changes no result (pricing.h).
  */
 #include "study/sweep.h"
 
@@ -63,11 +64,8 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_roots.h>
 
-#include "config/config.h"
-#include "train/iteration.h"
-#include "train/memory.h"
 #include "coll/topology.h"
-#include "train/workload.h"
+#include "train/evaluate.h"
 
 /* Relative tolerance in P of refined crossings: the bracket's width in
  * log10 P is below log10(1 + 1e-4). */
@@ -78,7 +76,7 @@
 
 /* cs_sweep_point_eval with a collective cache (NULL: none). */
 static int point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params, int model,
-                      cs_workload_cache *cache, cs_sweep_point *out, cs_diag *d)
+                      cs_pricing_cache *cache, cs_sweep_point *out, cs_diag *d)
 {
     memset(out, 0, sizeof *out);
     cs_model m;
@@ -93,29 +91,25 @@ static int point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double 
     if ((rc = cs_topology_build(&s->cluster, ranks, 0, &topo, d))) return rc;
     cs_training t = s->training;
     t.strategy = st;
-    cs_workload *w;
-    if ((rc = cs_workload_build_cached(&m, &t, &topo, cache, &w, d))) return rc;
-    cs_iteration it;
-    rc = cs_iteration_run(w, &t, &it, d);
-    if (rc == 0) {
-        const cs_memory *mem = cs_workload_memory(w);
-        out->strategy = st;
-        out->ranks = topo.ranks;
-        out->params = m.params;
-        snprintf(out->model, sizeof out->model, "%s", m.name);
-        out->capacity_bytes = mem->capacity_bytes;
-        out->peak_bytes = it.peak_bytes;
-        out->fits = it.peak_bytes <= mem->capacity_bytes;
-        out->iteration_time_s = it.iteration_time_s;
-        out->tokens_per_s = it.tokens_per_s;
-        out->tflops_per_gpu = it.tflops_per_gpu;
-        out->mfu = it.mfu;
-        out->exposed_comm_s = it.exposed_comm_s;
-        for (int op = 0; op < CS_OP_COUNT; op++) out->wire_bytes += it.wire_bytes_by_op[op];
-        cs_iteration_free(&it);
-    }
-    cs_workload_free(w);
-    return rc;
+    cs_evaluate_opts o = {.simulate = 1, .cache = cache};
+    cs_evaluation ev;
+    if ((rc = cs_evaluate_config(&m, &t, &topo, &o, &ev, d))) return rc;
+    const cs_iteration *it = &ev.iteration;
+    out->strategy = st;
+    out->ranks = topo.ranks;
+    out->params = m.params;
+    snprintf(out->model, sizeof out->model, "%s", m.name);
+    out->capacity_bytes = ev.memory.capacity_bytes;
+    out->peak_bytes = it->peak_bytes;
+    out->fits = ev.fits;
+    out->iteration_time_s = it->iteration_time_s;
+    out->tokens_per_s = it->tokens_per_s;
+    out->tflops_per_gpu = it->tflops_per_gpu;
+    out->mfu = it->mfu;
+    out->exposed_comm_s = it->exposed_comm_s;
+    for (int op = 0; op < CS_OP_COUNT; op++) out->wire_bytes += it->wire_bytes_by_op[op];
+    cs_evaluate_free(&ev);
+    return 0;
 }
 
 int cs_sweep_point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params,
@@ -126,9 +120,9 @@ int cs_sweep_point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, doubl
 
 /* A cache for one call when collectives run on the DES; NULL otherwise
  * (closed forms cost less than the lookups). */
-static cs_workload_cache *call_cache(const cs_sweep_spec *s)
+static cs_pricing_cache *call_cache(const cs_sweep_spec *s)
 {
-    return s->training.collective_engine == CS_ENGINE_DES ? cs_workload_cache_new() : NULL;
+    return s->training.collective_engine == CS_ENGINE_DES ? cs_pricing_cache_new() : NULL;
 }
 
 static size_t npoints_p(const cs_sweep_spec *s)
@@ -173,7 +167,7 @@ int cs_sweep_run(const cs_sweep_spec *s, size_t first, size_t stride, cs_sweep_p
     CS_ASSERT(stride >= 1);
     size_t n = cs_sweep_size(s), total = first < n ? (n - first + stride - 1) / stride : 0;
     size_t done = 0;
-    cs_workload_cache *cache = call_cache(s);
+    cs_pricing_cache *cache = call_cache(s);
     int rc = 0;
     for (size_t i = first; i < n; i += stride) {
         int r, model;
@@ -187,7 +181,7 @@ int cs_sweep_run(const cs_sweep_spec *s, size_t first, size_t stride, cs_sweep_p
         }
         if (progress) progress(ctx, ++done, total);
     }
-    cs_workload_cache_free(cache);
+    cs_pricing_cache_free(cache);
     return rc;
 }
 
@@ -199,7 +193,7 @@ typedef struct refine_ctx {
     cs_strategy a, b;
     int rc;
     cs_diag *d;
-    cs_workload_cache *cache;
+    cs_pricing_cache *cache;
 } refine_ctx;
 
 static int eval_at(refine_ctx *c, cs_strategy st, double x, cs_sweep_point *p)
@@ -375,12 +369,12 @@ int cs_sweep_crossings(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t
         sort_by_params(&l, first);
     }
 #undef PT
-    cs_workload_cache_free(c.cache);
+    cs_pricing_cache_free(c.cache);
     *out = l.v;
     *nout = l.n;
     return 0;
 fail:
-    cs_workload_cache_free(c.cache);
+    cs_pricing_cache_free(c.cache);
     free(l.v);
     return c.rc;
 }

@@ -20,6 +20,7 @@
 #include "base/error.h"
 #include "train/model.h"
 #include "base/buf.h"
+#include "train/strategy.h"
 #include "train/training.h"
 
 typedef struct cs_sweep_spec {

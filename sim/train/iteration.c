@@ -28,7 +28,12 @@ typedef struct exec {
     uint64_t versions;
     int *stream_tasks[CS_STREAM_COUNT];
     size_t stream_n[CS_STREAM_COUNT], stream_head[CS_STREAM_COUNT];
-    int running[CS_STREAM_COUNT]; /* task id or -1 */
+    int running[CS_STREAM_COUNT]; /* task id or -1 (set_running) */
+    cs_stream_kind kind[CS_STREAM_COUNT];
+    /* running now, by kind: compute streams (and of them, memory-bound
+     * optimizer tasks), communication streams, collectives per group */
+    int ncompute, noptimizer, ncomm;
+    int per_group[CS_GROUP_COUNT];
     double last_acc_t;
     double mem, mem_peak;
     size_t mem_cap;
@@ -57,23 +62,37 @@ static void mem_change(exec *x, double delta, int task)
     o->nmem++;
 }
 
+/* Stream s starts task id, or (id = -1) goes idle: the counts by kind
+ * follow. */
+static void set_running(exec *x, int s, int id)
+{
+    int d = id >= 0 ? 1 : -1;
+    const cs_task *tk = cs_workload_task(x->w, (size_t)(id >= 0 ? id : x->running[s]));
+    if (x->kind[s] == CS_STREAM_KIND_COMPUTE) {
+        x->ncompute += d;
+        if (tk->kind == CS_TASK_MEMORY) x->noptimizer += d;
+    } else if (x->kind[s] == CS_STREAM_KIND_COMM) {
+        x->ncomm += d;
+        x->per_group[tk->group] += d;
+    }
+    x->running[s] = id;
+}
+
 /* Integrates busy and exposed time since the last change. */
 static void account(exec *x)
 {
     double now = cs_engine_now(x->eng), dt = now - x->last_acc_t;
     x->last_acc_t = now;
     if (dt <= 0) return;
-    int comp = x->running[CS_STREAM_COMPUTE];
-    int ncomm = 0;
-    for (int s = CS_STREAM_COMM; s < CS_STREAM_COUNT; s++) ncomm += x->running[s] >= 0;
-    if (comp >= 0) {
+    if (x->ncompute > 0) {
         x->out->compute_s += dt;
-        if (cs_workload_task(x->w, (size_t)comp)->kind == CS_TASK_MEMORY) x->out->optimizer_s += dt;
-    } else if (ncomm > 0) {
+        if (x->noptimizer > 0) x->out->optimizer_s += dt;
+    } else if (x->ncomm > 0) {
         x->out->exposed_comm_s += dt;
-        for (int s = CS_STREAM_COMM; s < CS_STREAM_COUNT; s++)
-            if (x->running[s] >= 0)
-                x->out->exposed_by_op_s[cs_workload_task(x->w, (size_t)x->running[s])->op] += dt / ncomm;
+        for (int s = 0; s < CS_STREAM_COUNT; s++)
+            if (x->kind[s] == CS_STREAM_KIND_COMM && x->running[s] >= 0)
+                x->out->exposed_by_op_s[cs_workload_task(x->w, (size_t)x->running[s])->op] +=
+                    dt / x->ncomm;
     }
 }
 
@@ -81,9 +100,6 @@ static void reschedule(exec *x)
 {
     double now = cs_engine_now(x->eng);
     double slow = 1.0 + x->t->comm_compute_slowdown;
-    int comp = x->running[CS_STREAM_COMPUTE] >= 0;
-    int ncomm = 0;
-    for (int s = CS_STREAM_COMM; s < CS_STREAM_COUNT; s++) ncomm += x->running[s] >= 0;
     for (int s = 0; s < CS_STREAM_COUNT; s++) {
         int id = x->running[s];
         if (id < 0) continue;
@@ -91,16 +107,11 @@ static void reschedule(exec *x)
         x->remaining[id] -= x->rate[id] * (now - x->last_t[id]);
         if (x->remaining[id] < 0) x->remaining[id] = 0;
         x->last_t[id] = now;
-        double r;
-        if (s == CS_STREAM_COMPUTE) {
-            r = ncomm > 0 ? 1.0 / slow : 1.0;
-        } else {
-            int same = 0; /* collectives of one group share its links */
-            for (int q = CS_STREAM_COMM; q < CS_STREAM_COUNT; q++)
-                if (x->running[q] >= 0 && cs_workload_task(x->w, (size_t)x->running[q])->group == tk->group)
-                    same++;
-            r = (comp ? 1.0 / slow : 1.0) / same;
-        }
+        double r = 1.0; /* copies: the DMA engines' own rate */
+        if (x->kind[s] == CS_STREAM_KIND_COMPUTE)
+            r = x->ncomm > 0 ? 1.0 / slow : 1.0;
+        else if (x->kind[s] == CS_STREAM_KIND_COMM) /* a group's collectives share its links */
+            r = (x->ncompute > 0 ? 1.0 / slow : 1.0) / x->per_group[tk->group];
         if (r != x->rate[id] || x->version[id] == 0) {
             x->rate[id] = r;
             x->version[id] = ++x->versions;
@@ -133,7 +144,7 @@ static void try_start(exec *x)
             if (!deps_met(x, tk)) continue;
             account(x);
             x->state[id] = 1;
-            x->running[s] = id;
+            set_running(x, s, id);
             x->out->start_s[id] = cs_engine_now(x->eng);
             x->remaining[id] = tk->duration_s;
             x->last_t[id] = cs_engine_now(x->eng);
@@ -154,7 +165,7 @@ static void on_done(cs_engine *e, void *ctx, int64_t id, int64_t version)
     account(x);
     x->state[id] = 2;
     x->out->end_s[id] = cs_engine_now(e);
-    x->running[tk->stream] = -1;
+    set_running(x, tk->stream, -1);
     x->stream_head[tk->stream]++;
     mem_change(x, tk->mem_at_end, (int)id);
     reschedule(x);
@@ -178,6 +189,7 @@ int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *o
     for (int s = 0; s < CS_STREAM_COUNT; s++) {
         x.stream_tasks[s] = cs_xmalloc((n ? n : 1) * sizeof(int));
         x.running[s] = -1;
+        x.kind[s] = cs_stream_kind_of((cs_stream)s);
     }
     for (size_t i = 0; i < n; i++) {
         const cs_task *tk = cs_workload_task(w, i);
@@ -220,29 +232,4 @@ void cs_iteration_free(cs_iteration *it)
     free(it->mem_t_s);
     free(it->mem_bytes);
     memset(it, 0, sizeof *it);
-}
-
-void cs_iteration_write_trace(const cs_workload *w, const cs_iteration *it, cs_buf *b)
-{
-    cs_buf_printf(b, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
-    cs_buf_printf(b, "  {\"ph\": \"M\", \"pid\": 0, \"name\": \"process_name\", \"args\": {\"name\": \"rank 0\"}}");
-    for (int s = 0; s < CS_STREAM_COUNT; s++)
-        cs_buf_printf(b, ",\n  {\"ph\": \"M\", \"pid\": 0, \"tid\": %d, \"name\": \"thread_name\", "
-                      "\"args\": {\"name\": \"%s stream\"}}", s, cs_stream_name((cs_stream)s));
-    for (size_t i = 0; i < it->ntasks; i++) {
-        const cs_task *t = cs_workload_task(w, i);
-        cs_buf_printf(b, ",\n  {\"ph\": \"X\", \"pid\": 0, \"tid\": %d, \"name\": \"%s\", "
-                      "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"id\": %d",
-                      (int)t->stream, t->name, it->start_s[i] * 1e6,
-                      (it->end_s[i] - it->start_s[i]) * 1e6, t->id);
-        if (t->kind == CS_TASK_COLLECTIVE)
-            cs_buf_printf(b, ", \"op\": \"%s\", \"size_bytes\": %.0f, \"algo\": \"%s\", \"proto\": \"%s\"",
-                          cs_op_name(t->op), t->size_bytes, cs_algo_name(t->algo),
-                          cs_proto_name(t->proto));
-        cs_buf_printf(b, "}}");
-    }
-    for (size_t i = 0; i < it->nmem; i++)
-        cs_buf_printf(b, ",\n  {\"ph\": \"C\", \"pid\": 0, \"name\": \"dynamic memory\", \"ts\": %.3f, "
-                      "\"args\": {\"GiB\": %.6f}}", it->mem_t_s[i] * 1e6, it->mem_bytes[i] / (1 << 30));
-    cs_buf_printf(b, "\n]}\n");
 }

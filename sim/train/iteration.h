@@ -5,17 +5,18 @@
  * timeline.
  *
  * Each stream runs its tasks in order, a task starting once its
- * dependencies allow. While compute and communication overlap both run
- * slower by (1 + comm_compute_slowdown) (shared SMs and memory bandwidth;
- * a calibratable factor); concurrent collectives of one process group
- * share its links equally. Exposed communication is the time some
- * collective runs while the compute stream is idle, attributed to the
- * running primitives in equal shares.
+ * dependencies allow. Streams are accounted by their kind
+ * (cs_stream_kind_of): while compute and communication streams overlap
+ * both run slower by (1 + comm_compute_slowdown) (shared SMs and memory
+ * bandwidth; a calibratable factor); concurrent collectives of one process
+ * group share its links equally; copy streams run at their own rate and
+ * count as neither. Exposed communication is the time some communication
+ * stream runs while no compute stream does, attributed to the running
+ * primitives in equal shares. The Chrome trace of a run is out/trace.h.
  */
 #ifndef CS_ITERATION_H
 #define CS_ITERATION_H
 
-#include "base/buf.h"
 #include "train/workload.h"
 
 typedef struct cs_iteration {
@@ -41,8 +42,5 @@ typedef struct cs_iteration {
 /* Runs the graph. Caller frees with cs_iteration_free. */
 int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *out, cs_diag *d);
 void cs_iteration_free(cs_iteration *it);
-
-/* Chrome / Perfetto trace JSON: a track per stream, a memory counter. */
-void cs_iteration_write_trace(const cs_workload *w, const cs_iteration *it, cs_buf *b);
 
 #endif

@@ -12,8 +12,8 @@
 #ifndef CS_MEMORY_H
 #define CS_MEMORY_H
 
-#include "train/model.h"
 #include "coll/topology.h"
+#include "train/model.h"
 #include "train/training.h"
 
 typedef struct cs_memory {
@@ -35,16 +35,8 @@ typedef struct cs_memory {
     char peak_phase[64];        /* where the peak happens, e.g. "start of backward" */
 } cs_memory;
 
-/* Sharding degree of params, grads and optimizer state under t on topo
- * (1 = replicated). */
-void cs_memory_shard_degrees(const cs_training *t, const cs_topology *topo, int *params,
-                             int *grads, int *optimizer);
-
-/* Ranks that share one copy of the sharded state: topo->ranks for
- * fsdp_shard_grad_op / fsdp_full_shard / zero1, the hybrid group for
- * fsdp_hybrid_shard (shard_group, 0 = the ranks of one node, capped at
- * topo->ranks), 1 for ddp and fsdp_no_shard. */
-int cs_memory_shard_group(const cs_training *t, const cs_topology *topo);
+/* Sharding degrees and process groups are the strategy table's
+ * (strategy.h: cs_strategy_degrees, cs_strategy_groups_of). */
 
 /* NCCL buffer bytes per rank derived from the cluster (used when
  * t->nccl_buffer_bytes < 0): see memory.c for the formula. */

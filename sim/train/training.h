@@ -3,27 +3,35 @@
  * training.h - how a model is trained: data-parallel strategy (PyTorch's
  * names), precision, optimizer, batch, activation checkpointing, DDP
  * buckets and FSDP settings, and the efficiency / overhead parameters of
- * the compute and memory models. A scenario YAML (configs/scenarios/)
- * holds `cluster:`, `model:` and `training:`; the CLI overrides any part.
- * Every default is documented (and cited) in training.c and
- * configs/scenarios/README.md. cs_training is a value type.
+ * the compute and memory models. cs_training is a value type; every
+ * default is documented (and cited) in training.c and
+ * configs/scenarios/README.md. What a strategy does (its knobs, sharding,
+ * process groups, graph and memory terms) is its row in the strategy table
+ * (strategy.h); the scenario YAML that fills a cs_training is scenario.h.
  */
 #ifndef CS_TRAINING_H
 #define CS_TRAINING_H
 
-#include "coll/cluster.h"
 #include "coll/collective.h"
 #include "base/dtype.h"
 #include "base/error.h"
 #include "train/model.h"
 
+/* The strategies, in table order (the order of every listing): X(ID, name)
+ * gives CS_STRAT_<ID> and the name users type. Each name has a row,
+ * cs__strategy_<name>, in one of the strategy_*.c files (strategy.h). */
+#define CS_STRATEGIES(X)                                                                   \
+    X(DDP, ddp)                                                                            \
+    X(ZERO1, zero1)                                                                        \
+    X(FSDP_NO_SHARD, fsdp_no_shard)                                                        \
+    X(FSDP_SHARD_GRAD_OP, fsdp_shard_grad_op)                                              \
+    X(FSDP_FULL_SHARD, fsdp_full_shard)                                                    \
+    X(FSDP_HYBRID_SHARD, fsdp_hybrid_shard)
+
 typedef enum cs_strategy {
-    CS_STRAT_DDP,
-    CS_STRAT_ZERO1,
-    CS_STRAT_FSDP_NO_SHARD,
-    CS_STRAT_FSDP_SHARD_GRAD_OP,
-    CS_STRAT_FSDP_FULL_SHARD,
-    CS_STRAT_FSDP_HYBRID_SHARD,
+#define CS__STRAT_ID(id, name) CS_STRAT_##id,
+    CS_STRATEGIES(CS__STRAT_ID)
+#undef CS__STRAT_ID
     CS_STRAT_COUNT
 } cs_strategy;
 
@@ -70,9 +78,13 @@ typedef struct cs_training {
     cs_engine_kind collective_engine;
 } cs_training;
 
-const char *cs_strategy_name(cs_strategy s);
-int cs_strategy_parse(const char *s, cs_strategy *out);
+/* Activation checkpointing names indexed by cs_ckpt, NULL-terminated. */
+extern const char *const cs_ckpt_names[CS_CKPT_COUNT + 1];
+const char *cs_ckpt_name(cs_ckpt c); /* "none", "selective", "full" */
 const char *cs_optimizer_name(cs_optimizer o);
+int cs_optimizer_parse(const char *s, cs_optimizer *out);
+/* The optimizer names indexed by cs_optimizer, NULL-terminated. */
+extern const char *const cs_optimizer_names[CS_OPT_COUNT + 1];
 
 /* Activation mode for memory: what is kept per layer (flash attention keeps
  * no attention scores: Korthikanti's selective figure) and what a layer
@@ -80,7 +92,6 @@ const char *cs_optimizer_name(cs_optimizer o);
  * checkpointing). */
 cs_ckpt cs_training_kept_activations(const cs_training *t);
 cs_ckpt cs_training_running_activations(const cs_training *t);
-int cs_optimizer_parse(const char *s, cs_optimizer *out);
 
 /* Defaults for a strategy (everything documented in training.c). */
 void cs_training_defaults(cs_training *t, cs_strategy s);
@@ -94,26 +105,5 @@ void cs_training_defaults(cs_training *t, cs_strategy s);
  * only when parameters are narrower than 4 bytes; with fp32 parameters
  * the parameters are the master and master_weights_fp32 adds nothing. */
 double cs_training_optimizer_bytes_per_param(const cs_training *t);
-
-/* reshard_after_forward resolved: 1 for fsdp_full_shard / hybrid_shard
- * unless set to 0, 0 for fsdp_shard_grad_op, 0 for strategies that keep
- * full parameters (n/a). */
-int cs_training_reshard_after_forward(const cs_training *t);
-
-/* A scenario: the three parts a `collsim simulate SCENARIO.yaml` needs. */
-typedef struct cs_scenario {
-    cs_cluster cluster;
-    cs_model model;
-    cs_training training;
-    int ranks;  /* 0 = not given */
-    int nodes;  /* 0 = not given */
-} cs_scenario;
-
-/* Loads a scenario YAML: `cluster:` (preset name or inline mapping),
- * `model:` (preset name or inline mapping), `training:` (mapping), and
- * optional `ranks:` / `nodes:`. Errors name file:line:column. */
-int cs_scenario_load_file(const char *path, cs_scenario *out, cs_diag *d);
-int cs_scenario_load_string(const char *origin, const char *yaml, size_t len, cs_scenario *out,
-                            cs_diag *d);
 
 #endif

@@ -10,10 +10,12 @@
  * stream; DDP's all-reduces on one communication stream; FSDP's
  * all-gathers on the "unshard" stream and reduce-scatters (and hybrid
  * all-reduces) on the "post-backward" stream (torch.distributed.fsdp
- * _runtime_utils). Every rank runs the same graph (data parallelism is
- * symmetric), so one rank's graph describes the iteration.
- * The graph is what `collsim simulate --emit-schedule` writes and what
- * collsim-hw replays.
+ * _runtime_utils). Each stream has a kind (compute, communication, copy)
+ * that says how the executor (iteration.h) accounts for it. Every rank
+ * runs the same graph (data parallelism is symmetric), so one rank's graph
+ * describes the iteration. What each strategy adds to the graph is its
+ * row's hooks (strategy.h). The graph is what `collsim simulate
+ * --emit-schedule` writes (out/schedule.h) and what collsim-hw replays.
  */
 #ifndef CS_WORKLOAD_H
 #define CS_WORKLOAD_H
@@ -21,10 +23,10 @@
 #include <stddef.h>
 
 #include "coll/collective.h"
+#include "coll/topology.h"
 #include "train/memory.h"
 #include "train/model.h"
-#include "base/buf.h"
-#include "coll/topology.h"
+#include "train/pricing.h"
 #include "train/training.h"
 
 typedef enum cs_task_kind { CS_TASK_COMPUTE, CS_TASK_MEMORY, CS_TASK_COLLECTIVE } cs_task_kind;
@@ -35,6 +37,17 @@ typedef enum cs_stream {
     CS_STREAM_COMM_REDUCE, /* FSDP reduce-scatters and hybrid all-reduces */
     CS_STREAM_COUNT
 } cs_stream;
+
+/* What a stream's tasks do, for the executor: compute kernels (slowed
+ * while communication overlaps them), communication (exposed when no
+ * compute runs), or copies on the DMA engines (neither; no stream of this
+ * kind yet: a CPU-offload stream would be one). */
+typedef enum cs_stream_kind {
+    CS_STREAM_KIND_COMPUTE,
+    CS_STREAM_KIND_COMM,
+    CS_STREAM_KIND_COPY,
+    CS_STREAM_KIND_COUNT
+} cs_stream_kind;
 
 /* Process groups a collective runs on. */
 typedef enum cs_group { CS_GROUP_WORLD, CS_GROUP_SHARD, CS_GROUP_REPLICA, CS_GROUP_COUNT } cs_group;
@@ -73,21 +86,6 @@ typedef struct cs_task {
 
 typedef struct cs_workload cs_workload;
 
-/* Collective prices shared across builds (a sweep's points): keyed by the
- * process group's topology (compared byte for byte), op, engine and size;
- * each entry holds the chosen (algo, proto) and the duration. Entries are
- * pure functions of their keys, so a build gives the same graph with or
- * without a cache. Meant for DES collectives (a run costs micro- to
- * milliseconds); unbounded: one entry (40 bytes) per distinct collective
- * and one topology copy per distinct group. Not thread-safe. Caller frees
- * with cs_workload_cache_free. */
-typedef struct cs_workload_cache cs_workload_cache;
-cs_workload_cache *cs_workload_cache_new(void);
-void cs_workload_cache_free(cs_workload_cache *c);
-/* Distinct collectives held, and lookups answered / not answered. */
-void cs_workload_cache_stats(const cs_workload_cache *c, size_t *entries,
-                             unsigned long long *hits, unsigned long long *misses);
-
 /* Builds the graph, pricing collectives with t->collective_engine
  * (analytic: the closed form; des: the closed form's choice of algo and
  * proto, timed by the discrete-event run on the group's topology).
@@ -99,27 +97,32 @@ int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology
 /* The same, looking collectives up in (and adding them to) cache; cache
  * may be NULL (= cs_workload_build). */
 int cs_workload_build_cached(const cs_model *m, const cs_training *t, const cs_topology *topo,
-                             cs_workload_cache *cache, cs_workload **out, cs_diag *d);
+                             cs_pricing_cache *cache, cs_workload **out, cs_diag *d);
 void cs_workload_free(cs_workload *w);
+
+/* A graph written by hand (tests of the executor, replays): no tasks, no
+ * static memory, no tokens, the given peak FLOP/s. Caller frees. */
+cs_workload *cs_workload_new(double peak_flops);
+/* Appends a copy of t with id = its index (its dependencies must name
+ * earlier tasks); returns the id. */
+int cs_workload_append(cs_workload *w, const cs_task *t);
 
 size_t cs_workload_count(const cs_workload *w);
 const cs_task *cs_workload_task(const cs_workload *w, size_t i);
-/* Ranks in each group, and the group's topology. */
+/* Ranks in each group. */
 int cs_workload_group_ranks(const cs_workload *w, cs_group g);
-/* Static per-rank bytes under the timeline (model states + overheads). */
-double cs_workload_static_bytes(const cs_workload *w);
 /* Tokens processed per iteration by all ranks, and model FLOPs per rank
  * per iteration (no recompute: the MFU numerator). */
 double cs_workload_tokens(const cs_workload *w);
 double cs_workload_model_flops_per_rank(const cs_workload *w);
 double cs_workload_peak_flops(const cs_workload *w);
-
-/* Writes the graph as JSON (format documented in docs of the CLI). */
-void cs_workload_write_schedule(const cs_workload *w, cs_buf *b);
+/* Achieved / peak FLOP/s the compute tasks were timed with. */
+double cs_workload_compute_efficiency(const cs_workload *w);
 /* The static footprint lines the timeline starts from. */
 const cs_memory *cs_workload_memory(const cs_workload *w);
 
 const char *cs_stream_name(cs_stream s);
+cs_stream_kind cs_stream_kind_of(cs_stream s);
 const char *cs_group_name(cs_group g);
 
 #endif

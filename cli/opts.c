@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * opts.c - the collsim option parser (opts.h), its value parsers, the
+ * choice rows, the list tokenizer, the training overrides, and the
+ * messages and exit codes every command shares (cli.h).
+ *
+ * Messages keep each command's established wording: a bad choice reads
+ * "unknown --NAME 'x' (expected ...)" or "--NAME expects ..., got 'x'" as
+ * the row says; the list of what is expected is built from the choice's
+ * names, so it follows the library's tables.
+ */
+#include "opts.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/units.h"
+#include "coll/collective.h"
+#include "out/table.h"
+
+/* ---- messages and exit codes (cli.h) ------------------------------------------ */
+
+int cs_cli_fail(const cs_diag *d)
+{
+    char msg[1024];
+    cs_diag_format(d, msg, sizeof msg);
+    fprintf(stderr, "collsim: %s\n", msg);
+    return d->code == CS_EIO ? CS_EXIT_IO : CS_EXIT_USAGE;
+}
+
+int cs_cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "collsim %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry 'collsim %s --help'.\n", cmd);
+    va_end(ap);
+    return CS_EXIT_USAGE;
+}
+
+int cs_cli_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int *v)
+{
+    char *end;
+    long x = strtol(s, &end, 10);
+    if (!*s || *end || x < lo || x > hi) {
+        fprintf(stderr, "collsim %s: %s expects an integer in %d..%d, got '%s'\n", cmd, opt, lo,
+                hi, s);
+        return -1;
+    }
+    *v = (int)x;
+    return 0;
+}
+
+int cs_cli_params(const char *s, double *v)
+{
+    char *end;
+    double x = strtod(s, &end);
+    double mul = 1;
+    if (*end == 'K' || *end == 'k') mul = 1e3, end++;
+    else if (*end == 'M') mul = 1e6, end++;
+    else if (*end == 'B' || *end == 'G') mul = 1e9, end++;
+    else if (*end == 'T') mul = 1e12, end++;
+    if (!*s || *end || !(x > 0) || !isfinite(x) || !isfinite(x * mul)) return -1;
+    *v = x * mul;
+    return 0;
+}
+
+/* ---- choices --------------------------------------------------------------------- */
+
+#define CHOICE(id, n, name_fn, parse_fn, type)                                                     \
+    static const char *id##_name(int v) { return name_fn((type)v); }                               \
+    static int id##_parse(const char *s, int *v)                                                   \
+    {                                                                                              \
+        type x;                                                                                    \
+        int rc = parse_fn(s, &x);                                                                  \
+        if (rc == 0) *v = (int)x;                                                                  \
+        return rc;                                                                                 \
+    }                                                                                              \
+    const cs_choice cs_choice_##id = {n, id##_name, id##_parse};
+
+CHOICE(op, CS_OP_COUNT, cs_op_name, cs_op_parse, cs_op)
+CHOICE(algo, CS_ALGO_COUNT, cs_algo_name, cs_algo_parse, cs_algo_id)
+CHOICE(proto, CS_PROTO_COUNT, cs_proto_name, cs_proto_parse, cs_proto)
+CHOICE(dtype, CS_DTYPE_COUNT, cs_dtype_name, cs_dtype_parse, cs_dtype)
+CHOICE(format, CS_FORMAT_COUNT, cs_format_name, cs_format_parse, cs_format)
+CHOICE(strategy, CS_STRAT_COUNT, cs_strategy_name, cs_strategy_parse, cs_strategy)
+
+/* nccl-tests' type names (float, half, ...); either spelling parses. */
+static const char *dtype_nccl_name(int v) { return cs_dtype_nccl_name((cs_dtype)v); }
+const cs_choice cs_choice_dtype_nccl = {CS_DTYPE_COUNT, dtype_nccl_name, dtype_parse};
+
+/* Exactly "analytic" or "des"; exactly none, selective, full. */
+static const char *engine_name(int v) { return cs_engine_name((cs_engine_kind)v); }
+const cs_choice cs_choice_engine = {CS_ENGINE_COUNT, engine_name, NULL};
+static const char *ckpt_name(int v) { return cs_ckpt_name((cs_ckpt)v); }
+const cs_choice cs_choice_ckpt = {CS_CKPT_COUNT, ckpt_name, NULL};
+
+const cs_opt cs_strategy_item = {"strategy", .choice = &cs_choice_strategy, .says = CS_SAYS_ITEM};
+
+const int cs_training_dtypes[] = {CS_DTYPE_FP32, CS_DTYPE_BF16, CS_DTYPE_FP16, CS_OPT_END};
+
+/* The k-th accepted value of o's choice list, or CS_OPT_END. */
+static int nth(const cs_choice *c, const int *only, int k)
+{
+    if (only) return only[k];
+    return k < c->count ? k : CS_OPT_END;
+}
+
+void cs_opts_names(char *buf, size_t len, const cs_choice *c, const int *only, int with_auto)
+{
+    int n = 0;
+    while (nth(c, only, n) != CS_OPT_END) n++;
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = -with_auto; i < n && k < len; i++) {
+        const char *sep = i == -with_auto ? "" : i == n - 1 ? " or " : ", ";
+        const char *name = i < 0 ? "auto" : c->name(nth(c, only, i));
+        k += (size_t)snprintf(buf + k, len - k, "%s%s", sep, name);
+    }
+}
+
+int cs_opts_choose(const char *cmd, const cs_opt *o, const char *s, int *v)
+{
+    const cs_choice *c = o->choice;
+    if (o->with_auto && !strcmp(s, "auto")) {
+        *v = CS_CHOICE_AUTO;
+        return 0;
+    }
+    int x = -1;
+    if (c->parse) {
+        if (c->parse(s, &x)) x = -1;
+    } else {
+        for (int i = 0; i < c->count; i++)
+            if (!strcmp(s, c->name(i))) x = i;
+    }
+    for (int k = 0; x >= 0 && nth(c, o->only, k) != CS_OPT_END; k++)
+        if (nth(c, o->only, k) == x) {
+            *v = x;
+            return 0;
+        }
+    char names[512];
+    cs_opts_names(names, sizeof names, c, o->only, o->with_auto);
+    if (o->says == CS_SAYS_EXPECTS)
+        return cs_cli_usage(cmd, "--%s expects %s, got '%s'", o->name, names, s);
+    return cs_cli_usage(cmd, "unknown %s%s '%s' (expected %s)", o->says == CS_SAYS_ITEM ? "" : "--",
+                        o->name, s, names);
+}
+
+/* ---- value parsers --------------------------------------------------------------- */
+
+int cs_opt_string(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    (void)cmd, (void)o;
+    *(const char **)dst = arg;
+    return 0;
+}
+
+int cs_opt_set(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    (void)cmd, (void)o, (void)arg;
+    *(int *)dst = 1;
+    return 0;
+}
+
+int cs_opt_int(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    char opt[64];
+    snprintf(opt, sizeof opt, "--%s", o->name);
+    return cs_cli_int(cmd, opt, arg, (int)o->lo, (int)o->hi, dst) ? CS_EXIT_USAGE : 0;
+}
+
+int cs_opt_above(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    char *end;
+    double x = strtod(arg, &end);
+    if (!*arg || *end || !(x > o->lo) || !isfinite(x))
+        return cs_cli_usage(cmd, "--%s expects a number > %g, got '%s'", o->name, o->lo, arg);
+    *(double *)dst = x;
+    return 0;
+}
+
+int cs_opt_size(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    char err[256];
+    if (cs_units_parse_size(arg, dst, err, sizeof err)) {
+        fprintf(stderr, "collsim %s: --%s: %s\n", cmd, o->name, err);
+        return CS_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int cs_opt_choice(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    return cs_opts_choose(cmd, o, arg, dst);
+}
+
+int cs_opt_refuse(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    (void)arg, (void)dst;
+    char opt[64];
+    snprintf(opt, sizeof opt, "--%s", o->name);
+    return cs_cli_usage(cmd, "unknown option '%s'", opt);
+}
+
+/* ---- the loop ---------------------------------------------------------------------- */
+
+enum { KEY_BASE = 256, KEY_HELP = 'h' };
+
+int cs_opts_parse(const char *cmd, const cs_opt *opts, size_t n, int argc, char **argv, void *args,
+                  void (*help)(FILE *), int *next)
+{
+    struct option *lo = cs_xcalloc(n + 2, sizeof *lo);
+    char shorts[64] = ":";
+    size_t ns = 1;
+    for (size_t i = 0; i < n; i++) {
+        const cs_opt *o = &opts[i];
+        lo[i] = (struct option){o->name, o->flag ? no_argument : required_argument, 0,
+                                o->key ? o->key : KEY_BASE + (int)i};
+        if (o->key && ns + 3 < sizeof shorts) {
+            shorts[ns++] = o->key;
+            if (!o->flag) shorts[ns++] = ':';
+        }
+    }
+    lo[n] = (struct option){"help", no_argument, 0, KEY_HELP};
+    shorts[ns++] = KEY_HELP;
+    shorts[ns] = 0;
+    optind = 0; /* a fresh scan, also for a second parse in one process (tests) */
+    opterr = 0;
+    int ch, rc = -1;
+    while (rc < 0 && (ch = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+        const cs_opt *o = NULL;
+        for (size_t i = 0; i < n && !o; i++)
+            if (ch == (opts[i].key ? opts[i].key : KEY_BASE + (int)i)) o = &opts[i];
+        if (o) {
+            int r = o->parse(cmd, o, o->flag ? NULL : optarg, (char *)args + o->at);
+            if (r) rc = r;
+        } else if (ch == KEY_HELP) {
+            help(stdout);
+            rc = CS_EXIT_OK;
+        } else if (ch == ':') {
+            rc = cs_cli_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
+        } else {
+            rc = cs_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    free(lo);
+    *next = optind;
+    return rc;
+}
+
+/* ---- lists ------------------------------------------------------------------------- */
+
+int cs_opts_each(const char *cmd, const char *opt, const char *list, size_t maxlen,
+                 int (*each)(void *ctx, const char *item), void *ctx)
+{
+    if (strlen(list) >= maxlen) return cs_cli_usage(cmd, "%s: list too long", opt);
+    char *buf = cs_xstrdup(list), *save = NULL;
+    int rc = 0;
+    for (char *tok = strtok_r(buf, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save))
+        rc = each(ctx, tok);
+    free(buf);
+    return rc;
+}
+
+/* ---- help ---------------------------------------------------------------------------- */
+
+void cs_opts_presets(FILE *f)
+{
+    for (size_t i = 0; i < cs_presets_cluster_count(); i++)
+        fprintf(f, "%s%s", i ? ", " : "", cs_presets_cluster_name(i));
+}
+
+/* ---- training overrides --------------------------------------------------------------- */
+
+void cs_cli_knobs_apply(const cs_cli_knobs *k, cs_training *t)
+{
+    if (k->dtype >= 0) {
+        t->param_dtype = t->grad_reduce_dtype = (cs_dtype)k->dtype;
+        t->master_weights_fp32 = 0;
+    }
+    if (k->micro_batch) t->micro_batch = k->micro_batch;
+    if (k->grad_accum) t->grad_accum = k->grad_accum;
+    if (k->ckpt >= 0) t->checkpointing = (cs_ckpt)k->ckpt;
+    if (k->attention >= 0) t->flash_attention = k->attention;
+    if (k->engine >= 0) t->collective_engine = (cs_engine_kind)k->engine;
+}

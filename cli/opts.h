@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * opts.h - internal to the collsim executable: the one option parser. A
+ * command's options are a table of rows (cs_opt: name, argument kind,
+ * parse function, limits, where the value goes in the command's argument
+ * struct); cs_opts_parse runs them with getopt_long and handles what
+ * every command shares (--help, a missing value, an unknown option).
+ *
+ * The rows every command spells the same way are macros here (CS_ARG_*),
+ * so a name, a limit or a message lives once: --cluster, --ranks and
+ * --nodes (the scenario schema's limits), --engine, --format, -o,
+ * --checkpointing, --dtype, --micro-batch, --grad-accum. Things that come
+ * in kinds (ops, algorithms, protocols, engines, dtypes, formats,
+ * checkpointing modes, strategies) are cs_choice rows: their names, for
+ * parsing and for the "expected a, b or c" of a message, come from the
+ * library's tables. Comma-separated lists go through one tokenizer.
+ *
+ * Parsers print their own message (collsim CMD: ...) and return an exit
+ * code (cli.h); 0 means the value was stored.
+ */
+#ifndef CS_OPTS_H
+#define CS_OPTS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "config/presets.h"
+#include "train/scenario.h"
+#include "train/strategy.h"
+#include "train/training.h"
+
+typedef struct cs_opt cs_opt;
+
+/* Parses arg (NULL for a flag) into dst, the row's field. */
+typedef int (*cs_opt_fn)(const char *cmd, const cs_opt *o, const char *arg, void *dst);
+
+/* A kind of named value: count values 0..count-1 with their names;
+ * parse (NULL: the names, exactly) may accept other spellings. */
+typedef struct cs_choice {
+    int count;
+    const char *(*name)(int v);
+    int (*parse)(const char *s, int *v); /* 0 or CS_EINVAL */
+} cs_choice;
+
+extern const cs_choice cs_choice_op, cs_choice_algo, cs_choice_proto, cs_choice_engine,
+    cs_choice_dtype, cs_choice_dtype_nccl, cs_choice_format, cs_choice_ckpt, cs_choice_strategy;
+
+/* How a bad choice is reported. */
+typedef enum cs_says {
+    CS_SAYS_UNKNOWN, /* unknown --NAME 'x' (expected a, b or c) */
+    CS_SAYS_EXPECTS, /* --NAME expects a, b or c, got 'x' */
+    CS_SAYS_ITEM     /* unknown NAME 'x' (expected a, b or c): a list item */
+} cs_says;
+
+#define CS_OPT_END (-2) /* ends a row's `only` list */
+
+struct cs_opt {
+    const char *name; /* the long name without "--" */
+    char key;         /* the short form ('o' for -o), or 0 */
+    int flag;         /* 1: takes no value */
+    cs_opt_fn parse;
+    size_t at; /* offset of the value in the command's argument struct */
+    /* what the parsers below read (unused fields stay 0) */
+    double lo, hi;           /* cs_opt_int: the range; cs_opt_above: lo, exclusive */
+    const cs_choice *choice; /* cs_opt_choice */
+    const int *only;         /* the choices accepted, in message order, CS_OPT_END-ended;
+                              * NULL: all, in value order */
+    int with_auto;           /* "auto" is accepted as CS_CHOICE_AUTO, listed first */
+    cs_says says;
+};
+
+/* ---- parsers (dst types: const char *, int, double) ------------------------ */
+
+int cs_opt_string(const char *cmd, const cs_opt *o, const char *arg, void *dst);
+int cs_opt_set(const char *cmd, const cs_opt *o, const char *arg, void *dst); /* a flag: 1 */
+int cs_opt_int(const char *cmd, const cs_opt *o, const char *arg, void *dst);
+int cs_opt_above(const char *cmd, const cs_opt *o, const char *arg, void *dst);
+int cs_opt_size(const char *cmd, const cs_opt *o, const char *arg, void *dst); /* 4K, 25MiB */
+int cs_opt_choice(const char *cmd, const cs_opt *o, const char *arg, void *dst);
+/* An option another command of the same argument struct has: refused as
+ * unknown (by its full name). */
+int cs_opt_refuse(const char *cmd, const cs_opt *o, const char *arg, void *dst);
+
+/* ---- the shared rows: T is the argument struct, f the field ---------------- */
+
+#define CS_ARG_AT(T, f) .at = offsetof(T, f)
+#define CS_ARG_CLUSTER(T, f) {"cluster", .parse = cs_opt_string, CS_ARG_AT(T, f)}
+#define CS_ARG_OUTPUT(T, f) {"output", 'o', .parse = cs_opt_string, CS_ARG_AT(T, f)}
+#define CS_ARG_RANKS(T, f)                                                                         \
+    {"ranks", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = CS_SCENARIO_RANKS_MAX}
+#define CS_ARG_NODES(T, f)                                                                         \
+    {"nodes", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = CS_SCENARIO_NODES_MAX}
+#define CS_ARG_FORMAT(T, f)                                                                        \
+    {"format", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_format}
+#define CS_ARG_ENGINE(T, f, message)                                                               \
+    {"engine", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_engine,               \
+     .says = (message)}
+/* The training knobs (cs_cli_knobs below). */
+#define CS_ARG_MICRO_BATCH(T, f)                                                                   \
+    {"micro-batch", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = 1 << 20}
+#define CS_ARG_GRAD_ACCUM(T, f)                                                                    \
+    {"grad-accum", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = 1 << 20}
+#define CS_ARG_CKPT(T, f)                                                                          \
+    {"checkpointing", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_ckpt,          \
+     .says = CS_SAYS_EXPECTS}
+/* The training dtypes: one for params, gradients and collectives. */
+extern const int cs_training_dtypes[];
+#define CS_ARG_TRAINING_DTYPE(T, f)                                                                \
+    {"dtype", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_dtype,                 \
+     .only = cs_training_dtypes, .says = CS_SAYS_EXPECTS}
+
+/* A strategy as an item of a list: "unknown strategy 'x' (expected ...)". */
+extern const cs_opt cs_strategy_item;
+
+/* ---- running a table --------------------------------------------------------- */
+
+/* Parses argv[1..] against the n rows of opts into args; --help / -h
+ * prints help. Returns -1 to go on, with *next the first argument that
+ * is not an option; else the exit code (CS_EXIT_OK after --help). */
+int cs_opts_parse(const char *cmd, const cs_opt *opts, size_t n, int argc, char **argv, void *args,
+                  void (*help)(FILE *), int *next);
+
+/* Calls each(ctx, item) for the comma-separated items of list in order
+ * (empty items are skipped); a list of maxlen characters or more is
+ * refused ("OPT: list too long"). Returns 0, or the first exit code
+ * each returned. */
+int cs_opts_each(const char *cmd, const char *opt, const char *list, size_t maxlen,
+                 int (*each)(void *ctx, const char *item), void *ctx);
+
+/* Parses s as a choice of o (as cs_opt_choice, into an int). */
+int cs_opts_choose(const char *cmd, const cs_opt *o, const char *s, int *v);
+
+/* Writes names as "a, b or c"; only as in cs_opt (NULL: all). */
+void cs_opts_names(char *buf, size_t len, const cs_choice *c, const int *only, int with_auto);
+
+/* The preset cluster names, comma-separated, for help texts. */
+void cs_opts_presets(FILE *f);
+
+/* ---- overrides of a scenario's training ---------------------------------------- */
+
+/* The training knobs a command line sets; -1 (dtype, ckpt, attention,
+ * engine) or 0 (micro_batch, grad_accum): not given. */
+typedef struct cs_cli_knobs {
+    int dtype, micro_batch, grad_accum, ckpt, attention, engine;
+} cs_cli_knobs;
+
+#define CS_CLI_KNOBS_UNSET {.dtype = -1, .ckpt = -1, .attention = -1, .engine = -1}
+
+/* Sets what k gives on t: a dtype is pure low precision (params,
+ * gradients and collectives, no fp32 master weights). */
+void cs_cli_knobs_apply(const cs_cli_knobs *k, cs_training *t);
+
+#endif

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * schedule.h - the iteration's task graph as JSON (`collsim simulate
+ * --emit-schedule FILE`), for collsim-hw to replay.
+ */
+#ifndef CS_OUT_SCHEDULE_H
+#define CS_OUT_SCHEDULE_H
+
+#include "base/buf.h"
+#include "train/workload.h"
+
+/* Appends the schedule of graph w to b. */
+void cs_schedule_write(const cs_workload *w, cs_buf *b);
+
+#endif

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sweep_report.c - the report of a sweep on the table type (out/table.h):
+ * the grid's data columns (GRID_COLUMNS, also the CSV header), a view of
+ * them per rank count for people, and the crossings: a table whose first
+ * columns (CROSSING_COLUMNS) are the --crossings CSV and whose others
+ * (lead, which side fits) only JSON carries; for people, one sentence per
+ * crossing. Renders what study/sweep computed; computes nothing itself.
+ */
+#include "out/sweep_report.h"
+
+#include <stdio.h>
+
+#define N(a) (sizeof a / sizeof a[0])
+#define GIB (1024.0 * 1024 * 1024)
+
+#define GRID_COLUMNS(X)                                                                            \
+    X(strategy, STR, NULL) X(ranks, INT, NULL) X(params, NUM, "%.0f") X(fits, INT, NULL)           \
+    X(iteration_time_s, NUM, "%.6f") X(tokens_per_s, NUM, "%.1f") X(tflops_per_gpu, NUM, "%.3f")   \
+    X(mfu, NUM, "%.5f") X(peak_bytes, NUM, "%.0f") X(exposed_comm_s, NUM, "%.6f")                  \
+    X(model, STR, NULL) X(capacity_bytes, NUM, "%.0f") X(wire_bytes, NUM, "%.0f")
+#define CROSSING_COLUMNS(X)                                                                        \
+    X(ranks, INT, NULL) X(strategy_a, STR, NULL) X(strategy_b, STR, NULL) X(kind, STR, NULL)       \
+    X(params, NUM, "%.0f") X(margin, NUM, "%.6f")
+
+#define COL_ROW(col, type, format) {.name = #col, .kind = CS_CELL_##type, .fmt = format},
+#define COL_HEADER(col, type, format) "," #col
+
+const char *cs_sweep_report_columns(void) { return GRID_COLUMNS(COL_HEADER) + 1; }
+const char *cs_sweep_report_crossing_columns(void) { return CROSSING_COLUMNS(COL_HEADER) + 1; }
+
+static const cs_col grid_cols[] = {
+    GRID_COLUMNS(COL_ROW)
+    /* for the view */
+    {.name = "fits_text", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE},
+    {.name = "mfu_pct", .kind = CS_CELL_NUM, .fmt = "%.1f", .only = CS_FOR_PEOPLE},
+    {.name = "peak_gib", .kind = CS_CELL_NUM, .fmt = "%.2f", .only = CS_FOR_PEOPLE},
+};
+
+static const cs_col grid_view[] = {
+    {.name = "model", .kind = CS_CELL_STR, .width = 16, .flags = CS_COL_LEFT},
+    {.name = "strategy", .kind = CS_CELL_STR, .width = 20, .flags = CS_COL_LEFT},
+    {.name = "fits", .of = "fits_text", .kind = CS_CELL_STR, .width = 5, .flags = CS_COL_LEFT},
+    CS_VIEW_NUM("iteration_s", "iteration_time_s", "%.4f", 12, NULL),
+    CS_VIEW_NUM("tokens/s", "tokens_per_s", "%.0f", 14, NULL),
+    CS_VIEW_NUM("TFLOPS/GPU", "tflops_per_gpu", "%.1f", 11, NULL),
+    CS_VIEW_NUM("MFU %", "mfu_pct", "%.1f", 7, NULL),
+    CS_VIEW_NUM("peak GiB", "peak_gib", "%.2f", 10, NULL),
+    CS_VIEW_NUM("exposed_s", "exposed_comm_s", "%.4f", 11, NULL),
+};
+
+static const cs_col crossing_cols[] = {
+    CROSSING_COLUMNS(COL_ROW)
+    {.name = "lead_max", .kind = CS_CELL_NUM, .fmt = "%.6f", .only = CS_FOR_TREE},
+    {.name = "lead_max_params", .kind = CS_CELL_NUM, .fmt = "%.0f", .only = CS_FOR_TREE},
+    {.name = "fits_below", .kind = CS_CELL_INT, .only = CS_FOR_TREE},
+};
+
+static const cs_col title_col[] = {CS_COL_STR("title")};
+static const cs_col cluster_col[] = {CS_COL_STR("cluster")};
+
+/* 1.23B, 350M, 1.5T, 124K */
+static void human_params(double p, char *buf, size_t len)
+{
+    if (p >= 1e12) snprintf(buf, len, "%.3gT", p / 1e12);
+    else if (p >= 1e9) snprintf(buf, len, "%.3gB", p / 1e9);
+    else if (p >= 1e6) snprintf(buf, len, "%.3gM", p / 1e6);
+    else snprintf(buf, len, "%.3gK", p / 1e3);
+}
+
+static void make_title(char *buf, size_t len, const cs_sweep_spec *s)
+{
+    int o = snprintf(buf, len, "collsim crossover: %s (%s, %.0f GiB), ", s->cluster.name,
+                     s->cluster.gpu.model, s->cluster.gpu.memory_bytes / GIB);
+    if (o < 0 || (size_t)o >= len) return;
+    if (s->nmodels > 0) {
+        o += snprintf(buf + o, len - (size_t)o, "%d models", s->nmodels);
+    } else {
+        char lo[32], hi[32];
+        human_params(s->params_min, lo, sizeof lo);
+        human_params(s->params_max, hi, sizeof hi);
+        o += snprintf(buf + o, len - (size_t)o, "P %s..%s (%d points, log)", lo, hi,
+                      s->params_points);
+    }
+    if ((size_t)o >= len) return;
+    snprintf(buf + o, len - (size_t)o, ", micro-batch %d, grad-accum %d, %s%s",
+             s->training.micro_batch, s->training.grad_accum,
+             cs_dtype_name(s->training.param_dtype), s->training.collective_engine == CS_ENGINE_DES ? ", DES collectives" : "");
+}
+
+/* "on <cluster> with N GPUs, A beats B below X params by Y% (at P; up to
+ * Z% at Q); B is faster above" / "A OOMs above X params" */
+static void sentence(cs_doc *doc, const cs_sweep_spec *s, const cs_crossing *c)
+{
+    char p[32];
+    human_params(c->params, p, sizeof p);
+    cs_doc_note(doc, "  on %s with %d GPUs, ", s->cluster.name, c->ranks);
+    if (c->kind == CS_CROSS_THROUGHPUT) {
+        char below[32], lead[32];
+        human_params(c->margin_params, below, sizeof below);
+        human_params(c->lead_max_params, lead, sizeof lead);
+        cs_doc_note(doc, "%s beats %s below %s params by %.1f%% (at %s", cs_strategy_name(c->a),
+                    cs_strategy_name(c->b), p, 100 * c->margin, below);
+        if (c->lead_max > c->margin)
+            cs_doc_note(doc, "; up to %.0f%% at %s", 100 * c->lead_max, lead);
+        cs_doc_note(doc, "); %s is faster above\n", cs_strategy_name(c->b));
+    } else if (c->fits_below) {
+        cs_doc_note(doc, "%s OOMs above %s params\n", cs_strategy_name(c->a), p);
+    } else {
+        cs_doc_note(doc, "%s fits only above %s params\n", cs_strategy_name(c->a), p);
+    }
+}
+
+static cs_table *crossings_table(cs_doc *doc, unsigned audience, const cs_crossing *c, size_t nc)
+{
+    cs_table *t = cs_doc_table(
+        doc, &(cs_table_spec){"crossings", crossing_cols, N(crossing_cols), audience, 0});
+    for (size_t i = 0; i < nc; i++) {
+        int through = c[i].kind == CS_CROSS_THROUGHPUT;
+        cs_table_row(t);
+        cs_table_int(t, c[i].ranks);
+        cs_table_str(t, cs_strategy_name(c[i].a));
+        cs_table_str(t, cs_strategy_name(c[i].b));
+        cs_table_str(t, through ? "throughput" : "oom");
+        cs_table_num(t, c[i].params);
+        if (through) {
+            cs_table_num(t, c[i].margin);
+            cs_table_num(t, c[i].lead_max);
+            cs_table_num(t, c[i].lead_max_params);
+        } else {
+            cs_table_skip(t);
+            cs_table_skip(t);
+            cs_table_skip(t);
+            cs_table_int(t, c[i].fits_below);
+        }
+    }
+    return t;
+}
+
+static cs_table *grid_table(cs_doc *doc, const cs_sweep_point *pts, size_t n)
+{
+    cs_table *t =
+        cs_doc_table(doc, &(cs_table_spec){"points", grid_cols, N(grid_cols), CS_FOR_DATA, 0});
+    for (size_t i = 0; i < n; i++) {
+        const cs_sweep_point *p = &pts[i];
+        cs_table_row(t);
+        cs_table_str(t, cs_strategy_name(p->strategy));
+        cs_table_int(t, p->ranks);
+        cs_table_num(t, p->params);
+        cs_table_int(t, p->fits);
+        cs_table_num(t, p->iteration_time_s);
+        cs_table_num(t, p->tokens_per_s);
+        cs_table_num(t, p->tflops_per_gpu);
+        cs_table_num(t, p->mfu);
+        cs_table_num(t, p->peak_bytes);
+        cs_table_num(t, p->exposed_comm_s);
+        cs_table_str(t, p->model);
+        cs_table_num(t, p->capacity_bytes);
+        cs_table_num(t, p->wire_bytes);
+        cs_table_str(t, p->fits ? "yes" : "OOM");
+        cs_table_num(t, 100 * p->mfu);
+        cs_table_num(t, p->peak_bytes / GIB);
+    }
+    return t;
+}
+
+/* For people: the grid in one view per run of points with the same rank
+ * count, each under its own heading. */
+static void grid_views(cs_doc *doc, const cs_table *grid, const cs_sweep_point *pts, size_t n)
+{
+    for (size_t i = 0, end; i < n; i = end) {
+        for (end = i + 1; end < n && pts[end].ranks == pts[i].ranks; end++) continue;
+        cs_doc_note(doc, "\n%d GPUs\n", pts[i].ranks);
+        cs_doc_view_rows(doc, grid,
+                         &(cs_table_spec){NULL, grid_view, N(grid_view), CS_FOR_PEOPLE, 0}, i,
+                         end - i);
+    }
+}
+
+static void field(cs_doc *doc, const cs_col *col, const char *v)
+{
+    cs_table *t = cs_doc_table(doc, &(cs_table_spec){NULL, col, 1, CS_FOR_TREE, CS_TABLE_FIELDS});
+    cs_table_row(t);
+    cs_table_str(t, v);
+}
+
+void cs_sweep_report(cs_buf *b, cs_format f, const cs_sweep_spec *s, const cs_sweep_point *pts,
+                     size_t n, const cs_crossing *c, size_t nc)
+{
+    char title[512];
+    make_title(title, sizeof title, s);
+    cs_doc *doc = cs_doc_new();
+    cs_doc_note(doc, "# %s\n", title);
+    field(doc, title_col, title);
+    field(doc, cluster_col, s->cluster.name);
+    grid_views(doc, grid_table(doc, pts, n), pts, n);
+    crossings_table(doc, CS_FOR_TREE, c, nc);
+    cs_doc_note(doc, "\nCrossings (throughput: Brent on log10 P, both strategies fit there; OOM: "
+                     "bisection; both to 1e-4):\n");
+    if (s->nmodels > 0)
+        cs_doc_note(doc, "  none computed: a list of models has no continuous P axis\n");
+    else if (nc == 0)
+        cs_doc_note(doc, "  none in this range\n");
+    for (size_t i = 0; i < nc; i++) sentence(doc, s, &c[i]);
+    cs_doc_write(b, doc, f);
+    cs_doc_free(doc);
+}
+
+void cs_sweep_report_crossings(cs_buf *b, const cs_crossing *c, size_t nc)
+{
+    cs_doc *doc = cs_doc_new();
+    crossings_table(doc, CS_FOR_FLAT, c, nc);
+    cs_doc_write(b, doc, CS_FORMAT_CSV);
+    cs_doc_free(doc);
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sweep_report.h - the report of a sweep (`collsim crossover`): the grid
+ * of points and the crossings, in every format of out/table.h, and the
+ * crossings alone as CSV (--crossings). Appends to a caller-owned buffer.
+ */
+#ifndef CS_SWEEP_REPORT_H
+#define CS_SWEEP_REPORT_H
+
+#include <stddef.h>
+
+#include "base/buf.h"
+#include "out/table.h"
+#include "study/sweep.h"
+
+/* The CSV header lines (without newline): the grid's and the crossings'. */
+const char *cs_sweep_report_columns(void);
+const char *cs_sweep_report_crossing_columns(void);
+
+/* For people: a title line, the grid by rank count, one sentence per
+ * crossing; CSV: the grid; JSON: title, cluster, points and crossings. */
+void cs_sweep_report(cs_buf *b, cs_format f, const cs_sweep_spec *s, const cs_sweep_point *pts,
+                     size_t n, const cs_crossing *c, size_t nc);
+/* The crossings as CSV; the margin is empty for an OOM crossing. */
+void cs_sweep_report_crossings(cs_buf *b, const cs_crossing *c, size_t nc);
+
+#endif

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * evaluate.h - one training configuration evaluated: model + training
+ * settings on a topology (a cluster's first ranks) -> the analytic memory
+ * estimate and, when asked, the simulated iteration (graph built, run,
+ * metrics). The one way `collsim memory`, `simulate`, `plan` and the
+ * sweeps of `crossover` evaluate a configuration, so they agree by
+ * construction.
+ */
+#ifndef CS_EVALUATE_H
+#define CS_EVALUATE_H
+
+#include "base/error.h"
+#include "coll/topology.h"
+#include "train/iteration.h"
+#include "train/memory.h"
+#include "train/model.h"
+#include "train/pricing.h"
+#include "train/training.h"
+#include "train/workload.h"
+
+typedef struct cs_evaluate_opts {
+    int simulate;               /* 0: the memory estimate only */
+    int model_states_only;      /* the estimate's ZeRO view (memory.h) */
+    cs_pricing_cache *cache;    /* collective prices shared across calls; NULL: none */
+    /* not NULL: receives the simulated graph (caller frees with
+     * cs_workload_free), e.g. to write its schedule or trace */
+    cs_workload **workload;
+} cs_evaluate_opts;
+
+typedef struct cs_evaluation {
+    cs_memory memory;           /* the analytic estimate */
+    int simulated;              /* iteration holds a run */
+    cs_iteration iteration;     /* simulated: the run, owned (cs_evaluate_free) */
+    int fits;                   /* simulated: the timeline's peak is within the GPU's
+                                   memory; else the estimate's verdict */
+} cs_evaluation;
+
+/* Evaluates t on topo: the memory estimate first (its errors first: no
+ * parameters, micro_batch < 1, a hybrid group that does not divide the
+ * ranks), then, with o->simulate, the graph build and the run. o may be
+ * NULL (memory only). Returns 0, or the first failure's code with d
+ * filled; on failure nothing is left to free. */
+int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                       const cs_evaluate_opts *o, cs_evaluation *out, cs_diag *d);
+void cs_evaluate_free(cs_evaluation *e);
+
+#endif

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strategy.c - the strategy table: rows indexed by cs_strategy (generated
+ * from training.h's CS_STRATEGIES, so the list and the table cannot
+ * disagree), the names, which knobs apply, the process groups and the
+ * sharding degrees, the reshard rule. The rows themselves are defined by
+ * the family files (strategy_ddp.c, strategy_zero.c, strategy_fsdp.c).
+ *
+ * Process groups follow torch.distributed.fsdp: the shard group is the
+ * world, except for HYBRID_SHARD, whose shard group is training.shard_group
+ * ranks (0: the ranks of one node, topo->ppn_max), capped at the world;
+ * the replica group holds one rank of each shard group. Whole replicas are
+ * required (torch builds the groups with new_subgroups, which needs the
+ * world size divisible by the group size); this file is the only place
+ * that checks it, for the scenario loader, the memory estimate and the
+ * graph builder alike.
+ */
+#include "train/strategy.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CS__STRAT_EXTERN(id, name) extern const cs_strategy_row cs__strategy_##name;
+CS_STRATEGIES(CS__STRAT_EXTERN)
+#undef CS__STRAT_EXTERN
+
+#define CS__STRAT_ROW(id, name) [CS_STRAT_##id] = &cs__strategy_##name,
+static const cs_strategy_row *const rows[CS_STRAT_COUNT] = {CS_STRATEGIES(CS__STRAT_ROW)};
+#undef CS__STRAT_ROW
+
+#define CS__STRAT_NAME(id, name) [CS_STRAT_##id] = #name,
+const char *const cs_strategy_names[CS_STRAT_COUNT + 1] = {CS_STRATEGIES(CS__STRAT_NAME) NULL};
+#undef CS__STRAT_NAME
+
+/* Keys, by cs_knob, and how messages name the strategies a key applies
+ * to: `which` when set (a family's name), else the list of those
+ * strategies; then `note`. */
+static const struct {
+    const char *key, *which, *note;
+} knobs[CS_KNOB_COUNT] = {
+    [CS_KNOB_BUCKET_CAP] = {"bucket_cap_mb", NULL, " (DDP's gradient buckets)"},
+    [CS_KNOB_FIRST_BUCKET] = {"first_bucket_mb", NULL, " (DDP's gradient buckets)"},
+    [CS_KNOB_BUCKET_VIEW] = {"gradient_as_bucket_view", NULL, " (DDP's gradient buckets)"},
+    [CS_KNOB_BACKWARD_PREFETCH] = {"backward_prefetch", "the fsdp_* strategies", ""},
+    [CS_KNOB_FORWARD_PREFETCH] = {"forward_prefetch", "the fsdp_* strategies", ""},
+    [CS_KNOB_LIMIT_ALL_GATHERS] = {"limit_all_gathers", "the fsdp_* strategies", ""},
+    [CS_KNOB_RESHARD] = {"reshard_after_forward", NULL, ""},
+    [CS_KNOB_SHARD_GROUP] = {"shard_group", NULL, ""},
+};
+
+const cs_strategy_row *cs_strategy_row_of(cs_strategy s)
+{
+    CS_ASSERT(s >= 0 && s < CS_STRAT_COUNT);
+    return rows[s];
+}
+
+const char *cs_strategy_name(cs_strategy s)
+{
+    CS_ASSERT(s >= 0 && s < CS_STRAT_COUNT);
+    return cs_strategy_names[s];
+}
+
+int cs_strategy_parse(const char *s, cs_strategy *out)
+{
+    for (int i = 0; i < CS_STRAT_COUNT; i++)
+        if (!strcmp(s, cs_strategy_names[i])) {
+            *out = (cs_strategy)i;
+            return 0;
+        }
+    return CS_EINVAL;
+}
+
+/* The names of the strategies in `set` (bits by cs_strategy), ", "
+ * between them and " <last> " before the final one; what does not fit in
+ * len is left out whole. */
+static void join(char *buf, size_t len, unsigned set, const char *last)
+{
+    int total = 0, k = 0;
+    for (int i = 0; i < CS_STRAT_COUNT; i++) total += (set >> i) & 1;
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < CS_STRAT_COUNT; i++) {
+        if (!((set >> i) & 1)) continue;
+        int n;
+        if (k == 0) n = snprintf(buf + o, len - o, "%s", cs_strategy_names[i]);
+        else if (k < total - 1) n = snprintf(buf + o, len - o, ", %s", cs_strategy_names[i]);
+        else n = snprintf(buf + o, len - o, " %s %s", last, cs_strategy_names[i]);
+        if (n < 0 || (size_t)n >= len - o) { /* full: no name cut short */
+            buf[o] = '\0';
+            return;
+        }
+        o += (size_t)n;
+        k++;
+    }
+}
+
+void cs_strategy_list(char *buf, size_t len, const char *last)
+{
+    join(buf, len, (1u << CS_STRAT_COUNT) - 1, last);
+}
+
+void cs_strategy_unknown(const char *name, char *buf, size_t len)
+{
+    char names[512];
+    cs_strategy_list(names, sizeof names, "or");
+    snprintf(buf, len, "unknown strategy '%s' (expected %s)", name, names);
+}
+
+const char *cs_strategy_knob_key(cs_knob k)
+{
+    CS_ASSERT(k >= 0 && k < CS_KNOB_COUNT);
+    return knobs[k].key;
+}
+
+int cs_strategy_knob_applies(cs_strategy s, cs_knob k)
+{
+    return (cs_strategy_row_of(s)->knobs & CS_KNOB_BIT(k)) != 0;
+}
+
+void cs_strategy_knob_scope(cs_knob k, char *buf, size_t len)
+{
+    CS_ASSERT(k >= 0 && k < CS_KNOB_COUNT);
+    char list[512];
+    if (knobs[k].which) {
+        snprintf(list, sizeof list, "%s", knobs[k].which);
+    } else {
+        unsigned set = 0;
+        for (int i = 0; i < CS_STRAT_COUNT; i++)
+            if (cs_strategy_knob_applies((cs_strategy)i, k)) set |= 1u << i;
+        join(list, sizeof list, set, "and");
+    }
+    snprintf(buf, len, "%s%s", list, knobs[k].note);
+}
+
+/* The shard group's size, not yet checked against the world. */
+static int shard_ranks(const cs_strategy_row *r, const cs_training *t, const cs_topology *topo)
+{
+    int n = topo->ranks > 0 ? topo->ranks : 1;
+    if (!r->hybrid) return n;
+    int g = t->shard_group > 0 ? t->shard_group : topo->ppn_max;
+    if (g > n) g = n;
+    return g < 1 ? 1 : g;
+}
+
+int cs_strategy_groups_of(const cs_training *t, const cs_topology *topo, cs_strategy_groups *out,
+                          cs_diag *d)
+{
+    const cs_strategy_row *r = cs_strategy_row_of(t->strategy);
+    out->world = topo->ranks > 0 ? topo->ranks : 1;
+    out->shard = shard_ranks(r, t, topo);
+    out->replica = out->world / out->shard;
+    if (out->world % out->shard)
+        return cs_diag_set(d, CS_EINVAL, NULL, 0, 0,
+                           "%s needs the shard group (%d ranks) to divide the %d ranks into "
+                           "whole replicas",
+                           cs_strategy_name(t->strategy), out->shard, out->world);
+    return 0;
+}
+
+void cs_strategy_degrees(const cs_training *t, const cs_topology *topo, int *params, int *grads,
+                         int *optimizer)
+{
+    const cs_strategy_row *r = cs_strategy_row_of(t->strategy);
+    int g = shard_ranks(r, t, topo);
+    if (params) *params = r->shards_params ? g : 1;
+    if (grads) *grads = r->shards_grads ? g : 1;
+    if (optimizer) *optimizer = r->shards_optimizer ? g : 1;
+}
+
+int cs_strategy_reshard_after_forward(const cs_training *t)
+{
+    return cs_strategy_row_of(t->strategy)->reshards && t->reshard_after_forward != 0;
+}

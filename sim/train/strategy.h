@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strategy.h - the data-parallel training strategies as one table. Each
+ * strategy of training.h's CS_STRATEGIES list is one row: the scenario
+ * knobs that apply to it, which model state it shards (ZeRO's degrees),
+ * how its process groups are formed, its reshard-after-forward rule, a
+ * check of settings it contradicts, its memory terms beyond the model
+ * states, and the hooks that build its part of the iteration graph. Rows
+ * live one file per family: strategy_ddp.c (ddp), strategy_zero.c
+ * (zero1), strategy_fsdp.c (the four FSDP sharding strategies). Nothing
+ * outside the table switches on the strategy or tests the enum's order:
+ * callers ask the functions below (or read the row).
+ *
+ * Adding a strategy: one line in CS_STRATEGIES and one row (a
+ * `const cs_strategy_row cs__strategy_<name>`) in a family file.
+ */
+#ifndef CS_STRATEGY_H
+#define CS_STRATEGY_H
+
+#include <stddef.h>
+
+#include "base/error.h"
+#include "coll/collective.h"
+#include "coll/topology.h"
+#include "train/model.h"
+#include "train/training.h"
+
+/* Scenario keys that apply to some strategies only, in the order the
+ * scenario loader checks them. */
+typedef enum cs_knob {
+    CS_KNOB_BUCKET_CAP,          /* bucket_cap_mb */
+    CS_KNOB_FIRST_BUCKET,        /* first_bucket_mb */
+    CS_KNOB_BUCKET_VIEW,         /* gradient_as_bucket_view */
+    CS_KNOB_BACKWARD_PREFETCH,   /* backward_prefetch */
+    CS_KNOB_FORWARD_PREFETCH,    /* forward_prefetch */
+    CS_KNOB_LIMIT_ALL_GATHERS,   /* limit_all_gathers */
+    CS_KNOB_RESHARD,             /* reshard_after_forward */
+    CS_KNOB_SHARD_GROUP,         /* shard_group */
+    CS_KNOB_COUNT
+} cs_knob;
+#define CS_KNOB_BIT(k) (1u << (k))
+/* DDP's gradient buckets; FullyShardedDataParallel's own arguments. */
+#define CS_KNOBS_BUCKETS                                                                   \
+    (CS_KNOB_BIT(CS_KNOB_BUCKET_CAP) | CS_KNOB_BIT(CS_KNOB_FIRST_BUCKET) |                 \
+     CS_KNOB_BIT(CS_KNOB_BUCKET_VIEW))
+#define CS_KNOBS_FSDP                                                                      \
+    (CS_KNOB_BIT(CS_KNOB_BACKWARD_PREFETCH) | CS_KNOB_BIT(CS_KNOB_FORWARD_PREFETCH) |      \
+     CS_KNOB_BIT(CS_KNOB_LIMIT_ALL_GATHERS))
+
+/* The process groups of a strategy on a topology. */
+typedef struct cs_strategy_groups {
+    int world;    /* all ranks */
+    int shard;    /* ranks of one shard group: the ranks that share one copy of
+                     the sharded state (the world unless hybrid) */
+    int replica;  /* shard groups, = world / shard: ranks of one replica group */
+} cs_strategy_groups;
+
+/* Memory a strategy adds beyond params + grads + optimizer states
+ * (memory.c states the accounting). */
+typedef struct cs_strategy_mem {
+    double unsharded_bytes;  /* FSDP: gathered units and unsharded gradients at the peak */
+    double buckets_bytes;    /* DDP: gradient buckets */
+} cs_strategy_mem;
+
+/* The iteration graph under construction (train/wbuild.h: the calls a
+ * hook makes to add tasks). */
+typedef struct cs_wbuild cs_wbuild;
+
+/* One strategy. Hooks may be NULL: a NULL forward_unit / backward_unit
+ * adds just the layer's compute, the others add nothing. */
+typedef struct cs_strategy_row {
+    unsigned knobs;                  /* CS_KNOB_BIT()s of the keys that apply */
+    /* which model state the shard group divides (Rajbhandari et al. 2020
+     * Sec 5: P_os, P_os+g, P_os+g+p) */
+    unsigned char shards_params, shards_grads, shards_optimizer;
+    /* the shard group is training.shard_group (0: one node) and state is
+     * replicated across groups (torch HYBRID_SHARD); else the world */
+    unsigned char hybrid;
+    /* frees gathered parameters after forward unless reshard_after_forward
+     * is false (torch FULL_SHARD); 0: never (not sharded, or SHARD_GRAD_OP) */
+    unsigned char reshards;
+    cs_op grad_op;                   /* how gradients are reduced */
+    /* A setting the strategy contradicts: the message, with *key the
+     * scenario key at fault; NULL if none. */
+    const char *(*contradiction)(const cs_training *t, const char **key);
+    /* Memory terms beyond model states; out is zeroed by the caller. */
+    void (*memory_terms)(const cs_model *m, const cs_training *t, const cs_strategy_groups *g,
+                         cs_strategy_mem *out);
+    /* Graph hooks, called per micro-batch in this order: pre_forward;
+     * forward_unit for layers 0..L-1; (the head's forward and backward);
+     * backward_unit for layers L-1..0; post_backward. after_step once,
+     * after the optimizer step (task opt). */
+    void (*pre_forward)(cs_wbuild *b);
+    void (*forward_unit)(cs_wbuild *b, int layer);
+    void (*backward_unit)(cs_wbuild *b, int layer);
+    void (*post_backward)(cs_wbuild *b);
+    void (*after_step)(cs_wbuild *b, int opt);
+} cs_strategy_row;
+
+/* The row of s (static storage). */
+const cs_strategy_row *cs_strategy_row_of(cs_strategy s);
+
+/* ---- names ---- */
+const char *cs_strategy_name(cs_strategy s);
+int cs_strategy_parse(const char *s, cs_strategy *out);
+/* The names in table order, NULL-terminated (the scenario schema's enum). */
+extern const char *const cs_strategy_names[CS_STRAT_COUNT + 1];
+/* Every name, comma-separated, the last two joined by " <last> " ("ddp,
+ * zero1, ... or fsdp_hybrid_shard" with last = "or"), into buf; names that
+ * do not fit are left out whole. */
+void cs_strategy_list(char *buf, size_t len, const char *last);
+/* "unknown strategy '<name>' (expected ddp, ... or fsdp_hybrid_shard)",
+ * for a name cs_strategy_parse refused, into buf. */
+void cs_strategy_unknown(const char *name, char *buf, size_t len);
+
+/* ---- knobs ---- */
+const char *cs_strategy_knob_key(cs_knob k);
+int cs_strategy_knob_applies(cs_strategy s, cs_knob k);
+/* Which strategies k applies to, for messages ("ddp and zero1 (DDP's
+ * gradient buckets)"), into buf. */
+void cs_strategy_knob_scope(cs_knob k, char *buf, size_t len);
+
+/* ---- sharding and groups ---- */
+/* The groups of t on topo (out always filled). Returns 0, or CS_EINVAL
+ * with d filled when the shard group does not divide the ranks into whole
+ * replicas (torch's HYBRID_SHARD needs them): the one place that checks. */
+int cs_strategy_groups_of(const cs_training *t, const cs_topology *topo, cs_strategy_groups *out,
+                          cs_diag *d);
+/* Sharding degree of params, grads and optimizer state (1 = replicated);
+ * any pointer may be NULL. */
+void cs_strategy_degrees(const cs_training *t, const cs_topology *topo, int *params, int *grads,
+                         int *optimizer);
+/* reshard_after_forward resolved: the row's rule, off when set to false. */
+int cs_strategy_reshard_after_forward(const cs_training *t);
+
+#endif

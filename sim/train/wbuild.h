@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wbuild.h - internal to the train wing: the iteration graph while
+ * workload.c builds it, and the calls a strategy's hooks (strategy.h) make
+ * to add their tasks. The build owns every array here; hooks read the
+ * fields and append tasks through the cs__wb_* calls, in the order the
+ * tasks are to be numbered (task ids are the graph's order, and streams
+ * run their tasks in id order).
+ */
+#ifndef CS_WBUILD_H
+#define CS_WBUILD_H
+
+#include "train/strategy.h"
+#include "train/workload.h"
+
+struct cs_wbuild {
+    cs_workload *w;
+    const cs_model *m;
+    const cs_training *t;
+    const cs_topology *topo;
+    const cs_strategy_row *row;
+    int layers;               /* L */
+    int micro;                /* the micro-batch being built; -1 after the step */
+    int last_micro;           /* 1 in the last micro-batch (DDP communicates then) */
+    cs_group shard;           /* the group of gathers and gradient reductions */
+    int shard_ranks, replica_ranks; /* ranks of the shard and replica groups */
+    int reshard;              /* cs_strategy_reshard_after_forward */
+    int limit;                /* all-gathers in flight (the FSDP rate limiter) */
+    double param_bytes[2];    /* [0] the root unit, [1] a layer unit, in param dtype */
+    double grad_bytes[2];     /* the same in the gradients' wire dtype */
+    /* the current micro-batch's tasks */
+    int *fwd, *bwd;           /* each layer's forward / backward compute */
+    int root_task;            /* for a hook's own use (FSDP: the root's gather); -1 */
+    int head_bwd;             /* the head's backward */
+    /* gradients as backward completes them, in order (layers L-1..0, then
+     * the root unit: embeddings and head, complete with layer 0's
+     * backward): bytes and the task that completes them */
+    int nready;
+    double *ready_bytes;
+    int *ready_task;
+    /* work and memory, computed once per build */
+    double f_layer, f_head;   /* forward FLOPs of a layer, of the head */
+    double recompute;         /* FLOPs a layer's backward recomputes */
+    double act_kept, act_full; /* a layer's activations kept / while it runs */
+    double logits;            /* fp32 logits, head forward to head backward */
+};
+
+/* The layer's forward compute (activations kept: mem_at_start); returns
+ * its id, also stored in b->fwd[layer]. */
+int cs__wb_forward(cs_wbuild *b, int layer);
+/* The layer's backward compute (+ recompute; the recomputed activations
+ * live while it runs, the layer's activations are freed at its end);
+ * records its gradients as ready; returns its id, also in b->bwd[layer]. */
+int cs__wb_backward(cs_wbuild *b, int layer);
+/* A collective of `size` bytes (nccl-tests convention) on group g, named
+ * "<op> <what>", priced by the build's engine; returns its id. */
+int cs__wb_collective(cs_wbuild *b, cs_stream s, int micro, int layer, cs_op op, double size,
+                      cs_dtype dt, cs_group g, const char *what);
+/* Task `id` of the build, to set its memory deltas. */
+cs_task *cs__wb_task(cs_wbuild *b, int id);
+/* Task `task` waits for `on` (an earlier task; -1: nothing) to end, or to
+ * start when on_start. */
+void cs__wb_dep(cs_wbuild *b, int task, int on, int on_start);
+/* "<a> <num>" into dst (task names: "bucket 3"). */
+void cs__wb_name(char *dst, size_t len, const char *a, int num);
+
+/* Hooks one family lends another (strategy_ddp.c): DDP's bucketed
+ * gradient reduction in the last micro-batch, and its bucket memory;
+ * ZeroRedundancyOptimizer runs under DDP (strategy_zero.c). */
+void cs__ddp_reduce_buckets(cs_wbuild *b);
+void cs__ddp_bucket_memory(const cs_model *m, const cs_training *t, const cs_strategy_groups *g,
+                           cs_strategy_mem *out);
+
+#endif
