@@ -13,7 +13,8 @@
  * theirs. Values that do not read back exactly in us / GB/s are still
  * written exactly; strings that need quotes get them. Deliberately wrong:
  * the diff must name the key of a one-ulp change deep in a grid and in a
- * straggler, or a round trip proves nothing.
+ * straggler, or a round trip proves nothing. Every algorithm's enable
+ * flag (its table row's key) is written, read and compared.
  */
 #include <check.h>
 #include <math.h>
@@ -271,6 +272,36 @@ START_TEST(diff_names_the_key)
 }
 END_TEST
 
+/* Every algorithm's enable flag is a collectives key (from its table row,
+ * none listed in the schema): written, read back, and named by the diff. */
+START_TEST(every_algorithm_flag_is_a_key)
+{
+    cs_cluster a, b, back;
+    cs_diag d;
+    ck_assert_int_eq(cs_config_cluster("dgx-h100", &a, &d), 0);
+    int flags = 0;
+    for (int al = 0; al < CS_ALGO_COUNT; al++) {
+        const char *key = cs_algo_flag_key((cs_algo_id)al);
+        if (!key) continue;
+        flags++;
+        b = a;
+        b.coll.algo_enabled[al] = !a.coll.algo_enabled[al];
+        char path[256], want[64];
+        ck_assert_ptr_nonnull(cs_config_cluster_diff(&a, &b, path, sizeof path));
+        snprintf(want, sizeof want, "collectives.%s", key);
+        ck_assert_str_eq(path, want);
+        b.coll.algo_enabled[al] = 0; /* off is allowed on any hardware */
+        cs_buf t = {0};
+        write_and_reload(&b, NULL, NULL, &t, &back);
+        snprintf(want, sizeof want, "\n  %s: false\n", key);
+        ck_assert_msg(strstr(t.data, want) != NULL, "%s not written:\n%s", key, t.data);
+        ck_assert_int_eq(back.coll.algo_enabled[al], 0);
+        cs_buf_free(&t);
+    }
+    ck_assert_int_gt(flags, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cluster_yaml");
@@ -280,6 +311,7 @@ int main(void)
     tcase_add_test(tc, changed_values_get_the_note);
     tcase_add_test(tc, exact_values_and_quoted_strings);
     tcase_add_test(tc, diff_names_the_key);
+    tcase_add_test(tc, every_algorithm_flag_is_a_key);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
