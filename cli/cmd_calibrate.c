@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd_calibrate.c - the `collsim calibrate` and `collsim compare` commands:
- * argument parsing only; reading is measure.c, fitting and scoring are
- * calibrate.c, the reports out/calib_report.c.
+ * argument parsing only; reading is study/measure*.c, fitting, scoring and
+ * the calibrated YAML are study/calib*.c, the reports out/calib_report.c.
  *
  * Inputs are read in the order given on the command line, so datasets are
  * numbered and reported in that order (same inputs, same bytes out).
@@ -161,17 +161,21 @@ int cs_cmd_calibrate(int argc, char **argv)
     cs_diag d;
     cs_diag_clear(&d);
     cs_cluster cl;
-    if (cs_config_cluster(a.cluster, &cl, &d)) {
+    char *src = NULL;
+    size_t src_len = 0;
+    if (cs_config_cluster_source(a.cluster, &cl, &src, &src_len, &d)) {
         rc = cs_cli_fail(&d);
         goto out;
     }
     cs_calib_result *res;
     if (cs_calibrate(&cl, &a.set, &res, &d)) {
+        free(src);
         rc = cs_cli_fail(&d);
         goto out;
     }
     cs_buf yaml = {0}, rep = {0};
-    cs_calib_write_yaml(&yaml, res, &a.set, a.cluster);
+    cs_calib_write_yaml(&yaml, res, &a.set, a.cluster, src, src_len);
+    free(src);
     cs_calib_report(&rep, (cs_format)a.fmt, res, &a.set);
     /* the YAML must load back as a cluster: the contract of -o */
     cs_cluster check;

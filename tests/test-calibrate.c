@@ -1,18 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-calibrate.c - the measure and calibrate modules.
+ * test-calibrate.c - the calibrate module (the readers are
+ * test-measure.c's).
  *
- * Readers: two nccl-tests layouts (tests/data/: >= 2.10 with redop, root
- * and srun prefixes; the old layout without root, ranks from busbw/algbw),
- * mpirun --tag-output prefixes, the reference CSVs (validation/nccl-tests),
- * a collsim-hw CSV (the median is used), a busbw-only summary table, and
- * garbage that must fail with file:line:column.
  * Fit: a synthetic round trip (measurements generated from a cluster whose
  * efficiency / launch latency / network efficiency were altered, 0.5%
  * deterministic noise; calibrating from the unaltered preset recovers the
  * altered values within 2%, with 95% intervals that contain them), a
  * parameter single-node data cannot determine (kept and reported), NVLS
- * data excluded, the written YAML loading back to the same predictions,
+ * data excluded, the written YAML loading back as the fitted cluster
+ * (for the golden corpus's calibrations too) and keeping the input's
+ * comments where the fit changed nothing,
  * and a deliberate fault: the uncalibrated preset must score badly on the
  * altered data, or the round trip proves nothing.
  */
@@ -23,10 +21,11 @@
 #include <string.h>
 
 #include "study/calibrate.h"
+#include "config/cluster_yaml.h"
 #include "config/config.h"
+#include "config/presets.h"
 #include "study/measure.h"
 
-#define DATA "tests/data/"
 
 static const cs_calib_param *param(const cs_calib_result *r, const char *name)
 {
@@ -35,218 +34,6 @@ static const cs_calib_param *param(const cs_calib_result *r, const char *name)
     ck_abort_msg("no parameter %s", name);
     return NULL;
 }
-
-/* ---- readers -------------------------------------------------------------------- */
-
-START_TEST(nccl_tests_new_layout_srun)
-{
-    cs_meas_set s = {0};
-    cs_diag d;
-    int rc = cs_meas_read_nccl_tests(&s, DATA "nccl-tests-allreduce-2node-srun.log", &d);
-    ck_assert_msg(rc == 0, "%s:%d: %s", d.file, d.line, d.message);
-    ck_assert_int_eq((int)s.ndatasets, 1);
-    ck_assert_int_eq((int)s.n, 8); /* the size-0 row is skipped */
-    ck_assert_str_eq(s.datasets[0].name, "nccl-tests-allreduce-2node-srun");
-    ck_assert_str_eq(s.datasets[0].kind, "nccl-tests");
-    ck_assert_ptr_nonnull(strstr(s.datasets[0].hardware, "H100"));
-    for (size_t i = 0; i < s.n; i++) {
-        ck_assert_int_eq(s.rows[i].op, CS_OP_ALL_REDUCE); /* from the file name */
-        ck_assert_int_eq(s.rows[i].ranks, 16);
-        ck_assert_int_eq(s.rows[i].nodes, 2);
-        ck_assert_int_eq(s.rows[i].algo, CS_CHOICE_AUTO);
-    }
-    /* out-of-place column, not in-place */
-    ck_assert_double_eq_tol(s.rows[0].size_bytes, 8, 1e-9);
-    ck_assert_double_eq_tol(s.rows[0].time_us, 69.12, 1e-9);
-    ck_assert_double_eq_tol(s.rows[7].size_bytes, 1024, 1e-9);
-    ck_assert_double_eq_tol(s.rows[7].time_us, 69.24, 1e-9);
-    ck_assert_int_eq(s.rows[0].line, 30);
-    cs_meas_free(&s);
-}
-END_TEST
-
-START_TEST(nccl_tests_old_layout)
-{
-    cs_meas_set s = {0};
-    cs_diag d;
-    int rc = cs_meas_read_nccl_tests(&s, DATA "nccl-tests-allgather-old-layout.log", &d);
-    ck_assert_msg(rc == 0, "%s:%d: %s", d.file, d.line, d.message);
-    ck_assert_int_eq((int)s.n, 4);
-    for (size_t i = 0; i < s.n; i++) {
-        ck_assert_int_eq(s.rows[i].op, CS_OP_ALL_GATHER); /* the all_gather_perf command */
-        ck_assert_int_eq(s.rows[i].ranks, 8);             /* busbw / algbw = 7/8 */
-        ck_assert_int_eq(s.rows[i].nodes, 0);             /* no device list: unknown */
-        ck_assert_int_eq(s.rows[i].algo, CS_ALGO_RING);   /* NCCL_ALGO=Ring */
-    }
-    ck_assert_double_eq_tol(s.rows[3].time_us, 21001.0, 1e-9);
-    cs_meas_free(&s);
-}
-END_TEST
-
-START_TEST(nccl_tests_mpirun_prefix_and_tables)
-{
-    /* mpirun --tag-output prefixes, "Collective test starting", two runs
-     * in one log (a new device list starts a new table) */
-    const char *log =
-        "[1,0]<stdout>:# Collective test starting: reduce_scatter_perf\n"
-        "[1,0]<stdout>:#  Rank  0 Group  0 Pid 11 on a device  0 [0x01] NVIDIA A100-SXM4-80GB\n"
-        "[1,0]<stdout>:#  Rank  1 Group  0 Pid 12 on a device  1 [0x02] NVIDIA A100-SXM4-80GB\n"
-        "[1,0]<stdout>:#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
-        "[1,0]<stdout>:     1048576        131072     float     sum      -1    20.00   52.43   26.21      0    20.00   52.43   26.21      0\n"
-        "[1,0]<stdout>:     2097152        262144     float     sum      -1    30.00   69.91   34.95    N/A    30.00   69.91   34.95    N/A\n"
-        "[1,0]<stdout>:# Collective test starting: all_gather_perf\n"
-        "[1,0]<stdout>:#  Rank  0 Group  0 Pid 11 on a device  0 [0x01] NVIDIA A100-SXM4-80GB\n"
-        "[1,0]<stdout>:#  Rank  1 Group  0 Pid 12 on a device  1 [0x02] NVIDIA A100-SXM4-80GB\n"
-        "[1,0]<stdout>:#  Rank  2 Group  0 Pid 13 on b device  0 [0x01] NVIDIA A100-SXM4-80GB\n"
-        "[1,0]<stdout>:#  Rank  3 Group  0 Pid 14 on b device  1 [0x02] NVIDIA A100-SXM4-80GB\n"
-        "[1,0]<stdout>:#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
-        "[1,0]<stdout>:     1048576         65536     float    none      -1    40.00   26.21   19.66      0    40.00   26.21   19.66      0\n";
-    cs_meas_set s = {0};
-    cs_diag d;
-    int rc = cs_meas_read_nccl_tests_string(&s, "runs.log", log, strlen(log), &d);
-    ck_assert_msg(rc == 0, "%s:%d: %s", d.file, d.line, d.message);
-    ck_assert_int_eq((int)s.ndatasets, 2);
-    ck_assert_int_eq((int)s.n, 3);
-    ck_assert_str_eq(s.datasets[1].name, "runs#2");
-    ck_assert_int_eq(s.rows[0].op, CS_OP_REDUCE_SCATTER);
-    ck_assert_int_eq(s.rows[0].ranks, 2);
-    ck_assert_int_eq(s.rows[0].nodes, 1);
-    ck_assert_int_eq(s.rows[2].op, CS_OP_ALL_GATHER);
-    ck_assert_int_eq(s.rows[2].ranks, 4);
-    ck_assert_int_eq(s.rows[2].nodes, 2);
-    ck_assert_int_eq(s.rows[2].dataset, 1);
-    cs_meas_free(&s);
-}
-END_TEST
-
-START_TEST(reference_csv)
-{
-    cs_meas_set s = {0};
-    cs_diag d;
-    int rc = cs_meas_read_csv(&s, "validation/nccl-tests/h100_8gpu_allreduce_together_ringcfg.csv", &d);
-    ck_assert_msg(rc == 0, "%s:%d: %s", d.file, d.line, d.message);
-    ck_assert_int_eq((int)s.n, 31);
-    ck_assert_str_eq(s.datasets[0].kind, "csv");
-    ck_assert_int_eq(s.datasets[0].gpus_per_process, 8); /* "-g 8" in the command header */
-    ck_assert_int_eq(s.rows[0].op, CS_OP_ALL_REDUCE);
-    ck_assert_int_eq(s.rows[0].ranks, 8);
-    ck_assert_int_eq(s.rows[0].algo, CS_ALGO_RING); /* NCCL_ALGO=RING in the header */
-    ck_assert_double_eq_tol(s.rows[30].time_us, 40838.9, 1e-9);
-    /* a second file appends a second dataset */
-    rc = cs_meas_read_csv(&s, "validation/nccl-tests/h100_8gpu_allgather_together_ringcfg.csv", &d);
-    ck_assert_int_eq(rc, 0);
-    ck_assert_int_eq((int)s.ndatasets, 2);
-    ck_assert_int_eq(s.rows[s.n - 1].dataset, 1);
-    ck_assert_int_eq(s.rows[s.n - 1].op, CS_OP_ALL_GATHER);
-    cs_meas_free(&s);
-}
-END_TEST
-
-START_TEST(collsim_hw_csv)
-{
-    const char *csv =
-        "op,algo,proto,engine,ranks,size_bytes,count,dtype,time_us,algbw_GBps,busbw_GBps,"
-        "time_min_us,time_median_us,time_max_us,iters,host,backend,library_version\n"
-        "all_reduce,ring,simple,mpi,2,1048576,262144,float,130.0,8.07,8.07,110.0,120.0,300.0,20,h,mpi,Open MPI v4.1.4\n"
-        "all_reduce,auto,auto,mpi,2,2097152,524288,float,250.0,8.39,8.39,230.0,240.0,400.0,20,h,mpi,Open MPI v4.1.4\n";
-    cs_meas_set s = {0};
-    cs_diag d;
-    int rc = cs_meas_read_csv_string(&s, "hw.csv", csv, strlen(csv), &d);
-    ck_assert_msg(rc == 0, "%s:%d: %s", d.file, d.line, d.message);
-    ck_assert_str_eq(s.datasets[0].kind, "collsim-hw");
-    ck_assert_int_eq((int)s.n, 2);
-    ck_assert_double_eq_tol(s.rows[0].time_us, 120.0, 1e-9); /* the median, not time_us */
-    ck_assert_int_eq(s.rows[0].algo, CS_ALGO_RING);
-    ck_assert_int_eq(s.rows[0].proto, CS_PROTO_SIMPLE);
-    ck_assert_int_eq(s.rows[1].algo, CS_CHOICE_AUTO);
-    ck_assert_int_eq(s.rows[1].proto, CS_CHOICE_AUTO);
-    ck_assert_int_eq(s.rows[1].ranks, 2);
-    cs_meas_free(&s);
-}
-END_TEST
-
-START_TEST(summary_csv)
-{
-    cs_meas_set s = {0};
-    cs_diag d;
-    int rc = cs_meas_read_csv(
-        &s, "validation/nccl-tests/b200_allreduce_allgather_algo_vs_nodes_summary_together.csv", &d);
-    ck_assert_msg(rc == 0, "%s:%d: %s", d.file, d.line, d.message);
-    ck_assert_int_eq((int)s.n, 52);
-    /* "1,8,all_reduce,Ring,17179869184,679.0": time from busbw */
-    ck_assert_int_eq(s.rows[0].algo, CS_ALGO_RING);
-    ck_assert_int_eq(s.rows[0].nodes, 1);
-    ck_assert_double_eq_tol(s.rows[0].time_us, 17179869184.0 * 1.75 / 679.0e9 * 1e6, 1e-6);
-    ck_assert_int_eq(s.rows[1].algo, CS_ALGO_NVLS); /* modelled since NVLS is a table row */
-    ck_assert_str_eq(s.rows[1].algo_name, "NVLS");
-    ck_assert_int_eq(s.rows[4].algo, CS_MEAS_ALGO_OTHER); /* "2,16,all_reduce,NVLSTree,..." */
-    ck_assert_str_eq(s.rows[4].algo_name, "NVLSTree");
-    cs_meas_free(&s);
-}
-END_TEST
-
-/* garbage: each must fail with the right line (and leave the set as it was) */
-START_TEST(garbage_errors)
-{
-    static const struct {
-        int csv;
-        const char *text;
-        int line, column;
-        const char *needle;
-    } cases[] = {
-        {0,
-         "# all_reduce_perf\n"
-         "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
-         "   1024    256  float  sum     -1  abc   0.01   0.01   0      1.0  0.01  0.01  0\n",
-         3, 36, "out-of-place time"},
-        {0, "just some text\nno table here\n", 1, 1, "no nccl-tests result table"},
-        {0,
-         "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
-         "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n",
-         1, 1, "which collective"},
-        {0,
-         "# all_reduce_perf\n"
-         "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
-         "   1024    256  float  sum\n",
-         3, 24, "columns"},
-        {1, "# collective: all_reduce\n# ranks: 8\nsize_bytes,time_us\n8,1.0\n16\n", 5, 1,
-         "fields"},
-        {1, "# collective: allreduce_x\nsize_bytes,time_us\n", 1, 15, "unknown collective"},
-        {1, "# ranks: 8\nsize_bytes,time_us\n8,1.0\n", 3, 1, "which collective"},
-        {1, "# collective: all_reduce\n# ranks: 8\nsize_bytes,time_us\n8,-3\n", 4, 3, "time_us"},
-        {1, "hello,world\n1,2\n", 1, 1, "header row"},
-    };
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        cs_meas_set s = {0};
-        cs_diag d;
-        cs_diag_clear(&d);
-        /* one good dataset first: a failed read must not disturb it */
-        const char *good = "# collective: all_reduce\n# ranks: 2\nsize_bytes,time_us\n8,10\n";
-        ck_assert_int_eq(cs_meas_read_csv_string(&s, "good.csv", good, strlen(good), &d), 0);
-        int rc = cases[k].csv
-                     ? cs_meas_read_csv_string(&s, "bad.csv", cases[k].text, strlen(cases[k].text), &d)
-                     : cs_meas_read_nccl_tests_string(&s, "bad.log", cases[k].text,
-                                                      strlen(cases[k].text), &d);
-        ck_assert_msg(rc == CS_ECONFIG, "case %zu: rc %d", k, rc);
-        ck_assert_str_eq(d.file, cases[k].csv ? "bad.csv" : "bad.log");
-        ck_assert_msg(d.line == cases[k].line, "case %zu: line %d, want %d (%s)", k, d.line,
-                      cases[k].line, d.message);
-        ck_assert_msg(d.column == cases[k].column, "case %zu: column %d, want %d (%s)", k,
-                      d.column, cases[k].column, d.message);
-        ck_assert_msg(strstr(d.message, cases[k].needle), "case %zu: '%s' lacks '%s'", k,
-                      d.message, cases[k].needle);
-        ck_assert_int_eq((int)s.n, 1);
-        ck_assert_int_eq((int)s.ndatasets, 1);
-        cs_meas_free(&s);
-    }
-    /* a file that does not exist */
-    cs_meas_set s = {0};
-    cs_diag d;
-    ck_assert_int_eq(cs_meas_read_nccl_tests(&s, DATA "no-such.log", &d), CS_ENOENT);
-    ck_assert_int_eq(cs_meas_read_csv(&s, "tests", &d), CS_EIO);
-    cs_meas_free(&s);
-}
-END_TEST
 
 /* ---- the fit -------------------------------------------------------------------- */
 
@@ -335,7 +122,7 @@ START_TEST(round_trip_single_node)
 
     /* the YAML loads back and prices every row as the fit did */
     cs_buf b = {0};
-    cs_calib_write_yaml(&b, r, &s, "dgx-h100");
+    cs_calib_write_yaml(&b, r, &s, "dgx-h100", NULL, 0);
     ck_assert_ptr_nonnull(strstr(b.data, "# kept   inter.efficiency"));
     ck_assert_ptr_nonnull(strstr(b.data, "# fitted intra.efficiency"));
     cs_cluster back;
@@ -349,9 +136,119 @@ START_TEST(round_trip_single_node)
         if (r->rows[i].used)
             ck_assert_double_eq_tol(p1.time_us, r->rows[i].after_us, 1e-9 * p1.time_us);
     }
+    char path[128];
+    ck_assert_ptr_null(cs_config_cluster_diff(&r->cluster, &back, path, sizeof path));
+    cs_buf_free(&b);
+
+    /* with the preset's text: its comments stay where the fit changed
+     * nothing, fitted keys say so instead */
+    size_t len;
+    const char *src = cs_presets_cluster_yaml("dgx-h100", &len);
+    cs_calib_write_yaml(&b, r, &s, "dgx-h100", src, len);
+    ck_assert_ptr_nonnull(strstr(b.data, "\n# NVIDIA DGX H100: 8x H100 SXM5 80GB"));
+    ck_assert_ptr_nonnull(strstr(b.data, "  fabric: nvswitch         # DGX H100 datasheet: 4x NVIDIA NVSwitch\n"));
+    ck_assert_ptr_nonnull(strstr(b.data, "  nic_bandwidth: 400Gbps   # ConnectX-7 NDR"));
+    ck_assert_ptr_nonnull(strstr(b.data, "   # fitted intra.efficiency = 0.75"));
+    ck_assert_ptr_null(strstr(b.data, "SM90_NVLINK_BW")); /* the input's reason for 0.824 */
+    ck_assert_ptr_nonnull(strstr(b.data, "  base_latency:   # fitted latency.launch = 8"));
+    rc = cs_config_load_cluster_string("out.yaml", b.data, b.len, &back, &d);
+    ck_assert_msg(rc == 0, "%d:%d %s\n%s", d.line, d.column, d.message, b.data);
+    ck_assert_ptr_null(cs_config_cluster_diff(&r->cluster, &back, path, sizeof path));
     cs_buf_free(&b);
     cs_calib_result_free(r);
     cs_meas_free(&s);
+}
+END_TEST
+
+/* A trial step that makes every prediction infinite (the launch latency
+ * runs away on this 2-node TCPXO data from the dgx-h100 preset) is
+ * rejected, not fatal. */
+START_TEST(runaway_trial_step_rejected)
+{
+    cs_cluster c;
+    cs_diag d;
+    ck_assert_int_eq(cs_config_cluster("dgx-h100", &c, &d), 0);
+    cs_meas_set s = {0};
+    ck_assert_int_eq(
+        cs_meas_read_csv(&s, "validation/nccl-tests/h100_16gpu_2node_allreduce_gcp_a3mega_tcpxo.csv",
+                         &d),
+        0);
+    cs_calib_result *r;
+    ck_assert_msg(cs_calibrate(&c, &s, &r, &d) == 0, "%s", d.message);
+    ck_assert_msg(isfinite(r->rms_after_pct) && r->rms_after_pct < r->rms_before_pct, "%g -> %g",
+                  r->rms_before_pct, r->rms_after_pct);
+    cs_calib_result_free(r);
+    cs_meas_free(&s);
+}
+END_TEST
+
+/* Any cluster as YAML (no source): a title, then every key; it loads back
+ * as the same cluster. */
+START_TEST(any_cluster_yaml_round_trip)
+{
+    for (size_t i = 0; i < cs_presets_cluster_count(); i++) {
+        cs_cluster c, back;
+        cs_diag d;
+        ck_assert_int_eq(cs_config_cluster(cs_presets_cluster_name(i), &c, &d), 0);
+        cs_buf b = {0};
+        cs_calib_cluster_yaml(&b, &c);
+        ck_assert_msg(!strncmp(b.data, "# cluster '", 11), "%s", b.data);
+        ck_assert_int_eq(cs_config_load_cluster_string("x.yaml", b.data, b.len, &back, &d), 0);
+        char path[128];
+        ck_assert_ptr_null(cs_config_cluster_diff(&c, &back, path, sizeof path));
+        cs_buf_free(&b);
+    }
+}
+END_TEST
+
+/* The calibrations of the golden corpus: each written YAML loads back as
+ * the fitted cluster (an efficiency above 1 as a higher rate), keeping the
+ * input file's head. */
+START_TEST(calibrated_outputs_round_trip)
+{
+    static const struct {
+        const char *cluster, *csv[2];
+    } runs[] = {
+        {"validation/clusters/h100-together.yaml",
+         {"validation/nccl-tests/h100_8gpu_allreduce_together_ringcfg.csv",
+          "validation/nccl-tests/h100_8gpu_reducescatter_together_ringcfg.csv"}},
+        {"validation/clusters/a100-oci.yaml",
+         {"validation/nccl-tests/a100_16gpu_2node_allreduce_oci_rdma.csv", NULL}},
+        {"validation/clusters/h100-aws-p5.yaml",
+         {"validation/nccl-tests/h100_8gpu_allreduce_aws_p5_nvls.csv", NULL}},
+        {"cpu-local", {"validation/nccl-tests/l40s_4gpu_pcie_allreduce_ring.csv", NULL}},
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        cs_cluster c, back;
+        cs_diag d;
+        char *src;
+        size_t len;
+        ck_assert_int_eq(cs_config_cluster_source(runs[k].cluster, &c, &src, &len, &d), 0);
+        cs_meas_set s = {0};
+        for (int i = 0; i < 2 && runs[k].csv[i]; i++)
+            ck_assert_int_eq(cs_meas_read_csv(&s, runs[k].csv[i], &d), 0);
+        cs_calib_result *r;
+        ck_assert_msg(cs_calibrate(&c, &s, &r, &d) == 0, "%s", d.message);
+        cs_buf b = {0};
+        cs_calib_write_yaml(&b, r, &s, runs[k].cluster, src, len);
+        ck_assert_int_eq(cs_config_load_cluster_string("out.yaml", b.data, b.len, &back, &d), 0);
+        cs_cluster want = r->cluster;
+        if (want.intra.efficiency > 1) {
+            want.intra.bw_Bps *= want.intra.efficiency;
+            want.intra.efficiency = 1;
+        }
+        char path[128];
+        const char *diff = cs_config_cluster_diff(&want, &back, path, sizeof path);
+        ck_assert_msg(!diff, "%s: %s differs\n%s", runs[k].cluster, diff, b.data);
+        ck_assert_str_eq(back.name, c.name);
+        char head[128];
+        snprintf(head, sizeof head, "\n%.*s", (int)(strchr(src, '\n') - src), src);
+        ck_assert_msg(strstr(b.data, head), "%s: the input's head is lost", runs[k].cluster);
+        cs_buf_free(&b);
+        cs_calib_result_free(r);
+        cs_meas_free(&s);
+        free(src);
+    }
 }
 END_TEST
 
@@ -448,18 +345,12 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("calibrate");
-    TCase *tr = tcase_create("readers");
-    tcase_add_test(tr, nccl_tests_new_layout_srun);
-    tcase_add_test(tr, nccl_tests_old_layout);
-    tcase_add_test(tr, nccl_tests_mpirun_prefix_and_tables);
-    tcase_add_test(tr, reference_csv);
-    tcase_add_test(tr, collsim_hw_csv);
-    tcase_add_test(tr, summary_csv);
-    tcase_add_test(tr, garbage_errors);
-    suite_add_tcase(s, tr);
     TCase *tf = tcase_create("fit");
     tcase_add_test(tf, round_trip_single_node);
     tcase_add_test(tf, round_trip_multi_node);
+    tcase_add_test(tf, calibrated_outputs_round_trip);
+    tcase_add_test(tf, any_cluster_yaml_round_trip);
+    tcase_add_test(tf, runaway_trial_step_rejected);
     tcase_add_test(tf, nvls_excluded);
     tcase_add_test(tf, rows_must_fit_cluster);
     tcase_add_test(tf, stats);

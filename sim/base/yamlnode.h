@@ -106,6 +106,7 @@ struct cs_yfield {
     const cs_yfield *sub;     /* CS_YF_MAPPING */
     cs_yfield_fn fn;          /* CS_YF_CUSTOM */
     cs_yfield_fn missing;     /* optional: called when the key is absent */
+    const void *ext;          /* optional: the owning table's own data (a writer's) */
 };
 
 /* Checks map against table and stores values into obj. path is the

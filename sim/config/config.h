@@ -28,6 +28,10 @@ int cs_config_load_cluster_file(const char *path, cs_cluster *out, cs_diag *d);
  * a name with no '/' and no ".yaml"/".yml" suffix is looked up as a preset
  * first. Unknown presets get a did-you-mean over the preset names. */
 int cs_config_cluster(const char *spec, cs_cluster *out, cs_diag *d);
+/* The same, and the YAML text the cluster was read from in *text (caller
+ * frees; text may be NULL), for writers that keep its comments. */
+int cs_config_cluster_source(const char *spec, cs_cluster *out, char **text, size_t *len,
+                             cs_diag *d);
 
 /* Reads a cluster written inline inside a larger document (a scenario's
  * `cluster:` mapping): `map` is that mapping, `path` its dotted name in

@@ -15,7 +15,7 @@
  * scored, and never fitted.
  *
  * The fitted parameters, and the rules that decide whether the data can
- * determine each one, are listed in calibrate.c and in the output.
+ * determine each one, are listed in calib_params.c and in the output.
  */
 #ifndef CS_CALIBRATE_H
 #define CS_CALIBRATE_H
@@ -100,6 +100,7 @@ typedef struct cs_calib_rowfit {
 } cs_calib_rowfit;
 
 typedef struct cs_calib_result {
+    cs_cluster input;    /* the cluster fitted */
     cs_cluster cluster;  /* the input with fitted values substituted */
     int nparams;
     cs_calib_param params[CS_CALIB_MAX_PARAMS];
@@ -119,11 +120,15 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
 void cs_calib_result_free(cs_calib_result *r);
 
 
-/* The fitted cluster as YAML in the schema of configs/clusters/README.md,
- * with comments naming the inputs and what was fitted. `origin` names the
- * input cluster (preset or path). */
+/* The fitted cluster as YAML in the schema of configs/clusters/README.md
+ * (written through the schema tables that read it: config/cluster_yaml.h),
+ * after a header naming the inputs and every parameter. `origin` names the
+ * input cluster (preset or path); src_text (may be NULL), the YAML it was
+ * read from, whose comments are kept for the keys the fit did not change;
+ * changed keys get "# fitted ...". Loading it back gives the fitted
+ * cluster (an efficiency above 1 written as a higher rate). */
 void cs_calib_write_yaml(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m,
-                         const char *origin);
+                         const char *origin, const char *src_text, size_t src_len);
 /* Any cluster as YAML (no comments beyond a title line); loading it back
  * gives the same cluster. */
 void cs_calib_cluster_yaml(cs_buf *b, const cs_cluster *c);

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cluster_schema.c - the cluster schema as data: one cs_yfield table per
+ * mapping (cluster, gpu, intra, inter, collectives, des, and the items of
+ * des.links and des.stragglers). config.c reads a YAML text with it
+ * (yamlnode.c walks it), cluster_yaml.c writes a cluster with it
+ * (yamlwriter.c walks it), so reader and writer cannot drift apart.
+ *
+ * Rows are read in table order, so `des` (last) can range-check node / GPU
+ * / NIC / rank indices against `nodes`, `gpus_per_node` and
+ * `inter.nics_per_node` wherever they appear in the file. Defaults are
+ * written before the walk; those that depend on other keys (channels,
+ * ll128 and the algorithms' enable flags, from the fabric and compute
+ * capability) are resolved after it. The collectives mapping has a flag
+ * row per algorithm whose table row names one (cs_algo_flag_key, e.g.
+ * nvls), built from the algorithm table, so an algorithm needs no row
+ * here. Default latencies are NCCL's (coll/algos.h); chunk sizes are
+ * one step of NCCL's per-channel buffers (src/init.cc DEFAULT_*_BUFFSIZE,
+ * NCCL_STEPS = 8 from src/include/device.h): Simple 4 MiB / 8 = 512 KiB;
+ * LL 8 lines x 512 threads x 8 steps x 16 B = 512 KiB, a 64 KiB step of
+ * which half is flags = 32 KiB payload; LL128 120 x 640 x 8 x 8 B =
+ * 4.6875 MiB / 8 = 600 KiB. The schema is documented in
+ * configs/clusters/README.md.
+ * The grids (tflops, chunk, latencies, factors, efficiencies) are
+ * cluster_grid.c's, the des sequences cluster_des.c's.
+ */
+#include "config/cluster_schema.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/yamlwriter.h"
+
+_Static_assert(sizeof(cs_fabric) == sizeof(int), "enum fields are stored as int");
+_Static_assert(sizeof(cs_net_topology) == sizeof(int), "enum fields are stored as int");
+
+#define OFF(member) offsetof(cs_cluster, member)
+#define STR_SIZE(member) sizeof(((cs_cluster *)0)->member)
+/* Algorithm a's flag row stores into coll.algo_enabled[a]. */
+#define FLAG_OFF(a) (OFF(coll.algo_enabled) + (size_t)(a) * STR_SIZE(coll.algo_enabled[0]))
+
+static const char *const fabric_names[] = {[CS_FABRIC_NVSWITCH] = "nvswitch",
+                                           [CS_FABRIC_NVLINK] = "nvlink",
+                                           [CS_FABRIC_PCIE] = "pcie",
+                                           NULL};
+static const char *const topology_names[] = {
+    [CS_NET_RAIL_OPTIMIZED] = "rail-optimized", [CS_NET_FAT_TREE] = "fat-tree", NULL};
+
+/* An algorithm's enable flag (collectives.<key>, e.g. nvls: NVLink SHARP
+ * needs a third-generation NVSwitch, Hopper and later): an explicit `true`
+ * on hardware its row does not allow is an error. The collectives mapping
+ * is read after gpu and intra (table order), so both are known here. The
+ * row's offset is its algorithm's algo_enabled entry. */
+static int read_algo_flag(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v, void *obj)
+{
+    cs_cluster *cl = obj;
+    int a = (int)((f->offset - FLAG_OFF(0)) / (FLAG_OFF(1) - FLAG_OFF(0)));
+    cs_yfield b = {.name = f->name, .kind = CS_YF_BOOL};
+    int on;
+    int rc = cs_yamlnode_read(c, &b, v, &on);
+    if (rc) return rc;
+    if (on && !cs_algo_hw_allows((cs_algo_id)a, cl))
+        return cs_yamlnode_error(c, v,
+                                 "'%s: true' needs %s, got fabric %s and compute capability %d",
+                                 f->name, cs_algo_flag_needs((cs_algo_id)a),
+                                 fabric_names[cl->intra.kind], cl->gpu.compute_capability);
+    cl->coll.algo_enabled[a] = on;
+    return 0;
+}
+
+/* A flag is written and compared as the boolean at its offset. */
+static const cs_yfield flag_as_bool = {.kind = CS_YF_BOOL};
+
+static void put_flag(cs__yw *w, const cs_yfield *f, const void *obj, const void *base)
+{
+    cs__yw_field(w, &flag_as_bool, f->name, (const char *)obj + f->offset,
+                 base ? (const char *)base + f->offset : NULL, 1);
+}
+
+static int same_flag(const cs_yfield *f, const void *a, const void *b)
+{
+    return cs__yw_same_value(&flag_as_bool, (const char *)a + f->offset,
+                             (const char *)b + f->offset);
+}
+
+static const cs__yrow flag_row = {.put = put_flag, .same = same_flag};
+
+static int inter_present(const void *obj)
+{
+    return ((const cs_cluster *)obj)->inter.nics_per_node > 0;
+}
+
+
+static const cs_yfield gpu_fields[] = {
+    {ROW("model", CS_YF_STRING, OFF(gpu.model), REQUIRED), .size = STR_SIZE(gpu.model)},
+    {ROW("memory", CS_YF_SIZE, OFF(gpu.memory_bytes), REQUIRED | POSITIVE)},
+    {ROW("compute_capability", CS_YF_INT, OFF(gpu.compute_capability), REQUIRED), .lo = 70,
+     .hi = 120},
+    {ROW("tflops", CS_YF_CUSTOM, OFF(gpu.peak_flops), REQUIRED), .fn = cs__grid_read,
+     .ext = &cs__grid_tflops},
+    {ROW("hbm_bandwidth", CS_YF_RATE, OFF(gpu.hbm_Bps), REQUIRED | POSITIVE)},
+    {.name = NULL},
+};
+
+static const cs_yfield intra_fields[] = {
+    {ROW("fabric", CS_YF_ENUM, OFF(intra.kind), REQUIRED), .names = fabric_names},
+    {ROW("bandwidth", CS_YF_RATE, OFF(intra.bw_Bps), REQUIRED | POSITIVE)},
+    {ROW("efficiency", CS_YF_NUMBER, OFF(intra.efficiency), CS_YF_LO_OPEN), .hi = 1},
+    {ROW("latency", CS_YF_TIME, OFF(intra.latency_s), CS_YF_NO_HI)},
+    {.name = NULL},
+};
+
+static const cs_yfield inter_fields[] = {
+    {ROW("nics_per_node", CS_YF_INT, OFF(inter.nics_per_node), REQUIRED), .lo = 1, .hi = 64},
+    {ROW("nic_bandwidth", CS_YF_RATE, OFF(inter.nic_bw_Bps), REQUIRED | POSITIVE)},
+    {ROW("efficiency", CS_YF_NUMBER, OFF(inter.efficiency), CS_YF_LO_OPEN), .hi = 1},
+    {ROW("latency", CS_YF_TIME, OFF(inter.latency_s), CS_YF_NO_HI)},
+    {ROW("topology", CS_YF_ENUM, OFF(inter.topology), 0), .names = topology_names},
+    {ROW("oversubscription", CS_YF_NUMBER, OFF(inter.oversubscription), CS_YF_NO_HI), .lo = 1},
+    {.name = NULL},
+};
+
+/* The collectives rows before the algorithms' enable flags, and after. */
+static const cs_yfield collectives_head[] = {
+    {ROW("channels", CS_YF_INT, OFF(coll.channels), 0), .lo = 1, .hi = 64},
+    {ROW("net_overhead", CS_YF_TIME, OFF(coll.net_overhead_s), CS_YF_NO_HI)},
+    {ROW("ll128", CS_YF_BOOL, OFF(coll.ll128_enabled), 0)},
+};
+
+static const cs_yfield collectives_tail[] = {
+    {ROW("chunk", CS_YF_CUSTOM, OFF(coll.chunk_bytes), 0), .fn = cs__grid_read,
+     .ext = &cs__grid_chunk},
+    {ROW("base_latency", CS_YF_CUSTOM, OFF(coll.base_latency_s), 0), .fn = cs__grid_read,
+     .ext = &cs__grid_base_latency},
+    {ROW("hw_latency", CS_YF_CUSTOM, OFF(coll.hw_latency_s), 0), .fn = cs__grid_read,
+     .ext = &cs__grid_hw_latency},
+    {ROW("bw_factor", CS_YF_CUSTOM, OFF(coll.proto_bw_factor), 0), .fn = cs__grid_read,
+     .ext = &cs__grid_bw_factor},
+    {ROW("efficiency", CS_YF_CUSTOM, OFF(coll.algo_efficiency), 0), .fn = cs__grid_read,
+     .ext = &cs__grid_efficiency},
+};
+
+#define N(a) (sizeof(a) / sizeof *(a))
+_Static_assert(N(collectives_head) + CS_ALGO_COUNT + N(collectives_tail) + 1 <=
+                   CS__COLLECTIVES_ROWS,
+               "cs__cluster_schema.collectives holds every row");
+
+static const cs_yfield des_fields[] = {
+    {ROW("links", CS_YF_CUSTOM, 0, 0), .fn = cs__des_read_links, .ext = &cs__des_links},
+    {ROW("stragglers", CS_YF_CUSTOM, 0, 0), .fn = cs__des_read_stragglers,
+     .ext = &cs__des_stragglers},
+    {.name = NULL},
+};
+
+static int inter_missing(const cs_yctx *c, const cs_yfield *f, const cs_ynode *map, void *obj)
+{
+    cs_cluster *cl = obj;
+    if (cl->nodes > 1)
+        return cs_yamlnode_error(c, map,
+                                 "missing required key '%s' in cluster (needed when nodes > 1; "
+                                 "nodes is %d)",
+                                 f->name, cl->nodes);
+    cl->inter.nics_per_node = 0;
+    cl->inter.nic_bw_Bps = 0.0;
+    return 0;
+}
+
+/* Order matters: des is last so its indices can be checked. The
+ * collectives rows are the built ones (cs__cluster_schema_build). */
+static const cs_yfield cluster_fields[] = {
+    {ROW("name", CS_YF_STRING, OFF(name), 0), .size = STR_SIZE(name)},
+    {ROW("nodes", CS_YF_INT, OFF(nodes), REQUIRED), .lo = 1, .hi = 1000000},
+    {ROW("gpus_per_node", CS_YF_INT, OFF(gpus_per_node), REQUIRED), .lo = 1, .hi = 1024},
+    {ROW("gpu", CS_YF_MAPPING, 0, REQUIRED), .sub = gpu_fields},
+    {ROW("intra", CS_YF_MAPPING, 0, REQUIRED), .sub = intra_fields},
+    {ROW("inter", CS_YF_MAPPING, 0, 0), .sub = inter_fields, .missing = inter_missing,
+     .ext = &(const cs__yrow){.present = inter_present}},
+    {ROW("collectives", CS_YF_MAPPING, 0, 0), .sub = NULL},
+    {ROW("des", CS_YF_MAPPING, 0, 0), .sub = des_fields,
+     .ext = &cs__des_section},
+    {.name = NULL},
+};
+_Static_assert(N(cluster_fields) <= CS__CLUSTER_ROWS, "cs__cluster_schema.cluster holds every row");
+
+const cs_yfield *cs__cluster_schema_build(cs__cluster_schema *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N(collectives_head); i++) s->collectives[n++] = collectives_head[i];
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        if (cs_algo_flag_key((cs_algo_id)a))
+            s->collectives[n++] =
+                (cs_yfield){ROW(cs_algo_flag_key((cs_algo_id)a), CS_YF_CUSTOM, FLAG_OFF(a), 0),
+                            .fn = read_algo_flag, .ext = &flag_row};
+    for (size_t i = 0; i < N(collectives_tail); i++) s->collectives[n++] = collectives_tail[i];
+    s->collectives[n] = (cs_yfield){.name = NULL};
+    for (size_t i = 0; i < N(cluster_fields); i++) {
+        s->cluster[i] = cluster_fields[i];
+        if (cluster_fields[i].kind == CS_YF_MAPPING && !cluster_fields[i].sub) /* collectives */
+            s->cluster[i].sub = s->collectives;
+    }
+    return s->cluster;
+}
+
+/* Sentinels: channels 0, ll128 and the algorithms' flags -1. */
+void cs__cluster_set_defaults(cs_cluster *cl, const char *name)
+{
+    memset(cl, 0, sizeof *cl);
+    snprintf(cl->name, sizeof cl->name, "%s", name);
+    cl->intra.efficiency = 1.0;
+    cl->inter.efficiency = 1.0;
+    cl->inter.topology = CS_NET_RAIL_OPTIMIZED;
+    cl->inter.oversubscription = 1.0;
+    cl->coll.channels = 0;
+    cl->coll.ll128_enabled = -1;
+    cl->coll.net_overhead_s = 1e-6; /* NCCL getNetOverhead: 1 us on x86 Intel */
+    cl->coll.chunk_bytes[CS_PROTO_LL] = 32.0 * 1024;
+    cl->coll.chunk_bytes[CS_PROTO_LL128] = 600.0 * 1024;
+    cl->coll.chunk_bytes[CS_PROTO_SIMPLE] = 512.0 * 1024;
+    for (int a = 0; a < CS_ALGO_COUNT; a++) {
+        cl->coll.algo_enabled[a] = -1;
+        cl->coll.algo_efficiency[a] = 1.0;
+        for (int p = 0; p < CS_PROTO_COUNT; p++) {
+            cl->coll.base_latency_s[a][p] = cs_algo_base_latency_s(a, p);
+            cl->coll.proto_bw_factor[a][p] = CS_UNSET;
+            for (int h = 0; h < CS_HW_COUNT; h++)
+                cl->coll.hw_latency_s[h][a][p] = cs_algo_hw_latency_s(h, a, p);
+        }
+    }
+}
+
+void cs__cluster_resolve_defaults(cs_cluster *cl)
+{
+    int nvlink = cl->intra.kind != CS_FABRIC_PCIE;
+    if (cl->coll.channels == 0) cl->coll.channels = nvlink ? 16 : 4;
+    /* NCCL enables LL128 only when the intra-node path is NVLink
+     * (src/graph/tuning.cc: typeIntra <= PATH_NVB) on Volta and newer. */
+    if (cl->coll.ll128_enabled < 0)
+        cl->coll.ll128_enabled = nvlink && cl->gpu.compute_capability >= 70;
+    /* An algorithm's flag defaults to what the hardware allows (NCCL
+     * enables NVLS where the NVSwitch supports multicast: nvlsSupport). */
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        if (cl->coll.algo_enabled[a] < 0)
+            cl->coll.algo_enabled[a] = cs_algo_hw_allows((cs_algo_id)a, cl);
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * calib_yaml.c - the calibrated cluster as YAML: a header naming the
+ * inputs and every parameter (fitted, with its interval, or kept, with
+ * why), then the cluster written through the schema tables that read it
+ * (config/cluster_yaml.h): every key, the name the cluster was given, the
+ * input's comments where the fit changed nothing and "# fitted ..." where
+ * it did.
+ * Departure from the fit's cluster: an efficiency fitted above 1 (the
+ * achievable rate is above the line rate given) is written as the rate
+ * times it, with efficiency 1, since the schema caps efficiencies at 1.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/cluster_yaml.h"
+#include "study/calib_phases.h"
+
+/* Efficiencies above 1 move into the rates. */
+static void raise_rates(cs_cluster *c)
+{
+    if (c->intra.efficiency > 1.0) {
+        c->intra.bw_Bps *= c->intra.efficiency;
+        c->intra.efficiency = 1.0;
+    }
+    if (c->inter.nics_per_node > 0 && c->inter.efficiency > 1.0) {
+        c->inter.nic_bw_Bps *= c->inter.efficiency;
+        c->inter.efficiency = 1.0;
+    }
+}
+
+/* The comment of a key the fit changed: the parameters landing there. */
+static const char *fitted_note(void *ud, const char *path, char *buf, size_t len)
+{
+    const cs_calib_result *r = ud;
+    if (!strcmp(path, "intra.bandwidth") || !strcmp(path, "inter.nic_bandwidth"))
+        return snprintf(buf, len, "fitted: the achievable rate, above the line rate given"), buf;
+    size_t used = 0;
+    for (int j = 0; j < r->nparams && used < len; j++) {
+        const cs_calib_param *p = &r->params[j];
+        if (p->fitted && !strcmp(cs__calib_param(j).key, path))
+            used += (size_t)snprintf(buf + used, len - used, "%s%s = %.6g%s",
+                                     used ? ", " : "fitted ", p->name, p->value, p->unit);
+    }
+    return used ? buf : NULL;
+}
+
+static void header(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m, const char *origin)
+{
+    cs_buf_printf(b, "# Calibrated by `collsim calibrate` from cluster %s and %zu measured rows "
+                     "(%d used) in:\n", origin, m->n, r->used_rows);
+    for (size_t k = 0; k < m->ndatasets; k++)
+        cs_buf_printf(b, "#   %s (%s)%s%s\n", m->datasets[k].source, m->datasets[k].kind,
+                      r->ds_why[k][0] ? " - excluded: " : "", r->ds_why[k]);
+    cs_buf_printf(b, "# Fit: %s; weighted RMS relative error %.2f%% -> %.2f%%.\n", r->status,
+                  r->rms_before_pct, r->rms_after_pct);
+    for (int j = 0; j < r->nparams; j++) {
+        const cs_calib_param *p = &r->params[j];
+        if (p->fitted && isfinite(p->ci_lo))
+            cs_buf_printf(b, "# fitted %s = %.6g%s (95%% CI %.6g .. %.6g; input %.6g) -> %s, %s\n",
+                          p->name, p->value, p->unit, p->ci_lo, p->ci_hi, p->initial, p->yaml,
+                          p->why);
+        else if (p->fitted)
+            cs_buf_printf(b, "# fitted %s = %.6g%s (input %.6g) -> %s, %s\n", p->name, p->value,
+                          p->unit, p->initial, p->yaml, p->why);
+        else if (isfinite(p->value))
+            cs_buf_printf(b, "# kept   %s = %.6g%s: %s\n", p->name, p->value, p->unit, p->why);
+        else
+            cs_buf_printf(b, "# kept   %s = NCCL's: %s\n", p->name, p->why);
+    }
+    cs_buf_printf(b, "# Schema: configs/clusters/README.md. Values are in plain units "
+                     "(GB/s = 1e9 B/s, us, bytes).\n");
+}
+
+void cs_calib_write_yaml(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m,
+                         const char *origin, const char *src_text, size_t src_len)
+{
+    header(b, r, m, origin);
+    if (src_text) cs_buf_printf(b, "\n");
+    cs_cluster c = r->cluster;
+    raise_rates(&c);
+    cs_cluster_yaml_opts o = {.src_text = src_text, .src_len = src_len, .base = &r->input,
+                              .note = fitted_note, .ud = (void *)r};
+    cs_config_write_cluster(b, &c, &o);
+}
+
+void cs_calib_cluster_yaml(cs_buf *b, const cs_cluster *c)
+{
+    cs_buf_printf(b, "# cluster '%s' written by collsim\n", c->name);
+    cs_config_write_cluster(b, c, NULL);
+}
