@@ -3,8 +3,8 @@
  * backend.h - the one interface behind which collsim-hw's backends live:
  * MPI on host memory (backend_mpi.c) and CUDA + NCCL on GPUs
  * (backend_nccl.c). The commands (cmd_bench.c, cmd_compute.c,
- * cmd_replay.c) see only this table of functions, so a measurement is made
- * the same way whatever runs it.
+ * cmd_replay.c, through session.h) see only this table of functions and
+ * properties, so a measurement is made the same way whatever runs it.
  *
  * A backend drives `local_ranks` collective ranks from this process (1
  * under mpirun, G with `-g G` on the NCCL backend); ranks are numbered
@@ -136,6 +136,16 @@ typedef struct cs_hw_backend {
     /* 1 if the backend polls its own operations against --timeout (NCCL);
      * 0 if the commands' SIGALRM watchdog is the timeout (blocking MPI). */
     int polls_timeout;
+    int multi_gpu;       /* 1: one process may drive several devices (-g) */
+    int protocols;       /* 1: the library has protocols (--proto; bench's proto column) */
+    /* What the commands take when not told (hw/README.md) */
+    cs_dtype gemm_dtype;          /* compute --dtype */
+    int gemm_dtype_only;          /* 1: the GEMM has no other type */
+    int gemm_min_n, gemm_max_n;   /* compute --min-n, --max-n */
+    double copy_min_bytes, copy_max_bytes; /* compute --copy-min, --copy-max */
+    int compute_iters;            /* compute --iters */
+    double replay_flops_scale;    /* replay --flops-scale */
+    const char *peak_memory;      /* what replay's peak is: "device" or "resident" memory */
 } cs_hw_backend;
 
 /* The backends compiled in; NULL when this build lacks one. */

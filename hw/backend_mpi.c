@@ -721,6 +721,17 @@ static const cs_hw_backend mpi_backend = {
     .replay_run = mpi_replay_run,
     .finalize = mpi_finalize,
     .polls_timeout = 0,
+    .multi_gpu = 0,
+    .protocols = 0,
+    .gemm_dtype = CS_DTYPE_FP32, /* cpugemm.c is an SGEMM */
+    .gemm_dtype_only = 1,
+    .gemm_min_n = 64,
+    .gemm_max_n = 512,
+    .copy_min_bytes = 64 << 10,
+    .copy_max_bytes = 64 << 20,
+    .compute_iters = 3,
+    .replay_flops_scale = 1e-4, /* the SGEMM is ~10^4 times slower than a GPU's tensor cores */
+    .peak_memory = "resident",
 };
 
 const cs_hw_backend *cs_hw_backend_mpi(void) { return &mpi_backend; }

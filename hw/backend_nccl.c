@@ -910,6 +910,17 @@ static const cs_hw_backend nccl_backend = {
     .replay_run = nccl_replay_run,
     .finalize = nccl_finalize,
     .polls_timeout = 1,
+    .multi_gpu = 1,
+    .protocols = 1,
+    .gemm_dtype = CS_DTYPE_BF16,
+    .gemm_dtype_only = 0,
+    .gemm_min_n = 256,
+    .gemm_max_n = 8192,
+    .copy_min_bytes = 1 << 20,
+    .copy_max_bytes = 1 << 30,
+    .compute_iters = 20,
+    .replay_flops_scale = 1,
+    .peak_memory = "device",
 };
 
 const cs_hw_backend *cs_hw_backend_nccl(void) { return &nccl_backend; }
