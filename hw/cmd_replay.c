@@ -31,9 +31,9 @@
  *                      start_s,end_s,scale (scale = work executed / work in
  *                      the schedule)
  *   PREFIX.trace.json  Chrome/Perfetto trace, the layout of `collsim simulate
- *                      --trace` (sim/iteration.c) with one process per rank
+ *                      --trace` (sim/train/iteration.c) with one process per rank
  * and a summary on stdout: iteration time, compute-stream busy time,
- * exposed communication (sim/iteration.h's definition) and peak memory,
+ * exposed communication (sim/train/iteration.h's definition) and peak memory,
  * next to the schedule's no-contention prediction.
  */
 #include <math.h>

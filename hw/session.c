@@ -76,20 +76,29 @@ int cs_hw_session_args(cs_hw_session *s, const cs_hw_command *cmd, int argc, cha
     return s->exit != 0;
 }
 
+/* The backends by name; get answers NULL when this build lacks one. */
+static const struct backend_row {
+    const char *name;
+    const cs_hw_backend *(*get)(void);
+    const char *missing; /* what configure did not find, for the message */
+} backends[] = {
+    {"mpi", cs_hw_backend_mpi, "MPI was"},
+    {"nccl", cs_hw_backend_nccl, "the CUDA runtime or NCCL was"},
+};
+
 /* The backend named s: 0, or an exit code after a message (2 unknown
  * name, 77 not built into this binary). */
 static int backend_named(const char *cmd, const char *s, const cs_hw_backend **out)
 {
-    if (!strcmp(s, "mpi")) *out = cs_hw_backend_mpi();
-    else if (!strcmp(s, "nccl")) *out = cs_hw_backend_nccl();
-    else return cs_hw_usage(cmd, "unknown --backend '%s' (expected nccl or mpi)", s);
-    if (!*out) {
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
+        if (strcmp(s, backends[i].name)) continue;
+        *out = backends[i].get();
+        if (*out) return 0;
         cs_hw_say("the %s backend is not built into this collsim-hw (%s not found when it was "
-                  "configured; see hw/README.md)", s,
-                  !strcmp(s, "mpi") ? "MPI was" : "the CUDA runtime or NCCL was");
+                  "configured; see hw/README.md)", s, backends[i].missing);
         return CS_HW_EXIT_SKIP;
     }
-    return 0;
+    return cs_hw_usage(cmd, "unknown --backend '%s' (expected nccl or mpi)", s);
 }
 
 int cs_hw_session_pick(cs_hw_session *s)
