@@ -46,19 +46,16 @@ void cs_hw__mpi_ops_free(cs_hw_ctx *c);
  * for reduce_scatter. */
 int cs_hw__mpi_coll_start(cs_hw_ctx *c, MPI_Comm comm, int *counts, cs_op op, cs_dtype t,
                           size_t count, const void *send, void *recv, MPI_Request *req);
-int cs_hw__mpi_coll_setup(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t max_count);
-int cs_hw__mpi_coll_fill(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t count);
-int cs_hw__mpi_coll_time(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t count, int warmup, int iters,
-                         int hang, double *times_s);
-int cs_hw__mpi_coll_check(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t count, int corrupt,
-                          long long *wrong);
-int cs_hw__mpi_gemm_time(cs_hw_ctx *c, cs_dtype t, int m, int n, int k, int warmup, int iters,
-                         double *times_s);
-int cs_hw__mpi_copy_time(cs_hw_ctx *c, size_t bytes, int warmup, int iters, double *times_s);
+cs_hw_coll_setup_fn cs_hw__mpi_coll_setup;
+cs_hw_coll_fill_fn cs_hw__mpi_coll_fill;
+cs_hw_coll_time_fn cs_hw__mpi_coll_time;
+cs_hw_coll_check_fn cs_hw__mpi_coll_check;
+cs_hw_gemm_time_fn cs_hw__mpi_gemm_time;
+cs_hw_copy_time_fn cs_hw__mpi_copy_time;
 
 /* backend_mpi_replay.c */
-int cs_hw__mpi_replay_setup(cs_hw_ctx *c, const cs_hw_rplan *p);
-int cs_hw__mpi_replay_run(cs_hw_ctx *c, const cs_hw_rplan *p, cs_hw_rresult *r);
+cs_hw_replay_setup_fn cs_hw__mpi_replay_setup;
+cs_hw_replay_run_fn cs_hw__mpi_replay_run;
 /* Frees the replay's communicators (before MPI_Finalize) and buffers. */
 void cs_hw__mpi_replay_free(cs_hw_ctx *c);
 

@@ -99,18 +99,15 @@ int cs_hw__nccl_gemm(cs_hw_ctx *c, gpu *g, cudaStream_t s, const gemm_types *gt,
                      int n, int k, const void *a, const void *b, void *cc);
 /* cudaMalloc + fill with the check pattern. */
 int cs_hw__nccl_device_pattern(cs_hw_ctx *c, void **p, cs_dtype t, size_t n, int seed);
-int cs_hw__nccl_coll_setup(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t max_count);
-int cs_hw__nccl_coll_fill(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t count);
-int cs_hw__nccl_coll_time(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t count, int warmup, int iters,
-                          int hang, double *times_s);
-int cs_hw__nccl_coll_check(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t count, int corrupt,
-                           long long *wrong);
-int cs_hw__nccl_gemm_time(cs_hw_ctx *c, cs_dtype t, int m, int n, int k, int warmup, int iters,
-                          double *times_s);
-int cs_hw__nccl_copy_time(cs_hw_ctx *c, size_t bytes, int warmup, int iters, double *times_s);
+cs_hw_coll_setup_fn cs_hw__nccl_coll_setup;
+cs_hw_coll_fill_fn cs_hw__nccl_coll_fill;
+cs_hw_coll_time_fn cs_hw__nccl_coll_time;
+cs_hw_coll_check_fn cs_hw__nccl_coll_check;
+cs_hw_gemm_time_fn cs_hw__nccl_gemm_time;
+cs_hw_copy_time_fn cs_hw__nccl_copy_time;
 
 /* backend_nccl_replay.c */
-int cs_hw__nccl_replay_setup(cs_hw_ctx *c, const cs_hw_rplan *p);
-int cs_hw__nccl_replay_run(cs_hw_ctx *c, const cs_hw_rplan *p, cs_hw_rresult *r);
+cs_hw_replay_setup_fn cs_hw__nccl_replay_setup;
+cs_hw_replay_run_fn cs_hw__nccl_replay_run;
 
 #endif

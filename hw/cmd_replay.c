@@ -382,7 +382,7 @@ static int replay_report(const cs_hw_session *s, const cs_hw_schedule *sc, const
 }
 
 /* The started backend: set-up, iterations, report, end. Returns the exit code. */
-static int replay_run(cs_hw_session *s, const cs_hw_schedule *sc, const replay_args *a)
+static int replay_execute(cs_hw_session *s, const cs_hw_schedule *sc, const replay_args *a)
 {
     replay_plan p;
     build_plan(s, sc, a, &p);
@@ -416,7 +416,7 @@ int cs_hw_cmd_replay(int argc, char **argv)
     cs_hw_schedule sc;
     if ((rc = replay_load(&s, &sc))) return rc;
     rc = cs_hw_session_start(&s, NULL);
-    if (!rc) rc = replay_run(&s, &sc, &a);
+    if (!rc) rc = replay_execute(&s, &sc, &a);
     cs_hw_schedule_free(&sc);
     return rc;
 }
