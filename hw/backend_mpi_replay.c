@@ -95,7 +95,8 @@ static int alloc_buffers(cs_hw_ctx *c, mpi_replay *rp, const cs_hw_rplan *p,
     rp->cdst = calloc(need->copy_bytes, 1);
     rp->ccap = need->copy_bytes;
     if (!rp->ga || !rp->gb || !rp->gc || !rp->csrc || !rp->cdst) goto nomem;
-    for (size_t i = 0; i < gemm; i++) rp->ga[i] = rp->gb[i] = (float)cs_hw_pattern_value(c->rank, i);
+    for (size_t i = 0; i < gemm; i++)
+        rp->ga[i] = rp->gb[i] = (float)cs_hw_pattern_value(c->rank, i);
     rp->state = cs_xmalloc(n);
     rp->start = cs_xmalloc(n * sizeof(double));
     rp->end = cs_xmalloc(n * sizeof(double));
