@@ -3,8 +3,8 @@
  * backend.h - the one interface behind which collsim-hw's backends live:
  * MPI on host memory (backend_mpi.c) and CUDA + NCCL on GPUs
  * (backend_nccl.c). The commands (cmd_bench.c, cmd_compute.c,
- * cmd_replay.c) see only this table of functions, so a measurement is made
- * the same way whatever runs it.
+ * cmd_replay.c, through session.h) see only this table of functions and
+ * properties, so a measurement is made the same way whatever runs it.
  *
  * A backend drives `local_ranks` collective ranks from this process (1
  * under mpirun, G with `-g G` on the NCCL backend); ranks are numbered
@@ -97,45 +97,72 @@ typedef struct cs_hw_rresult {
     double peak_bytes;         /* max over ranks of device (GPU) or resident (CPU) memory */
 } cs_hw_rresult;
 
+/* What a backend does, one function type each (a backend's files declare
+ * their functions with these types: `cs_hw_coll_time_fn cs_hw__mpi_coll_time;`). */
+
+/* Validates a forced algorithm / protocol name for op (-1: any op)
+ * before any device work; 0 or CS_EINVAL with a message in msg. */
+typedef int cs_hw_check_choice_fn(const char *algo, const char *proto, int op, char *msg,
+                                  size_t len);
+/* Starts the library (MPI_Init / CUDA / NCCL communicators). On
+ * CS_HW_EUNAVAIL msg says why (no GPU, ...) and nothing needs freeing. */
+typedef int cs_hw_init_fn(const cs_hw_config *cfg, cs_hw_ctx **out, cs_hw_info *info, char *msg,
+                          size_t len);
+/* Allocates buffers for counts up to max_count of op/dtype. */
+typedef int cs_hw_coll_setup_fn(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t max_count);
+/* Fills send buffers with the rank-dependent check pattern (pattern.h). */
+typedef int cs_hw_coll_fill_fn(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t count);
+/* warmup + iters collectives; times_s[iters] = slowest rank's time of
+ * each iteration (valid on process 0). hang: the last rank skips the
+ * collective (fault injection, tests the timeout). */
+typedef int cs_hw_coll_time_fn(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t count, int warmup,
+                               int iters, int hang, double *times_s);
+/* Compares receive buffers with the expected pattern; *wrong = wrong
+ * elements over all ranks (valid on process 0). corrupt: flip one
+ * element first (fault injection, proves the check can fail). */
+typedef int cs_hw_coll_check_fn(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t count, int corrupt,
+                                long long *wrong);
+/* C[m x n] = A[m x k] B[k x n] in dtype t, times per iteration (rank 0's). */
+typedef int cs_hw_gemm_time_fn(cs_hw_ctx *c, cs_dtype t, int m, int n, int k, int warmup,
+                               int iters, double *times_s);
+/* Device-to-device (GPU) or memcpy (CPU) copy of bytes. */
+typedef int cs_hw_copy_time_fn(cs_hw_ctx *c, size_t bytes, int warmup, int iters,
+                               double *times_s);
+/* Prepares communicators and buffers for a replay plan. */
+typedef int cs_hw_replay_setup_fn(cs_hw_ctx *c, const cs_hw_rplan *p);
+/* Runs the plan once. */
+typedef int cs_hw_replay_run_fn(cs_hw_ctx *c, const cs_hw_rplan *p, cs_hw_rresult *r);
+/* Ends the library and frees c. abort_code != 0 after a failure on
+ * this process: communicators are aborted and, under MPI, MPI_Abort
+ * ends every rank with that exit code (so none waits forever). */
+typedef void cs_hw_finalize_fn(cs_hw_ctx *c, int abort_code);
+
 typedef struct cs_hw_backend {
     const char *name; /* "mpi", "nccl" */
-    /* Validates a forced algorithm / protocol name for op (-1: any op)
-     * before any device work; 0 or CS_EINVAL with a message in msg. */
-    int (*check_choice)(const char *algo, const char *proto, int op, char *msg, size_t len);
-    /* Starts the library (MPI_Init / CUDA / NCCL communicators). On
-     * CS_HW_EUNAVAIL msg says why (no GPU, ...) and nothing needs freeing. */
-    int (*init)(const cs_hw_config *cfg, cs_hw_ctx **out, cs_hw_info *info, char *msg,
-                size_t len);
-    /* Allocates buffers for counts up to max_count of op/dtype. */
-    int (*coll_setup)(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t max_count);
-    /* Fills send buffers with the rank-dependent check pattern (pattern.h). */
-    int (*coll_fill)(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t count);
-    /* warmup + iters collectives; times_s[iters] = slowest rank's time of
-     * each iteration (valid on process 0). hang: the last rank skips the
-     * collective (fault injection, tests the timeout). */
-    int (*coll_time)(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t count, int warmup, int iters,
-                     int hang, double *times_s);
-    /* Compares receive buffers with the expected pattern; *wrong = wrong
-     * elements over all ranks (valid on process 0). corrupt: flip one
-     * element first (fault injection, proves the check can fail). */
-    int (*coll_check)(cs_hw_ctx *c, cs_op op, cs_dtype t, size_t count, int corrupt,
-                      long long *wrong);
-    /* C[m x n] = A[m x k] B[k x n] in dtype t, times per iteration (rank 0's). */
-    int (*gemm_time)(cs_hw_ctx *c, cs_dtype t, int m, int n, int k, int warmup, int iters,
-                     double *times_s);
-    /* Device-to-device (GPU) or memcpy (CPU) copy of bytes. */
-    int (*copy_time)(cs_hw_ctx *c, size_t bytes, int warmup, int iters, double *times_s);
-    /* Prepares communicators and buffers for a replay plan. */
-    int (*replay_setup)(cs_hw_ctx *c, const cs_hw_rplan *p);
-    /* Runs the plan once. */
-    int (*replay_run)(cs_hw_ctx *c, const cs_hw_rplan *p, cs_hw_rresult *r);
-    /* Ends the library and frees c. abort_code != 0 after a failure on
-     * this process: communicators are aborted and, under MPI, MPI_Abort
-     * ends every rank with that exit code (so none waits forever). */
-    void (*finalize)(cs_hw_ctx *c, int abort_code);
+    cs_hw_check_choice_fn *check_choice;
+    cs_hw_init_fn *init;
+    cs_hw_coll_setup_fn *coll_setup;
+    cs_hw_coll_fill_fn *coll_fill;
+    cs_hw_coll_time_fn *coll_time;
+    cs_hw_coll_check_fn *coll_check;
+    cs_hw_gemm_time_fn *gemm_time;
+    cs_hw_copy_time_fn *copy_time;
+    cs_hw_replay_setup_fn *replay_setup;
+    cs_hw_replay_run_fn *replay_run;
+    cs_hw_finalize_fn *finalize;
     /* 1 if the backend polls its own operations against --timeout (NCCL);
      * 0 if the commands' SIGALRM watchdog is the timeout (blocking MPI). */
     int polls_timeout;
+    int multi_gpu;       /* 1: one process may drive several devices (-g) */
+    int protocols;       /* 1: the library has protocols (--proto; bench's proto column) */
+    /* What the commands take when not told (hw/README.md) */
+    cs_dtype gemm_dtype;          /* compute --dtype */
+    int gemm_dtype_only;          /* 1: the GEMM has no other type */
+    int gemm_min_n, gemm_max_n;   /* compute --min-n, --max-n */
+    double copy_min_bytes, copy_max_bytes; /* compute --copy-min, --copy-max */
+    int compute_iters;            /* compute --iters */
+    double replay_flops_scale;    /* replay --flops-scale */
+    const char *peak_memory;      /* what replay's peak is: "device" or "resident" memory */
 } cs_hw_backend;
 
 /* The backends compiled in; NULL when this build lacks one. */

@@ -15,21 +15,16 @@
  * Rank 0 prints the table and appends each row to the CSV the moment it
  * is measured (rowfile.h).
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
-#include "backend.h"
 #include "hwcli.h"
 #include "out/report.h"
-#include "rowfile.h"
+#include "session.h"
 #include "watchdog.h"
-
-static const char *const cmd = "bench";
 
 static void help(FILE *f)
 {
@@ -70,233 +65,242 @@ static void help(FILE *f)
 static const char *csv_columns =
     "time_min_us,time_median_us,time_max_us,iters,host,backend,library_version";
 
-int cs_hw_cmd_bench(int argc, char **argv)
+static const cs_hw_command command = {
+    .name = "bench",
+    .help = help,
+    .common = CS_HW_COMMON_ALL,
+    .iters_max = 100000,
+    .iters = 20,
+    .warmup = 5,
+};
+
+/* bench's own options */
+typedef struct bench_args {
+    cs_op op;
+    int have_op, check, corrupt, hang;
+    double min_b, max_b, factor; /* --min, --max: bytes */
+    cs_dtype dtype;
+} bench_args;
+
+static int parse_op(const char *cmd, const char *text, void *value)
 {
-    enum { O_BACKEND = 256, O_OP, O_MIN, O_MAX, O_FACTOR, O_DTYPE, O_ITERS, O_WARMUP, O_ALGO,
-           O_PROTO, O_CHECK, O_TIMEOUT, O_INJECT, O_QUIET };
-    static const struct option opts[] = {
-        {"backend", required_argument, 0, O_BACKEND}, {"op", required_argument, 0, O_OP},
-        {"min", required_argument, 0, O_MIN},         {"max", required_argument, 0, O_MAX},
-        {"factor", required_argument, 0, O_FACTOR},   {"dtype", required_argument, 0, O_DTYPE},
-        {"iters", required_argument, 0, O_ITERS},     {"warmup", required_argument, 0, O_WARMUP},
-        {"algo", required_argument, 0, O_ALGO},       {"proto", required_argument, 0, O_PROTO},
-        {"check", no_argument, 0, O_CHECK},           {"timeout", required_argument, 0, O_TIMEOUT},
-        {"inject", required_argument, 0, O_INJECT},   {"quiet", no_argument, 0, O_QUIET},
-        {"gpus", required_argument, 0, 'g'},          {"output", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
-    const cs_hw_backend *b = NULL;
-    const char *backend_name = NULL, *out_path = NULL;
-    cs_op op = CS_OP_ALL_REDUCE;
-    int have_op = 0, iters = 20, warmup = 5, check = 0, corrupt = 0, hang = 0;
-    double min_b = 32 << 20, max_b = 32 << 20, factor = 2;
-    cs_dtype dtype = CS_DTYPE_FP32;
-    cs_hw_config cfg = {.gpus = 1, .algo_op = -1, .timeout_s = 300};
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":g:o:h", opts, NULL)) != -1) {
-        switch (ch) {
-        case O_BACKEND: backend_name = optarg; break;
-        case O_OP:
-            if (cs_op_parse(optarg, &op))
-                return cs_hw_usage(cmd, "unknown --op '%s' (expected all_reduce, all_gather, "
-                                        "reduce_scatter, broadcast or reduce)", optarg);
-            have_op = 1;
-            break;
-        case O_MIN:
-            if (cs_hw_opt_size(cmd, "--min", optarg, &min_b)) return CS_HW_EXIT_USAGE;
-            break;
-        case O_MAX:
-            if (cs_hw_opt_size(cmd, "--max", optarg, &max_b)) return CS_HW_EXIT_USAGE;
-            break;
-        case O_FACTOR: {
-            char *end;
-            factor = strtod(optarg, &end);
-            if (!*optarg || *end || !(factor > 1.0) || !isfinite(factor))
-                return cs_hw_usage(cmd, "--factor expects a number > 1, got '%s'", optarg);
-            break;
-        }
-        case O_DTYPE:
-            if (cs_dtype_parse(optarg, &dtype) || dtype == CS_DTYPE_TF32)
-                return cs_hw_usage(cmd, "unknown --dtype '%s' (expected float, half, bfloat16, "
-                                        "double or fp8)", optarg);
-            break;
-        case O_ITERS:
-            if (cs_hw_opt_int(cmd, "--iters", optarg, 1, 100000, &iters)) return CS_HW_EXIT_USAGE;
-            break;
-        case O_WARMUP:
-            if (cs_hw_opt_int(cmd, "--warmup", optarg, 0, 100000, &warmup)) return CS_HW_EXIT_USAGE;
-            break;
-        case O_ALGO: cfg.algo = strcasecmp(optarg, "auto") ? optarg : NULL; break;
-        case O_PROTO: cfg.proto = strcasecmp(optarg, "auto") ? optarg : NULL; break;
-        case O_CHECK: check = 1; break;
-        case O_TIMEOUT:
-            if (cs_hw_opt_double(cmd, "--timeout", optarg, 0.001, 1e6, &cfg.timeout_s))
-                return CS_HW_EXIT_USAGE;
-            break;
-        case O_INJECT:
-            if (!strcmp(optarg, "corrupt")) corrupt = 1;
-            else if (!strcmp(optarg, "hang")) hang = 1;
-            else return cs_hw_usage(cmd, "unknown --inject '%s' (expected corrupt or hang)", optarg);
-            break;
-        case O_QUIET: cfg.quiet = 1; break;
-        case 'g':
-            if (cs_hw_opt_int(cmd, "-g", optarg, 1, 1024, &cfg.gpus)) return CS_HW_EXIT_USAGE;
-            break;
-        case 'o': out_path = optarg; break;
-        case 'h': help(stdout); return CS_HW_EXIT_OK;
-        case ':': return cs_hw_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
-        default: return cs_hw_usage(cmd, "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc) return cs_hw_usage(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!backend_name) return cs_hw_usage(cmd, "%s", "--backend is required (nccl or mpi)");
-    if (!have_op) return cs_hw_usage(cmd, "%s", "--op is required");
-    if (min_b > max_b) return cs_hw_usage(cmd, "%s", "--min must not exceed --max");
-    if (corrupt && !check) return cs_hw_usage(cmd, "%s", "--inject corrupt needs --check");
-    int rc = cs_hw_opt_backend(cmd, backend_name, &b);
+    bench_args *a = value;
+    if (cs_op_parse(text, &a->op))
+        return cs_hw_usage(cmd, "unknown --op '%s' (expected all_reduce, all_gather, "
+                                "reduce_scatter, broadcast or reduce)", text);
+    a->have_op = 1;
+    return 0;
+}
+
+static int parse_factor(const char *cmd, const char *text, void *value)
+{
+    char *end;
+    double f = strtod(text, &end);
+    if (!*text || *end || !(f > 1.0) || !isfinite(f))
+        return cs_hw_usage(cmd, "--factor expects a number > 1, got '%s'", text);
+    ((bench_args *)value)->factor = f;
+    return 0;
+}
+
+static int parse_dtype(const char *cmd, const char *text, void *value)
+{
+    cs_dtype *t = &((bench_args *)value)->dtype;
+    if (cs_dtype_parse(text, t) || *t == CS_DTYPE_TF32)
+        return cs_hw_usage(cmd, "unknown --dtype '%s' (expected float, half, bfloat16, "
+                                "double or fp8)", text);
+    return 0;
+}
+
+static int parse_inject(const char *cmd, const char *text, void *value)
+{
+    bench_args *a = value;
+    if (!strcmp(text, "corrupt")) a->corrupt = 1;
+    else if (!strcmp(text, "hang")) a->hang = 1;
+    else return cs_hw_usage(cmd, "unknown --inject '%s' (expected corrupt or hang)", text);
+    return 0;
+}
+
+/* The checks of bench's options, the backend's among them: 0 or an exit code. */
+static int bench_check(cs_hw_session *s, const bench_args *a)
+{
+    const char *cmd = s->cmd->name;
+    if (!a->have_op) return cs_hw_usage(cmd, "%s", "--op is required");
+    if (a->min_b > a->max_b) return cs_hw_usage(cmd, "%s", "--min must not exceed --max");
+    if (a->corrupt && !a->check) return cs_hw_usage(cmd, "%s", "--inject corrupt needs --check");
+    s->cfg.algo_op = (int)a->op;
+    int rc = cs_hw_session_pick(s);
     if (rc) return rc;
-    if (cfg.gpus > 1 && strcmp(b->name, "nccl"))
-        return cs_hw_usage(cmd, "%s", "-g is for the nccl backend (the mpi backend runs one rank "
-                                      "per process)");
-    char msg[512];
-    cfg.algo_op = (int)op;
-    if (b->check_choice(cfg.algo, cfg.proto, (int)op, msg, sizeof msg))
-        return cs_hw_usage(cmd, "%s", msg);
-    if (cfg.algo && !strcasecmp(cfg.algo, "tree") && op != CS_OP_ALL_REDUCE)
+    if (s->cfg.algo && !strcasecmp(s->cfg.algo, "tree") && a->op != CS_OP_ALL_REDUCE)
         return cs_hw_usage(cmd, "--algo tree implements all_reduce only (as in NCCL), not %s",
-                           cs_op_name(op));
+                           cs_op_name(a->op));
+    return 0;
+}
 
-    /* the CSV is created before any device work, by the launcher's rank 0 */
-    cs_hw_rowfile rows;
-    memset(&rows, 0, sizeof rows);
-    if (out_path && cs_hw_launch_rank() == 0) {
-        char header[512];
-        snprintf(header, sizeof header, "%s,%s", cs_report_collective_csv_header(), csv_columns);
-        cs_diag d;
-        cs_diag_clear(&d);
-        if (cs_hw_rowfile_open(&rows, out_path, header, &d)) {
-            char m[800];
-            cs_diag_format(&d, m, sizeof m);
-            fprintf(stderr, "collsim-hw: %s\n", m);
-            return CS_HW_EXIT_IO;
-        }
-    }
+/* What the sizes loop carries. */
+typedef struct bench_run {
+    char algo[32], proto[32]; /* the CSV's labels, lower case */
+    int ts, per_rank, n;      /* type size, sizes are totals over the n ranks */
+    double *times;            /* iters */
+    double busbw_sum;
+    int nsizes;
+    long long wrong_total;
+} bench_run;
 
-    cs_hw_ctx *c = NULL;
-    cs_hw_info info;
-    if ((rc = cs_hw_start(b, &cfg, &c, &info))) {
-        if (rows.f) {
-            cs_hw_rowfile_close(&rows);
-            remove(out_path); /* nothing was measured */
-        }
-        return rc;
-    }
-    int ts = cs_dtype_size(dtype);
-    int per_rank = op == CS_OP_ALL_GATHER || op == CS_OP_REDUCE_SCATTER;
-    int n = info.nranks;
+enum { BENCH_EROW = 1 }; /* a CSV row could not be written (message printed) */
+
+static void lower_label(char *buf, size_t len, const char *s)
+{
+    snprintf(buf, len, "%s", s);
+    for (char *p = buf; *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+}
+
+/* Per-rank element count of a size (whole elements). */
+static double count_of(const bench_run *r, double size)
+{
+    return floor(size / r->ts / (r->per_rank ? r->n : 1));
+}
+
+/* Labels, and buffers for the largest size. */
+static int bench_setup(cs_hw_session *s, const bench_args *a, bench_run *r)
+{
+    const cs_hw_config *cfg = &s->cfg;
+    lower_label(r->algo, sizeof r->algo, cfg->algo ? cfg->algo : "auto");
+    lower_label(r->proto, sizeof r->proto,
+                !s->b->protocols ? "none" : cfg->proto ? cfg->proto : "auto");
+    r->ts = cs_dtype_size(a->dtype);
+    r->per_rank = a->op == CS_OP_ALL_GATHER || a->op == CS_OP_REDUCE_SCATTER;
+    r->n = s->info.nranks;
     size_t max_count = 0;
-    for (double s = min_b; s <= max_b * (1 + 1e-12); s *= factor) {
-        double count = floor(s / ts / (per_rank ? n : 1));
+    for (double sz = a->min_b; sz <= a->max_b * (1 + 1e-12); sz *= a->factor) {
+        double count = count_of(r, sz);
         if (count > (double)max_count) max_count = (size_t)count;
-        if (min_b == max_b) break;
+        if (a->min_b == a->max_b) break;
     }
     if (max_count == 0) max_count = 1;
-    rc = b->coll_setup(c, op, dtype, max_count);
+    return s->b->coll_setup(s->ctx, a->op, a->dtype, max_count);
+}
 
-    char algo_label[32], proto_label[32];
-    snprintf(algo_label, sizeof algo_label, "%s", cfg.algo ? cfg.algo : "auto");
-    snprintf(proto_label, sizeof proto_label, "%s",
-             !strcmp(b->name, "mpi") ? "none" : cfg.proto ? cfg.proto : "auto");
-    for (char *p = algo_label; *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
-    for (char *p = proto_label; *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
-    int root = op == CS_OP_BROADCAST || op == CS_OP_REDUCE ? 0 : -1;
-    const char *redop =
-        op == CS_OP_ALL_GATHER || op == CS_OP_BROADCAST ? "none" : "sum";
-    if (info.proc == 0 && !rc) {
-        printf("# collsim-hw %s bench: %s, %d ranks (%d processes x %d), backend %s (%s), "
-               "host %s, device %s\n", CS_VERSION, cs_op_name(op), n, info.nprocs,
-               info.local_ranks, b->name, info.library, info.host, info.device);
-        printf("# algo %s, proto %s, %d warmup + %d timed iterations per size%s\n#\n", algo_label,
-               proto_label, warmup, iters, check ? ", results checked" : "");
-        printf("# %12s %12s %9s %6s %5s %10s %8s %8s %7s %10s %10s\n", "size", "count", "type",
-               "redop", "root", "time", "algbw", "busbw", "#wrong", "min", "max");
-        printf("# %12s %12s %9s %6s %5s %10s %8s %8s %7s %10s %10s\n", "(B)", "(elements)", "", "",
-               "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)");
+static void bench_banner(const cs_hw_session *s, const bench_args *a, const bench_run *r)
+{
+    const cs_hw_info *info = &s->info;
+    printf("# collsim-hw %s bench: %s, %d ranks (%d processes x %d), backend %s (%s), "
+           "host %s, device %s\n", CS_VERSION, cs_op_name(a->op), r->n, info->nprocs,
+           info->local_ranks, s->b->name, info->library, info->host, info->device);
+    printf("# algo %s, proto %s, %d warmup + %d timed iterations per size%s\n#\n", r->algo,
+           r->proto, s->warmup, s->iters, a->check ? ", results checked" : "");
+    printf("# %12s %12s %9s %6s %5s %10s %8s %8s %7s %10s %10s\n", "size", "count", "type",
+           "redop", "root", "time", "algbw", "busbw", "#wrong", "min", "max");
+    printf("# %12s %12s %9s %6s %5s %10s %8s %8s %7s %10s %10s\n", "(B)", "(elements)", "", "",
+           "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)");
+    fflush(stdout);
+}
+
+/* Process 0: the table row and the CSV row of one measured size. */
+static int bench_row(cs_hw_session *s, const bench_args *a, bench_run *r, double count,
+                     double size, long long wrong)
+{
+    double tmin, tmed, tmax;
+    cs_hw_stats(r->times, s->iters, &tmin, &tmed, &tmax);
+    double algbw = size / tmed / 1e9;
+    double busbw = algbw * cs_op_busbw_factor(a->op, r->n);
+    int root = a->op == CS_OP_BROADCAST || a->op == CS_OP_REDUCE ? 0 : -1;
+    const char *redop = a->op == CS_OP_ALL_GATHER || a->op == CS_OP_BROADCAST ? "none" : "sum";
+    const char *type = cs_dtype_nccl_name(a->dtype);
+    char wbuf[24];
+    if (wrong >= 0) snprintf(wbuf, sizeof wbuf, "%lld", wrong);
+    else snprintf(wbuf, sizeof wbuf, "N/A");
+    printf("  %12.0f %12.0f %9s %6s %5d %10.2f %8.2f %8.2f %7s %10.2f %10.2f\n", size, count,
+           type, redop, root, tmed * 1e6, algbw, busbw, wbuf, tmin * 1e6, tmax * 1e6);
+    fflush(stdout);
+    if (cs_hw_rowfile_row(&s->rows,
+                          "%s,%s,%s,measured,%d,%.0f,%.0f,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%d,%s,"
+                          "%s,%s\n",
+                          cs_op_name(a->op), r->algo, r->proto, r->n, size, count, type,
+                          tmed * 1e6, algbw, busbw, tmin * 1e6, tmed * 1e6, tmax * 1e6, s->iters,
+                          s->info.host, s->b->name, s->info.library)) {
+        fprintf(stderr, "collsim-hw: %s: cannot write a row\n", s->output);
+        return BENCH_EROW;
+    }
+    r->busbw_sum += busbw;
+    if (wrong > 0) r->wrong_total += wrong;
+    return 0;
+}
+
+/* One size: fill (--check), time under the watchdog, check, report. */
+static int bench_size(cs_hw_session *s, const bench_args *a, bench_run *r, double count,
+                      double size)
+{
+    const cs_hw_backend *b = s->b;
+    size_t cnt = (size_t)count;
+    char what[160];
+    snprintf(what, sizeof what, "%s of %.0f bytes", cs_op_name(a->op), size);
+    int rc = a->check ? b->coll_fill(s->ctx, a->op, a->dtype, cnt) : 0;
+    cs_hw_session_guard(s, what);
+    if (!rc)
+        rc = b->coll_time(s->ctx, a->op, a->dtype, cnt, s->warmup, s->iters,
+                          a->hang && r->nsizes == 1, r->times);
+    cs_hw_watchdog_disarm();
+    long long wrong = -1;
+    if (!rc && a->check) rc = b->coll_check(s->ctx, a->op, a->dtype, cnt, a->corrupt, &wrong);
+    if (!rc && s->info.proc == 0) rc = bench_row(s, a, r, count, size, wrong);
+    if (!rc) r->nsizes++;
+    return rc;
+}
+
+/* The table's last lines, the CSV closed, the backend ended. */
+static int bench_summary(cs_hw_session *s, const bench_args *a, const bench_run *r)
+{
+    if (s->info.proc == 0) {
+        printf("# Out of bounds values : %lld %s\n", a->check ? r->wrong_total : 0,
+               !a->check ? "(not checked)" : r->wrong_total ? "ERROR" : "OK");
+        printf("# Avg bus bandwidth    : %g\n#\n", r->nsizes ? r->busbw_sum / r->nsizes : 0.0);
         fflush(stdout);
     }
-    double *times = cs_xmalloc((size_t)iters * sizeof *times);
-    double busbw_sum = 0;
-    int nsizes = 0, index = 0;
-    long long wrong_total = 0;
-    for (double s = min_b; !rc && s <= max_b * (1 + 1e-12); s *= factor, index++) {
-        double count = floor(s / ts / (per_rank ? n : 1));
-        double size = count * ts * (per_rank ? n : 1);
-        if (count >= 1) {
-            char what[160];
-            snprintf(what, sizeof what, "%s of %.0f bytes", cs_op_name(op), size);
-            if (check) rc = b->coll_fill(c, op, dtype, (size_t)count);
-            cs_hw_guard(b, cfg.timeout_s, info.proc, what, out_path);
-            if (!rc)
-                rc = b->coll_time(c, op, dtype, (size_t)count, warmup, iters, hang && nsizes == 1,
-                                  times);
-            cs_hw_watchdog_disarm();
-            long long wrong = -1;
-            if (!rc && check) rc = b->coll_check(c, op, dtype, (size_t)count, corrupt, &wrong);
-            if (rc) break;
-            if (info.proc == 0) {
-                double tmin, tmed, tmax;
-                cs_hw_stats(times, iters, &tmin, &tmed, &tmax);
-                double algbw = size / tmed / 1e9;
-                double busbw = algbw * cs_op_busbw_factor(op, n);
-                char wbuf[24];
-                if (wrong >= 0) snprintf(wbuf, sizeof wbuf, "%lld", wrong);
-                else snprintf(wbuf, sizeof wbuf, "N/A");
-                printf("  %12.0f %12.0f %9s %6s %5d %10.2f %8.2f %8.2f %7s %10.2f %10.2f\n", size,
-                       count, cs_dtype_nccl_name(dtype), redop, root, tmed * 1e6, algbw, busbw,
-                       wbuf, tmin * 1e6, tmax * 1e6);
-                fflush(stdout);
-                if (cs_hw_rowfile_row(&rows,
-                                      "%s,%s,%s,measured,%d,%.0f,%.0f,%s,%.4f,%.4f,%.4f,%.4f,%.4f,"
-                                      "%.4f,%d,%s,%s,%s\n",
-                                      cs_op_name(op), algo_label, proto_label, n, size, count,
-                                      cs_dtype_nccl_name(dtype), tmed * 1e6, algbw, busbw,
-                                      tmin * 1e6, tmed * 1e6, tmax * 1e6, iters, info.host,
-                                      b->name, info.library)) {
-                    fprintf(stderr, "collsim-hw: %s: cannot write a row\n", out_path);
-                    free(times);
-                    cs_hw_rowfile_close(&rows);
-                    b->finalize(c, CS_HW_EXIT_IO);
-                    return CS_HW_EXIT_IO;
-                }
-                busbw_sum += busbw;
-                if (wrong > 0) wrong_total += wrong;
-            }
-            nsizes++;
-        }
-        if (min_b == max_b) break;
-    }
-    free(times);
-    if (rc) {
-        int code = cs_hw_exit_code(rc);
-        fprintf(stderr, "collsim-hw: rank %d: bench stopped%s%s%s\n", info.proc,
-                out_path ? "; rows measured so far are kept in " : "", out_path ? out_path : "",
-                rc == CS_HW_ETIMEOUT ? " (timeout)" : "");
-        cs_hw_rowfile_close(&rows);
-        b->finalize(c, code);
-        return code;
-    }
-    if (info.proc == 0) {
-        printf("# Out of bounds values : %lld %s\n", check ? wrong_total : 0,
-               !check ? "(not checked)" : wrong_total ? "ERROR" : "OK");
-        printf("# Avg bus bandwidth    : %g\n#\n", nsizes ? busbw_sum / nsizes : 0.0);
-        fflush(stdout);
-    }
-    int io = cs_hw_rowfile_close(&rows);
-    b->finalize(c, 0);
+    int io = cs_hw_rowfile_close(&s->rows);
+    cs_hw_session_end(s, 0);
     if (io) {
-        fprintf(stderr, "collsim-hw: %s: cannot close the CSV\n", out_path);
+        fprintf(stderr, "collsim-hw: %s: cannot close the CSV\n", s->output);
         return CS_HW_EXIT_IO;
     }
-    return wrong_total ? CS_HW_EXIT_WRONG : CS_HW_EXIT_OK;
+    return r->wrong_total ? CS_HW_EXIT_WRONG : CS_HW_EXIT_OK;
+}
+
+int cs_hw_cmd_bench(int argc, char **argv)
+{
+    bench_args a = {.op = CS_OP_ALL_REDUCE, .min_b = 32 << 20, .max_b = 32 << 20, .factor = 2,
+                    .dtype = CS_DTYPE_FP32};
+    const cs_hw_opt opts[] = {
+        {"op", 0, CS_HW_ARG_CUSTOM, &a, 0, 0, parse_op},
+        {"min", 0, CS_HW_ARG_SIZE, &a.min_b, 0, 0, NULL},
+        {"max", 0, CS_HW_ARG_SIZE, &a.max_b, 0, 0, NULL},
+        {"factor", 0, CS_HW_ARG_CUSTOM, &a, 0, 0, parse_factor},
+        {"dtype", 0, CS_HW_ARG_CUSTOM, &a, 0, 0, parse_dtype},
+        {"check", 0, CS_HW_ARG_FLAG, &a.check, 0, 0, NULL},
+        {"inject", 0, CS_HW_ARG_CUSTOM, &a, 0, 0, parse_inject},
+    };
+    cs_hw_session s;
+    if (cs_hw_session_args(&s, &command, argc, argv, opts, sizeof opts / sizeof opts[0]))
+        return s.exit;
+    int rc = bench_check(&s, &a);
+    if (rc) return rc;
+    /* the CSV is created before any device work, by the launcher's rank 0 */
+    char header[512];
+    snprintf(header, sizeof header, "%s,%s", cs_report_collective_csv_header(), csv_columns);
+    if ((rc = cs_hw_session_start(&s, header))) return rc;
+
+    bench_run r = {.times = cs_xmalloc((size_t)s.iters * sizeof(double))};
+    rc = bench_setup(&s, &a, &r);
+    if (s.info.proc == 0 && !rc) bench_banner(&s, &a, &r);
+    for (double sz = a.min_b; !rc && sz <= a.max_b * (1 + 1e-12); sz *= a.factor) {
+        double count = count_of(&r, sz);
+        if (count >= 1) rc = bench_size(&s, &a, &r, count, count * r.ts * (r.per_rank ? r.n : 1));
+        if (a.min_b == a.max_b) break;
+    }
+    free(r.times);
+    if (rc == BENCH_EROW) return cs_hw_session_end(&s, CS_HW_EXIT_IO);
+    if (rc) {
+        cs_hw_session_stopped(&s, rc == CS_HW_ETIMEOUT ? " (timeout)" : "");
+        return cs_hw_session_end(&s, cs_hw_exit_code(rc));
+    }
+    return bench_summary(&s, &a, &r);
 }

@@ -22,18 +22,13 @@
  *   bandwidth_GBps  2 x bytes / median time / 1e9 (0 for GEMMs)
  *   host,device,library_version
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "backend.h"
 #include "hwcli.h"
-#include "rowfile.h"
+#include "session.h"
 #include "watchdog.h"
-
-static const char *const cmd = "compute";
 
 static const char *const csv_header =
     "kind,backend,dtype,m,n,k,bytes,ranks,iters,time_min_us,time_median_us,time_max_us,tflops,"
@@ -62,163 +57,130 @@ static void help(FILE *f)
             "77 backend unavailable.\n");
 }
 
+static const cs_hw_command command = {
+    .name = "compute",
+    .help = help,
+    .common = CS_HW_COMMON_BACKEND | CS_HW_COMMON_ITERS | CS_HW_COMMON_TIMEOUT |
+              CS_HW_COMMON_OUTPUT,
+    .iters_max = 100000,
+    .backend = "mpi",
+    .iters = 0, /* the backend's compute_iters */
+    .warmup = 2,
+};
+
+/* compute's own options; 0 = the backend's default */
+typedef struct compute_args {
+    cs_dtype dtype;
+    int have_dtype, min_n, max_n;
+    double factor, cmin, cmax;
+} compute_args;
+
+static int parse_dtype(const char *cmd, const char *text, void *value)
+{
+    compute_args *a = value;
+    if (cs_dtype_parse(text, &a->dtype) || a->dtype == CS_DTYPE_FP8)
+        return cs_hw_usage(cmd, "unknown --dtype '%s' (expected bf16, fp16, fp32, tf32 or "
+                                "fp64)", text);
+    a->have_dtype = 1;
+    return 0;
+}
+
+/* The backend's defaults for what was not given, then the checks. */
+static int compute_check(cs_hw_session *s, compute_args *a)
+{
+    const char *cmd = s->cmd->name;
+    int rc = cs_hw_session_pick(s);
+    if (rc) return rc;
+    const cs_hw_backend *b = s->b;
+    if (!a->have_dtype) a->dtype = b->gemm_dtype;
+    if (b->gemm_dtype_only && a->dtype != b->gemm_dtype)
+        return cs_hw_usage(cmd, "the %s backend's GEMM is %s only, got --dtype %s", b->name,
+                           cs_dtype_name(b->gemm_dtype), cs_dtype_name(a->dtype));
+    if (!a->min_n) a->min_n = b->gemm_min_n;
+    if (!a->max_n) a->max_n = b->gemm_max_n;
+    if (!a->cmin) a->cmin = b->copy_min_bytes;
+    if (!a->cmax) a->cmax = b->copy_max_bytes;
+    if (!s->iters) s->iters = b->compute_iters;
+    if (a->min_n > a->max_n) return cs_hw_usage(cmd, "%s", "--min-n must not exceed --max-n");
+    if (a->cmin > a->cmax) return cs_hw_usage(cmd, "%s", "--copy-min must not exceed --copy-max");
+    return 0;
+}
+
+/* One GEMM of n x n x n (n > 0) or one copy of `bytes` (n = 0), timed
+ * under the watchdog; process 0 prints its table row and writes its CSV
+ * row (*io: the row could not be written). */
+static int compute_one(cs_hw_session *s, const compute_args *a, int n, size_t bytes,
+                       double *times, int *io)
+{
+    const cs_hw_backend *b = s->b;
+    char what[96];
+    if (n) snprintf(what, sizeof what, "a %dx%dx%d GEMM", n, n, n);
+    else snprintf(what, sizeof what, "a copy of %zu bytes", bytes);
+    cs_hw_session_guard(s, what);
+    int rc = n ? b->gemm_time(s->ctx, a->dtype, n, n, n, s->warmup, s->iters, times)
+               : b->copy_time(s->ctx, bytes, s->warmup, s->iters, times);
+    cs_hw_watchdog_disarm();
+    if (rc || s->info.proc != 0) return rc;
+    double tmin, tmed, tmax;
+    cs_hw_stats(times, s->iters, &tmin, &tmed, &tmax);
+    /* a GEMM has TFLOPS, a copy a bandwidth (read + write); the other is "-" / 0 */
+    char table_tf[32] = "-", table_bw[32] = "-", csv_tf[32] = "0", csv_bw[32] = "0";
+    if (n) {
+        double tflops = 2.0 * n * (double)n * n / tmed / 1e12;
+        snprintf(table_tf, sizeof table_tf, "%.3f", tflops);
+        snprintf(csv_tf, sizeof csv_tf, "%.6f", tflops);
+    } else {
+        double bw = 2.0 * (double)bytes / tmed / 1e9;
+        snprintf(table_bw, sizeof table_bw, "%.2f", bw);
+        snprintf(csv_bw, sizeof csv_bw, "%.4f", bw);
+    }
+    const char *kind = n ? "gemm" : "copy";
+    printf("  %-5s %6d %6d %6d %12zu %10.2f %10.2f %10.2f %9s %9s\n", kind, n, n, n, bytes,
+           tmed * 1e6, tmin * 1e6, tmax * 1e6, table_tf, table_bw);
+    fflush(stdout);
+    *io = cs_hw_rowfile_row(&s->rows, "%s,%s,%s,%d,%d,%d,%zu,%d,%d,%.4f,%.4f,%.4f,%s,%s,%s,%s,%s\n",
+                            kind, b->name, n ? cs_dtype_name(a->dtype) : "bytes", n, n, n, bytes,
+                            s->info.nranks, s->iters, tmin * 1e6, tmed * 1e6, tmax * 1e6, csv_tf,
+                            csv_bw, s->info.host, s->info.device, s->info.library);
+    return 0;
+}
+
 int cs_hw_cmd_compute(int argc, char **argv)
 {
-    enum { O_BACKEND = 256, O_DTYPE, O_MINN, O_MAXN, O_FACTOR, O_CMIN, O_CMAX, O_ITERS, O_WARMUP,
-           O_TIMEOUT };
-    static const struct option opts[] = {
-        {"backend", required_argument, 0, O_BACKEND}, {"dtype", required_argument, 0, O_DTYPE},
-        {"min-n", required_argument, 0, O_MINN},      {"max-n", required_argument, 0, O_MAXN},
-        {"factor", required_argument, 0, O_FACTOR},   {"copy-min", required_argument, 0, O_CMIN},
-        {"copy-max", required_argument, 0, O_CMAX},   {"iters", required_argument, 0, O_ITERS},
-        {"warmup", required_argument, 0, O_WARMUP},   {"timeout", required_argument, 0, O_TIMEOUT},
-        {"output", required_argument, 0, 'o'},        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    const char *backend_name = "mpi", *out_path = NULL;
-    int min_n = 0, max_n = 0, iters = 0, warmup = 2, have_dtype = 0;
-    double factor = 0, cmin = 0, cmax = 0;
-    cs_dtype dtype = CS_DTYPE_FP32;
-    cs_hw_config cfg = {.gpus = 1, .algo_op = -1, .timeout_s = 300};
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
-        switch (ch) {
-        case O_BACKEND: backend_name = optarg; break;
-        case O_DTYPE:
-            if (cs_dtype_parse(optarg, &dtype) || dtype == CS_DTYPE_FP8)
-                return cs_hw_usage(cmd, "unknown --dtype '%s' (expected bf16, fp16, fp32, tf32 or "
-                                        "fp64)", optarg);
-            have_dtype = 1;
-            break;
-        case O_MINN:
-            if (cs_hw_opt_int(cmd, "--min-n", optarg, 1, 65536, &min_n)) return CS_HW_EXIT_USAGE;
-            break;
-        case O_MAXN:
-            if (cs_hw_opt_int(cmd, "--max-n", optarg, 1, 65536, &max_n)) return CS_HW_EXIT_USAGE;
-            break;
-        case O_FACTOR:
-            if (cs_hw_opt_double(cmd, "--factor", optarg, 1.0001, 1e6, &factor))
-                return CS_HW_EXIT_USAGE;
-            break;
-        case O_CMIN:
-            if (cs_hw_opt_size(cmd, "--copy-min", optarg, &cmin)) return CS_HW_EXIT_USAGE;
-            break;
-        case O_CMAX:
-            if (cs_hw_opt_size(cmd, "--copy-max", optarg, &cmax)) return CS_HW_EXIT_USAGE;
-            break;
-        case O_ITERS:
-            if (cs_hw_opt_int(cmd, "--iters", optarg, 1, 100000, &iters)) return CS_HW_EXIT_USAGE;
-            break;
-        case O_WARMUP:
-            if (cs_hw_opt_int(cmd, "--warmup", optarg, 0, 100000, &warmup)) return CS_HW_EXIT_USAGE;
-            break;
-        case O_TIMEOUT:
-            if (cs_hw_opt_double(cmd, "--timeout", optarg, 0.001, 1e6, &cfg.timeout_s))
-                return CS_HW_EXIT_USAGE;
-            break;
-        case 'o': out_path = optarg; break;
-        case 'h': help(stdout); return CS_HW_EXIT_OK;
-        case ':': return cs_hw_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
-        default: return cs_hw_usage(cmd, "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc) return cs_hw_usage(cmd, "unexpected argument '%s'", argv[optind]);
-    const cs_hw_backend *b;
-    int rc = cs_hw_opt_backend(cmd, backend_name, &b);
+    compute_args a = {.dtype = CS_DTYPE_FP32};
+    const cs_hw_opt opts[] = {
+        {"dtype", 0, CS_HW_ARG_CUSTOM, &a, 0, 0, parse_dtype},
+        {"min-n", 0, CS_HW_ARG_INT, &a.min_n, 1, 65536, NULL},
+        {"max-n", 0, CS_HW_ARG_INT, &a.max_n, 1, 65536, NULL},
+        {"factor", 0, CS_HW_ARG_DOUBLE, &a.factor, 1.0001, 1e6, NULL},
+        {"copy-min", 0, CS_HW_ARG_SIZE, &a.cmin, 0, 0, NULL},
+        {"copy-max", 0, CS_HW_ARG_SIZE, &a.cmax, 0, 0, NULL},
+    };
+    cs_hw_session s;
+    if (cs_hw_session_args(&s, &command, argc, argv, opts, sizeof opts / sizeof opts[0]))
+        return s.exit;
+    int rc = compute_check(&s, &a);
     if (rc) return rc;
-    int gpu = !strcmp(b->name, "nccl");
-    if (!have_dtype) dtype = gpu ? CS_DTYPE_BF16 : CS_DTYPE_FP32;
-    if (!gpu && dtype != CS_DTYPE_FP32)
-        return cs_hw_usage(cmd, "the mpi backend's GEMM is fp32 only, got --dtype %s",
-                           cs_dtype_name(dtype));
-    if (!min_n) min_n = gpu ? 256 : 64;
-    if (!max_n) max_n = gpu ? 8192 : 512;
-    if (!cmin) cmin = gpu ? 1 << 20 : 64 << 10;
-    if (!cmax) cmax = gpu ? 1 << 30 : 64 << 20;
-    if (!iters) iters = gpu ? 20 : 3;
-    if (min_n > max_n) return cs_hw_usage(cmd, "%s", "--min-n must not exceed --max-n");
-    if (cmin > cmax) return cs_hw_usage(cmd, "%s", "--copy-min must not exceed --copy-max");
-    double gfactor = factor ? factor : 2, cfactor = factor ? factor : 4;
-
-    cs_hw_rowfile rows;
-    memset(&rows, 0, sizeof rows);
-    if (out_path && cs_hw_launch_rank() == 0) {
-        cs_diag d;
-        cs_diag_clear(&d);
-        if (cs_hw_rowfile_open(&rows, out_path, csv_header, &d)) {
-            char m[800];
-            cs_diag_format(&d, m, sizeof m);
-            fprintf(stderr, "collsim-hw: %s\n", m);
-            return CS_HW_EXIT_IO;
-        }
-    }
-    cs_hw_ctx *c = NULL;
-    cs_hw_info info;
-    if ((rc = cs_hw_start(b, &cfg, &c, &info))) {
-        if (rows.f) {
-            cs_hw_rowfile_close(&rows);
-            remove(out_path);
-        }
-        return rc;
-    }
-    if (info.proc == 0) {
-        printf("# collsim-hw compute: backend %s (%s), %d ranks, host %s, device %s\n", b->name,
-               info.library, info.nranks, info.host, info.device);
+    double gfactor = a.factor ? a.factor : 2, cfactor = a.factor ? a.factor : 4;
+    if ((rc = cs_hw_session_start(&s, csv_header))) return rc;
+    if (s.info.proc == 0) {
+        printf("# collsim-hw compute: backend %s (%s), %d ranks, host %s, device %s\n", s.b->name,
+               s.info.library, s.info.nranks, s.info.host, s.info.device);
         printf("# %-5s %6s %6s %6s %12s %10s %10s %10s %9s %9s\n", "kind", "m", "n", "k", "bytes",
                "time", "min", "max", "TFLOPS", "GB/s");
         fflush(stdout);
     }
-    double *times = cs_xmalloc((size_t)iters * sizeof *times);
+    double *times = cs_xmalloc((size_t)s.iters * sizeof *times);
     int io = 0;
-    /* GEMMs */
-    for (double x = min_n; !rc && !io && x <= max_n * (1 + 1e-12); x *= gfactor) {
-        int nn = (int)floor(x);
-        char what[96];
-        snprintf(what, sizeof what, "a %dx%dx%d GEMM", nn, nn, nn);
-        cs_hw_guard(b, cfg.timeout_s, info.proc, what, out_path);
-        rc = b->gemm_time(c, dtype, nn, nn, nn, warmup, iters, times);
-        cs_hw_watchdog_disarm();
-        if (rc || info.proc != 0) continue;
-        double tmin, tmed, tmax;
-        cs_hw_stats(times, iters, &tmin, &tmed, &tmax);
-        double tflops = 2.0 * nn * (double)nn * nn / tmed / 1e12;
-        printf("  %-5s %6d %6d %6d %12d %10.2f %10.2f %10.2f %9.3f %9s\n", "gemm", nn, nn, nn, 0,
-               tmed * 1e6, tmin * 1e6, tmax * 1e6, tflops, "-");
-        fflush(stdout);
-        io = cs_hw_rowfile_row(&rows, "gemm,%s,%s,%d,%d,%d,0,%d,%d,%.4f,%.4f,%.4f,%.6f,0,%s,%s,%s\n",
-                               b->name, cs_dtype_name(dtype), nn, nn, nn, info.nranks, iters,
-                               tmin * 1e6, tmed * 1e6, tmax * 1e6, tflops, info.host, info.device,
-                               info.library);
-    }
-    /* copies */
-    for (double x = cmin; !rc && !io && x <= cmax * (1 + 1e-12); x *= cfactor) {
-        size_t bytes = (size_t)floor(x);
-        char what[96];
-        snprintf(what, sizeof what, "a copy of %zu bytes", bytes);
-        cs_hw_guard(b, cfg.timeout_s, info.proc, what, out_path);
-        rc = b->copy_time(c, bytes, warmup, iters, times);
-        cs_hw_watchdog_disarm();
-        if (rc || info.proc != 0) continue;
-        double tmin, tmed, tmax;
-        cs_hw_stats(times, iters, &tmin, &tmed, &tmax);
-        double bw = 2.0 * (double)bytes / tmed / 1e9;
-        printf("  %-5s %6d %6d %6d %12zu %10.2f %10.2f %10.2f %9s %9.2f\n", "copy", 0, 0, 0, bytes,
-               tmed * 1e6, tmin * 1e6, tmax * 1e6, "-", bw);
-        fflush(stdout);
-        io = cs_hw_rowfile_row(&rows, "copy,%s,bytes,0,0,0,%zu,%d,%d,%.4f,%.4f,%.4f,0,%.4f,%s,%s,%s\n",
-                               b->name, bytes, info.nranks, iters, tmin * 1e6, tmed * 1e6,
-                               tmax * 1e6, bw, info.host, info.device, info.library);
-    }
+    for (double x = a.min_n; !rc && !io && x <= a.max_n * (1 + 1e-12); x *= gfactor)
+        rc = compute_one(&s, &a, (int)floor(x), 0, times, &io);
+    for (double x = a.cmin; !rc && !io && x <= a.cmax * (1 + 1e-12); x *= cfactor)
+        rc = compute_one(&s, &a, 0, (size_t)floor(x), times, &io);
     free(times);
-    io |= cs_hw_rowfile_close(&rows);
+    io |= cs_hw_rowfile_close(&s.rows);
     if (rc || io) {
-        int code = io ? CS_HW_EXIT_IO : cs_hw_exit_code(rc);
-        fprintf(stderr, "collsim-hw: rank %d: compute stopped%s%s\n", info.proc,
-                out_path ? "; rows measured so far are kept in " : "", out_path ? out_path : "");
-        b->finalize(c, code);
-        return code;
+        cs_hw_session_stopped(&s, "");
+        return cs_hw_session_end(&s, io ? CS_HW_EXIT_IO : cs_hw_exit_code(rc));
     }
-    b->finalize(c, 0);
-    return CS_HW_EXIT_OK;
+    return cs_hw_session_end(&s, CS_HW_EXIT_OK);
 }

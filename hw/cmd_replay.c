@@ -31,25 +31,21 @@
  *                      start_s,end_s,scale (scale = work executed / work in
  *                      the schedule)
  *   PREFIX.trace.json  Chrome/Perfetto trace, the layout of `collsim simulate
- *                      --trace` (sim/iteration.c) with one process per rank
+ *                      --trace` (sim/train/iteration.c) with one process per rank
  * and a summary on stdout: iteration time, compute-stream busy time,
- * exposed communication (sim/iteration.h's definition) and peak memory,
+ * exposed communication (sim/train/iteration.h's definition) and peak memory,
  * next to the schedule's no-contention prediction.
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include "backend.h"
 #include "hwcli.h"
 #include "out/report.h"
 #include "schedule.h"
+#include "session.h"
 #include "watchdog.h"
-
-static const char *const cmd = "replay";
 
 static void help(FILE *f)
 {
@@ -163,241 +159,264 @@ static double compute_busy_s(const cs_hw_schedule *s, const double *start, const
     return busy;
 }
 
-int cs_hw_cmd_replay(int argc, char **argv)
-{
-    enum { O_BACKEND = 256, O_ITERS, O_WARMUP, O_FSCALE, O_BSCALE, O_ALGO, O_PROTO, O_TIMEOUT,
-           O_QUIET };
-    static const struct option opts[] = {
-        {"backend", required_argument, 0, O_BACKEND},  {"iters", required_argument, 0, O_ITERS},
-        {"warmup", required_argument, 0, O_WARMUP},    {"flops-scale", required_argument, 0, O_FSCALE},
-        {"bytes-scale", required_argument, 0, O_BSCALE}, {"algo", required_argument, 0, O_ALGO},
-        {"proto", required_argument, 0, O_PROTO},      {"timeout", required_argument, 0, O_TIMEOUT},
-        {"quiet", no_argument, 0, O_QUIET},            {"gpus", required_argument, 0, 'g'},
-        {"output", required_argument, 0, 'o'},         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    const char *backend_name = "mpi", *prefix = "replay";
-    int iters = 3, warmup = 1;
-    double fscale = -1, bscale = 1;
-    cs_hw_config cfg = {.gpus = 1, .algo_op = -1, .timeout_s = 300};
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":g:o:h", opts, NULL)) != -1) {
-        switch (ch) {
-        case O_BACKEND: backend_name = optarg; break;
-        case O_ITERS:
-            if (cs_hw_opt_int(cmd, "--iters", optarg, 1, 10000, &iters)) return CS_HW_EXIT_USAGE;
-            break;
-        case O_WARMUP:
-            if (cs_hw_opt_int(cmd, "--warmup", optarg, 0, 10000, &warmup)) return CS_HW_EXIT_USAGE;
-            break;
-        case O_FSCALE:
-            if (cs_hw_opt_double(cmd, "--flops-scale", optarg, 1e-12, 1e3, &fscale))
-                return CS_HW_EXIT_USAGE;
-            break;
-        case O_BSCALE:
-            if (cs_hw_opt_double(cmd, "--bytes-scale", optarg, 1e-12, 1e3, &bscale))
-                return CS_HW_EXIT_USAGE;
-            break;
-        case O_ALGO: cfg.algo = strcasecmp(optarg, "auto") ? optarg : NULL; break;
-        case O_PROTO: cfg.proto = strcasecmp(optarg, "auto") ? optarg : NULL; break;
-        case O_TIMEOUT:
-            if (cs_hw_opt_double(cmd, "--timeout", optarg, 0.001, 1e6, &cfg.timeout_s))
-                return CS_HW_EXIT_USAGE;
-            break;
-        case O_QUIET: cfg.quiet = 1; break;
-        case 'g':
-            if (cs_hw_opt_int(cmd, "-g", optarg, 1, 1024, &cfg.gpus)) return CS_HW_EXIT_USAGE;
-            break;
-        case 'o': prefix = optarg; break;
-        case 'h': help(stdout); return CS_HW_EXIT_OK;
-        case ':': return cs_hw_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
-        default: return cs_hw_usage(cmd, "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind >= argc) return cs_hw_usage(cmd, "%s", "a SCHEDULE.json file is required");
-    if (optind + 1 < argc) return cs_hw_usage(cmd, "unexpected argument '%s'", argv[optind + 1]);
-    const char *sched_path = argv[optind];
-    if (!*prefix) return cs_hw_usage(cmd, "%s", "-o needs a non-empty PREFIX");
-    const cs_hw_backend *b;
-    int rc = cs_hw_opt_backend(cmd, backend_name, &b);
-    if (rc) return rc;
-    int gpu = !strcmp(b->name, "nccl");
-    if (cfg.gpus > 1 && !gpu)
-        return cs_hw_usage(cmd, "%s", "-g is for the nccl backend (the mpi backend runs one rank "
-                                      "per process)");
-    char msg[512];
-    if (b->check_choice(cfg.algo, cfg.proto, -1, msg, sizeof msg)) return cs_hw_usage(cmd, "%s", msg);
-    if (fscale < 0) fscale = gpu ? 1.0 : 1e-4;
+static const cs_hw_command command = {
+    .name = "replay",
+    .help = help,
+    .common = CS_HW_COMMON_ALL,
+    .iters_max = 10000,
+    .operand = "a SCHEDULE.json file",
+    .backend = "mpi",
+    .iters = 3,
+    .warmup = 1,
+    .output = "replay", /* PREFIX */
+};
 
-    cs_hw_schedule s;
+typedef struct replay_args {
+    double fscale, bscale; /* --flops-scale (< 0: the backend's), --bytes-scale */
+} replay_args;
+
+/* The checks of replay's options, the backend's among them: 0 or an exit code. */
+static int replay_check(cs_hw_session *s, replay_args *a)
+{
+    if (!*s->output) return cs_hw_usage(s->cmd->name, "%s", "-o needs a non-empty PREFIX");
+    int rc = cs_hw_session_pick(s);
+    if (rc) return rc;
+    if (a->fscale < 0) a->fscale = s->b->replay_flops_scale;
+    return 0;
+}
+
+/* Reads the schedule: 0, or an exit code after a message. */
+static int replay_load(const cs_hw_session *s, cs_hw_schedule *sc)
+{
     cs_diag d;
     cs_diag_clear(&d);
-    if (cs_hw_schedule_load(sched_path, &s, &d)) return fail_diag(&d);
-    if (s.n == 0) {
-        cs_hw_schedule_free(&s);
-        return cs_hw_usage(cmd, "%s has no tasks", sched_path);
+    if (cs_hw_schedule_load(s->operand, sc, &d)) return fail_diag(&d);
+    if (sc->n == 0) {
+        cs_hw_schedule_free(sc);
+        return cs_hw_usage(s->cmd->name, "%s has no tasks", s->operand);
     }
-    size_t plen = strlen(prefix) + 16;
-    char *csv_path = cs_xmalloc(plen), *trace_path = cs_xmalloc(plen);
-    snprintf(csv_path, plen, "%s.csv", prefix);
-    snprintf(trace_path, plen, "%s.trace.json", prefix);
+    return 0;
+}
 
-    cs_hw_ctx *c = NULL;
-    cs_hw_info info;
-    cs_hw_rtask *rt = NULL;
-    double *sizes = NULL, *scale = NULL, *start = NULL, *end = NULL, *best_start = NULL,
-           *best_end = NULL, *iter_s = NULL;
-    if ((rc = cs_hw_start(b, &cfg, &c, &info))) goto out_free;
+/* The schedule mapped onto this run. */
+typedef struct replay_plan {
+    cs_hw_rtask *rt;
+    double *sizes; /* size_bytes of each collective as run (nccl-tests convention) */
+    double *scale; /* work executed / work in the schedule, per task */
+    cs_hw_rplan plan;
+} replay_plan;
 
-    /* the plan */
-    int nr = info.nranks;
-    int matches = nr == s.group_ranks[CS_GROUP_WORLD];
-    if (!matches && info.proc == 0 && !cfg.quiet && s.group_ranks[CS_GROUP_WORLD] != nr)
+/* Task t as this run executes it (r, *size, *scale); nr ranks, matches:
+ * the run has the schedule's world size, so its groups are kept. */
+static void map_task(const cs_hw_schedule *sc, const cs_hw_stask *t, int nr, int matches,
+                     const replay_args *a, cs_hw_rtask *r, double *size, double *scale)
+{
+    r->kind = (int)t->kind;
+    r->stream = (int)t->stream;
+    r->ndeps = t->ndeps;
+    memcpy(r->deps, t->deps, sizeof r->deps);
+    memcpy(r->on_start, t->on_start, sizeof r->on_start);
+    if (t->kind == CS_TASK_COLLECTIVE) {
+        int per_rank = t->op == CS_OP_ALL_GATHER || t->op == CS_OP_REDUCE_SCATTER;
+        int ts = cs_dtype_size(t->dtype);
+        double cnt =
+            floor(t->size_bytes * a->bscale / ts / (per_rank ? sc->group_ranks[t->group] : 1));
+        r->op = t->op;
+        r->dtype = t->dtype;
+        r->count = cnt < 1 ? 1 : (size_t)cnt;
+        r->group = matches ? (int)t->group : CS_GROUP_WORLD;
+        int gsize = r->group == CS_GROUP_WORLD ? nr
+                  : r->group == CS_GROUP_SHARD ? sc->group_ranks[CS_GROUP_SHARD]
+                                               : sc->group_ranks[CS_GROUP_REPLICA];
+        *size = (double)r->count * ts * (per_rank ? gsize : 1);
+        *scale = a->bscale;
+    } else if (t->kind == CS_TASK_COMPUTE && t->flops > 0) {
+        r->kind = CS_TASK_COMPUTE;
+        r->flops = t->flops * a->fscale;
+        *scale = a->fscale;
+    } else {
+        r->kind = CS_TASK_MEMORY; /* copies: memory tasks, and compute tasks without FLOPs */
+        r->copy_bytes = (size_t)floor(t->mem_bytes / 2 * a->bscale);
+        *scale = a->bscale;
+    }
+}
+
+static void build_plan(const cs_hw_session *s, const cs_hw_schedule *sc, const replay_args *a,
+                       replay_plan *p)
+{
+    int nr = s->info.nranks, world = sc->group_ranks[CS_GROUP_WORLD];
+    int matches = nr == world;
+    if (!matches && s->info.proc == 0 && !s->cfg.quiet)
         fprintf(stderr, "collsim-hw: note: the schedule is for %d ranks, this run has %d: every "
-                        "collective runs on all %d ranks\n", s.group_ranks[CS_GROUP_WORLD], nr, nr);
-    rt = cs_xcalloc(s.n, sizeof *rt);
-    sizes = cs_xcalloc(s.n, sizeof *sizes);
-    scale = cs_xcalloc(s.n, sizeof *scale);
-    for (size_t i = 0; i < s.n; i++) {
-        const cs_hw_stask *t = &s.tasks[i];
-        cs_hw_rtask *r = &rt[i];
-        r->kind = (int)t->kind;
-        r->stream = (int)t->stream;
-        r->ndeps = t->ndeps;
-        memcpy(r->deps, t->deps, sizeof r->deps);
-        memcpy(r->on_start, t->on_start, sizeof r->on_start);
-        if (t->kind == CS_TASK_COLLECTIVE) {
-            int per_rank = t->op == CS_OP_ALL_GATHER || t->op == CS_OP_REDUCE_SCATTER;
-            int ts = cs_dtype_size(t->dtype);
-            double cnt = floor(t->size_bytes * bscale / ts / (per_rank ? s.group_ranks[t->group] : 1));
-            r->op = t->op;
-            r->dtype = t->dtype;
-            r->count = cnt < 1 ? 1 : (size_t)cnt;
-            r->group = matches ? (int)t->group : CS_GROUP_WORLD;
-            int gsize = r->group == CS_GROUP_WORLD ? nr
-                      : r->group == CS_GROUP_SHARD ? s.group_ranks[CS_GROUP_SHARD]
-                                                   : s.group_ranks[CS_GROUP_REPLICA];
-            sizes[i] = (double)r->count * ts * (per_rank ? gsize : 1);
-            scale[i] = bscale;
-        } else if (t->kind == CS_TASK_COMPUTE && t->flops > 0) {
-            r->kind = CS_TASK_COMPUTE;
-            r->flops = t->flops * fscale;
-            scale[i] = fscale;
-        } else {
-            r->kind = CS_TASK_MEMORY; /* copies: memory tasks, and compute tasks without FLOPs */
-            r->copy_bytes = (size_t)floor(t->mem_bytes / 2 * bscale);
-            scale[i] = bscale;
-        }
-    }
-    cs_hw_rplan plan = {s.n, rt, matches ? s.group_ranks[CS_GROUP_SHARD] : nr};
-    cs_hw_guard(b, cfg.timeout_s, info.proc, "replay set-up", NULL);
-    rc = b->replay_setup(c, &plan);
-    cs_hw_watchdog_disarm();
-    if (rc) goto out_backend;
+                        "collective runs on all %d ranks\n", world, nr, nr);
+    p->rt = cs_xcalloc(sc->n, sizeof *p->rt);
+    p->sizes = cs_xcalloc(sc->n, sizeof *p->sizes);
+    p->scale = cs_xcalloc(sc->n, sizeof *p->scale);
+    for (size_t i = 0; i < sc->n; i++)
+        map_task(sc, &sc->tasks[i], nr, matches, a, &p->rt[i], &p->sizes[i], &p->scale[i]);
+    p->plan = (cs_hw_rplan){sc->n, p->rt, matches ? sc->group_ranks[CS_GROUP_SHARD] : nr};
+}
 
-    size_t nall = (size_t)nr * s.n;
-    start = cs_xcalloc(nall, sizeof *start);
-    end = cs_xcalloc(nall, sizeof *end);
-    best_start = cs_xcalloc(nall, sizeof *best_start);
-    best_end = cs_xcalloc(nall, sizeof *best_end);
-    iter_s = cs_xcalloc((size_t)iters, sizeof *iter_s);
-    double peak = 0;
-    /* rank 0 keeps every measured timeline (iters x ranks x tasks doubles)
-     * to report the median iteration's */
-    double **all_start = cs_xcalloc((size_t)iters, sizeof *all_start);
-    double **all_end = cs_xcalloc((size_t)iters, sizeof *all_end);
+/* Every measured iteration's timeline (ranks x tasks), kept on process 0
+ * to report the median iteration's. */
+typedef struct replay_times {
+    size_t nall;           /* ranks x tasks */
+    double *start, *end;   /* the iteration being run */
+    double *iter_s;        /* iters: each iteration's time */
+    double **all_start, **all_end;
+    double peak_bytes;
+} replay_times;
+
+static int replay_iterations(cs_hw_session *s, const replay_plan *p, replay_times *t)
+{
+    int iters = s->iters, warmup = s->warmup;
+    size_t nall = t->nall = (size_t)s->info.nranks * p->plan.n;
+    t->start = cs_xcalloc(nall, sizeof *t->start);
+    t->end = cs_xcalloc(nall, sizeof *t->end);
+    t->iter_s = cs_xcalloc((size_t)iters, sizeof *t->iter_s);
+    t->all_start = cs_xcalloc((size_t)iters, sizeof *t->all_start);
+    t->all_end = cs_xcalloc((size_t)iters, sizeof *t->all_end);
+    int rc = 0;
     for (int it = 0; it < warmup + iters && !rc; it++) {
         char what[96];
         snprintf(what, sizeof what, "replay iteration %d", it + 1);
-        cs_hw_rresult res = {start, end, 0};
-        cs_hw_guard(b, cfg.timeout_s, info.proc, what, NULL);
-        rc = b->replay_run(c, &plan, &res);
+        cs_hw_rresult res = {t->start, t->end, 0};
+        cs_hw_session_guard(s, what);
+        rc = s->b->replay_run(s->ctx, &p->plan, &res);
         cs_hw_watchdog_disarm();
         if (rc || it < warmup) continue;
-        if (res.peak_bytes > peak) peak = res.peak_bytes;
+        if (res.peak_bytes > t->peak_bytes) t->peak_bytes = res.peak_bytes;
         double t_end = 0;
         for (size_t k = 0; k < nall; k++)
-            if (end[k] > t_end) t_end = end[k];
-        iter_s[it - warmup] = t_end;
-        if (info.proc == 0) {
-            all_start[it - warmup] = cs_xmalloc(nall * sizeof(double));
-            all_end[it - warmup] = cs_xmalloc(nall * sizeof(double));
-            memcpy(all_start[it - warmup], start, nall * sizeof(double));
-            memcpy(all_end[it - warmup], end, nall * sizeof(double));
+            if (t->end[k] > t_end) t_end = t->end[k];
+        t->iter_s[it - warmup] = t_end;
+        if (s->info.proc == 0) {
+            t->all_start[it - warmup] = cs_xmalloc(nall * sizeof(double));
+            t->all_end[it - warmup] = cs_xmalloc(nall * sizeof(double));
+            memcpy(t->all_start[it - warmup], t->start, nall * sizeof(double));
+            memcpy(t->all_end[it - warmup], t->end, nall * sizeof(double));
         }
     }
-    if (!rc && info.proc == 0) {
-        double tmin, tmed, tmax;
-        cs_hw_stats(iter_s, iters, &tmin, &tmed, &tmax);
-        int pick = 0;
-        for (int i = 0; i < iters; i++)
-            if (fabs(iter_s[i] - tmed) < fabs(iter_s[pick] - tmed)) pick = i;
-        memcpy(best_start, all_start[pick], nall * sizeof(double));
-        memcpy(best_end, all_end[pick], nall * sizeof(double));
-        double *ps = cs_xmalloc(s.n * sizeof *ps), *pe = cs_xmalloc(s.n * sizeof *pe);
-        double pred_iter = cs_hw_schedule_predict(&s, ps, pe);
-        double pred_exposed = cs_hw_exposed_comm_s(&s, ps, pe);
-        double pred_busy = compute_busy_s(&s, ps, pe);
-        double meas_exposed = cs_hw_exposed_comm_s(&s, best_start, best_end);
-        double meas_busy = compute_busy_s(&s, best_start, best_end);
-        free(ps);
-        free(pe);
-        int io = write_csv(&s, best_start, best_end, scale, csv_path, &d);
-        if (!io)
-            io = write_trace(&s, nr, best_start, best_end, sizes, cfg.algo, cfg.proto, peak,
-                             trace_path, &d);
-        if (io) {
-            char m[1024];
-            cs_diag_format(&d, m, sizeof m);
-            fprintf(stderr, "collsim-hw: %s\n", m);
-            rc = CS_EIO;
-        } else {
-            printf("# collsim-hw replay: %s, %zu tasks, %d ranks (%d processes x %d), backend %s "
-                   "(%s), host %s, device %s\n", sched_path, s.n, nr, info.nprocs,
-                   info.local_ranks, b->name, info.library, info.host, info.device);
-            printf("# work scale: FLOPs x %g, bytes x %g; median of %d iterations (%d warmup); "
-                   "rank 0's timeline\n", fscale, bscale, iters, warmup);
-            printf("  %-34s %14s %14s\n", "", "measured", "predicted");
-            printf("  %-34s %14.6f %14.6f\n", "iteration time (s)", tmed, pred_iter);
-            printf("  %-34s %14.6f %14s\n", "iteration time, fastest (s)", tmin, "-");
-            printf("  %-34s %14.6f %14s\n", "iteration time, slowest (s)", tmax, "-");
-            printf("  %-34s %14.6f %14.6f\n", "compute stream busy (s)", meas_busy, pred_busy);
-            printf("  %-34s %14.6f %14.6f\n", "exposed communication (s)", meas_exposed,
-                   pred_exposed);
-            printf("  %-34s %14.3f %14s\n", gpu ? "peak device memory (GiB)" : "peak resident memory (GiB)",
-                   peak / (1 << 30), "-");
-            printf("# predicted: the schedule's predicted_s per task, no contention, unscaled\n");
-            printf("# wrote %s and %s\n", csv_path, trace_path);
-            fflush(stdout);
-        }
+    return rc;
+}
+
+static void free_times(replay_times *t, int iters)
+{
+    for (int i = 0; t->all_start && i < iters; i++) {
+        free(t->all_start[i]);
+        free(t->all_end[i]);
     }
-    for (int i = 0; i < iters; i++) {
-        free(all_start[i]);
-        free(all_end[i]);
-    }
-    free(all_start);
-    free(all_end);
-out_backend:
+    free(t->all_start);
+    free(t->all_end);
+    free(t->start);
+    free(t->end);
+    free(t->iter_s);
+}
+
+/* The summary on stdout: iteration times (it_s: min, median, max), the
+ * median iteration (start, end) next to the schedule's prediction. */
+static void print_summary(const cs_hw_session *s, const cs_hw_schedule *sc, const replay_args *a,
+                          const replay_times *t, const double it_s[3], const double *start,
+                          const double *end, const char *csv_path, const char *trace_path)
+{
+    double *ps = cs_xmalloc(sc->n * sizeof *ps), *pe = cs_xmalloc(sc->n * sizeof *pe);
+    double pred_iter = cs_hw_schedule_predict(sc, ps, pe);
+    double pred_exposed = cs_hw_exposed_comm_s(sc, ps, pe);
+    double pred_busy = compute_busy_s(sc, ps, pe);
+    free(ps);
+    free(pe);
+    const cs_hw_info *info = &s->info;
+    printf("# collsim-hw replay: %s, %zu tasks, %d ranks (%d processes x %d), backend %s "
+           "(%s), host %s, device %s\n", s->operand, sc->n, info->nranks, info->nprocs,
+           info->local_ranks, s->b->name, info->library, info->host, info->device);
+    printf("# work scale: FLOPs x %g, bytes x %g; median of %d iterations (%d warmup); "
+           "rank 0's timeline\n", a->fscale, a->bscale, s->iters, s->warmup);
+    printf("  %-34s %14s %14s\n", "", "measured", "predicted");
+    printf("  %-34s %14.6f %14.6f\n", "iteration time (s)", it_s[1], pred_iter);
+    printf("  %-34s %14.6f %14s\n", "iteration time, fastest (s)", it_s[0], "-");
+    printf("  %-34s %14.6f %14s\n", "iteration time, slowest (s)", it_s[2], "-");
+    printf("  %-34s %14.6f %14.6f\n", "compute stream busy (s)", compute_busy_s(sc, start, end),
+           pred_busy);
+    printf("  %-34s %14.6f %14.6f\n", "exposed communication (s)",
+           cs_hw_exposed_comm_s(sc, start, end), pred_exposed);
+    char peak[64];
+    snprintf(peak, sizeof peak, "peak %s memory (GiB)", s->b->peak_memory);
+    printf("  %-34s %14.3f %14s\n", peak, t->peak_bytes / (1 << 30), "-");
+    printf("# predicted: the schedule's predicted_s per task, no contention, unscaled\n");
+    printf("# wrote %s and %s\n", csv_path, trace_path);
+    fflush(stdout);
+}
+
+/* Process 0: PREFIX.csv, PREFIX.trace.json and the summary of the median
+ * iteration. 0, or CS_EIO after a message. */
+static int replay_report(const cs_hw_session *s, const cs_hw_schedule *sc, const replay_args *a,
+                         const replay_plan *p, const replay_times *t)
+{
+    double it_s[3];
+    cs_hw_stats(t->iter_s, s->iters, &it_s[0], &it_s[1], &it_s[2]);
+    int pick = 0;
+    for (int i = 0; i < s->iters; i++)
+        if (fabs(t->iter_s[i] - it_s[1]) < fabs(t->iter_s[pick] - it_s[1])) pick = i;
+    const double *start = t->all_start[pick], *end = t->all_end[pick];
+    size_t plen = strlen(s->output) + 16;
+    char *csv_path = cs_xmalloc(plen), *trace_path = cs_xmalloc(plen);
+    snprintf(csv_path, plen, "%s.csv", s->output);
+    snprintf(trace_path, plen, "%s.trace.json", s->output);
+    cs_diag d;
+    cs_diag_clear(&d);
+    int rc = write_csv(sc, start, end, p->scale, csv_path, &d);
+    if (!rc)
+        rc = write_trace(sc, s->info.nranks, start, end, p->sizes, s->cfg.algo, s->cfg.proto,
+                         t->peak_bytes, trace_path, &d);
     if (rc) {
-        int code = cs_hw_exit_code(rc);
-        if (rc != CS_EIO) fprintf(stderr, "collsim-hw: rank %d: replay stopped\n", info.proc);
-        b->finalize(c, code);
-        rc = code;
+        char m[1024];
+        cs_diag_format(&d, m, sizeof m);
+        fprintf(stderr, "collsim-hw: %s\n", m);
+        rc = CS_EIO;
     } else {
-        b->finalize(c, 0);
+        print_summary(s, sc, a, t, it_s, start, end, csv_path, trace_path);
     }
-out_free:
-    free(rt);
-    free(sizes);
-    free(scale);
-    free(start);
-    free(end);
-    free(best_start);
-    free(best_end);
-    free(iter_s);
     free(csv_path);
     free(trace_path);
-    cs_hw_schedule_free(&s);
+    return rc;
+}
+
+/* The started backend: set-up, iterations, report, end. Returns the exit code. */
+static int replay_execute(cs_hw_session *s, const cs_hw_schedule *sc, const replay_args *a)
+{
+    replay_plan p;
+    build_plan(s, sc, a, &p);
+    cs_hw_session_guard(s, "replay set-up");
+    int rc = s->b->replay_setup(s->ctx, &p.plan);
+    cs_hw_watchdog_disarm();
+    replay_times t = {0};
+    if (!rc) rc = replay_iterations(s, &p, &t);
+    if (!rc && s->info.proc == 0) rc = replay_report(s, sc, a, &p, &t);
+    free_times(&t, s->iters);
+    free(p.rt);
+    free(p.sizes);
+    free(p.scale);
+    if (!rc) return cs_hw_session_end(s, CS_HW_EXIT_OK);
+    if (rc != CS_EIO) cs_hw_session_stopped(s, "");
+    return cs_hw_session_end(s, cs_hw_exit_code(rc));
+}
+
+int cs_hw_cmd_replay(int argc, char **argv)
+{
+    replay_args a = {.fscale = -1, .bscale = 1};
+    const cs_hw_opt opts[] = {
+        {"flops-scale", 0, CS_HW_ARG_DOUBLE, &a.fscale, 1e-12, 1e3, NULL},
+        {"bytes-scale", 0, CS_HW_ARG_DOUBLE, &a.bscale, 1e-12, 1e3, NULL},
+    };
+    cs_hw_session s;
+    if (cs_hw_session_args(&s, &command, argc, argv, opts, sizeof opts / sizeof opts[0]))
+        return s.exit;
+    int rc = replay_check(&s, &a);
+    if (rc) return rc;
+    cs_hw_schedule sc;
+    if ((rc = replay_load(&s, &sc))) return rc;
+    rc = cs_hw_session_start(&s, NULL);
+    if (!rc) rc = replay_execute(&s, &sc, &a);
+    cs_hw_schedule_free(&sc);
     return rc;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * main.c - the `collsim-hw` command line: dispatch and the option helpers
- * the commands share; the measurements live in cmd_*.c and the backends.
+ * main.c - the `collsim-hw` command line: dispatch only. What the commands
+ * share (options, backend set-up, the end) is session.c; the measurements
+ * live in cmd_*.c and the backends.
  *
  * Exit codes (also in --help and hw/README.md):
  *   0  success            3  --check found wrong results
@@ -9,120 +10,15 @@
  *   2  bad usage or a bad schedule       5  timeout (--timeout), rows so far kept
  *  77  backend unavailable (no GPU, built without NCCL or MPI): "skipped"
  */
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
 #include "hwcli.h"
-#include "base/units.h"
-#include "watchdog.h"
 
 #ifndef CS_VERSION
 #define CS_VERSION "0.0.0"
 #endif
-
-int cs_hw_usage(const char *cmd, const char *fmt, ...)
-{
-    if (cs_hw_launch_rank() != 0) return CS_HW_EXIT_USAGE;
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "collsim-hw %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nTry 'collsim-hw %s --help'.\n", cmd);
-    return CS_HW_EXIT_USAGE;
-}
-
-void cs_hw_say(const char *fmt, ...)
-{
-    if (cs_hw_launch_rank() != 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "collsim-hw: ");
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
-int cs_hw_opt_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int *v)
-{
-    char *end;
-    long x = strtol(s, &end, 10);
-    if (!*s || *end || x < lo || x > hi) {
-        cs_hw_usage(cmd, "%s expects an integer in %d..%d, got '%s'", opt, lo, hi, s);
-        return -1;
-    }
-    *v = (int)x;
-    return 0;
-}
-
-int cs_hw_opt_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
-                     double *v)
-{
-    char *end;
-    double x = strtod(s, &end);
-    if (!*s || *end || !isfinite(x) || x < lo || x > hi) {
-        cs_hw_usage(cmd, "%s expects a number in [%g, %g], got '%s'", opt, lo, hi, s);
-        return -1;
-    }
-    *v = x;
-    return 0;
-}
-
-int cs_hw_opt_size(const char *cmd, const char *opt, const char *s, double *bytes)
-{
-    char err[256];
-    if (cs_units_parse_size(s, bytes, err, sizeof err)) {
-        cs_hw_usage(cmd, "%s: %s", opt, err);
-        return -1;
-    }
-    return 0;
-}
-
-int cs_hw_opt_backend(const char *cmd, const char *s, const cs_hw_backend **out)
-{
-    if (!strcmp(s, "mpi")) *out = cs_hw_backend_mpi();
-    else if (!strcmp(s, "nccl")) *out = cs_hw_backend_nccl();
-    else return cs_hw_usage(cmd, "unknown --backend '%s' (expected nccl or mpi)", s);
-    if (!*out) {
-        cs_hw_say("the %s backend is not built into this collsim-hw (%s not found when it was "
-                  "configured; see hw/README.md)", s,
-                  !strcmp(s, "mpi") ? "MPI was" : "the CUDA runtime or NCCL was");
-        return CS_HW_EXIT_SKIP;
-    }
-    return 0;
-}
-
-void cs_hw_guard(const cs_hw_backend *b, double timeout_s, int rank, const char *what,
-                 const char *kept)
-{
-    cs_hw_watchdog_arm(b->polls_timeout ? 2 * timeout_s + 30 : timeout_s, rank, what, kept);
-}
-
-int cs_hw_start(const cs_hw_backend *b, const cs_hw_config *cfg, cs_hw_ctx **ctx,
-                cs_hw_info *info)
-{
-    char msg[512] = "";
-    *ctx = NULL;
-    /* init can hang (a rank that never joins): a generous backstop */
-    cs_hw_watchdog_arm(cfg->timeout_s + 120, cs_hw_launch_rank(), "backend initialization", NULL);
-    int rc = b->init(cfg, ctx, info, msg, sizeof msg);
-    cs_hw_watchdog_disarm();
-    if (rc == CS_HW_EUNAVAIL) {
-        cs_hw_say("%s backend unavailable: %s", b->name, msg[0] ? msg : "unknown reason");
-        return CS_HW_EXIT_SKIP;
-    }
-    if (rc) {
-        if (msg[0]) fprintf(stderr, "collsim-hw: %s\n", msg);
-        if (*ctx) b->finalize(*ctx, cs_hw_exit_code(rc));
-        *ctx = NULL;
-        return cs_hw_exit_code(rc);
-    }
-    return 0;
-}
 
 static const struct command {
     const char *name;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * schedule.h - the training-iteration schedule that `collsim simulate
- * --emit-schedule FILE` writes (sim/workload.c cs_workload_write_schedule),
+ * --emit-schedule FILE` writes (sim/train/workload.c cs_workload_write_schedule),
  * read back for `collsim-hw replay`, plus the two timeline measures replay
  * reports: the no-contention timeline the schedule predicts and the
  * exposed communication of a timeline.
@@ -63,7 +63,7 @@ void cs_hw_schedule_free(cs_hw_schedule *s);
 double cs_hw_schedule_predict(const cs_hw_schedule *s, double *start_s, double *end_s);
 
 /* Time during which some collective runs while the compute stream is idle
- * (the simulator's definition, sim/iteration.h), for a timeline of s. */
+ * (the simulator's definition, sim/train/iteration.h), for a timeline of s. */
 double cs_hw_exposed_comm_s(const cs_hw_schedule *s, const double *start_s, const double *end_s);
 
 #endif

@@ -7,7 +7,8 @@
  * and exposed communication against hand-computed values, the reduced-
  * precision conversions and the check pattern (a corrupted element must be
  * caught), the CPU GEMM against a naive reference (and a deliberately
- * wrong result must differ), GEMM shapes, statistics and durable rows.
+ * wrong result must differ), GEMM shapes, statistics, durable rows, and
+ * what a replay plan needs of a backend (groups, buffer sizes).
  */
 #include <check.h>
 #include <math.h>
@@ -25,6 +26,7 @@
 #include "config/presets.h"
 #include "out/report.h"
 #include "rowfile.h"
+#include "rplan.h"
 #include "schedule.h"
 #include "train/training.h"
 #include "train/workload.h"
@@ -393,6 +395,57 @@ START_TEST(stats_and_rows)
 }
 END_TEST
 
+START_TEST(replay_needs)
+{
+    /* 4 ranks, shards of 2: world 4, shard 2, replica 2 */
+    const cs_hw_rtask tasks[] = {
+        {.kind = CS_TASK_COLLECTIVE, .stream = CS_STREAM_COMM, .op = CS_OP_ALL_GATHER,
+         .dtype = CS_DTYPE_BF16, .count = 1000, .group = CS_GROUP_SHARD},
+        {.kind = CS_TASK_COLLECTIVE, .stream = CS_STREAM_COMM_REDUCE, .op = CS_OP_ALL_REDUCE,
+         .dtype = CS_DTYPE_FP32, .count = 500, .group = CS_GROUP_REPLICA},
+        {.kind = CS_TASK_COLLECTIVE, .stream = CS_STREAM_COMM, .op = CS_OP_REDUCE_SCATTER,
+         .dtype = CS_DTYPE_FP32, .count = 100, .group = CS_GROUP_WORLD},
+        {.kind = CS_TASK_COMPUTE, .stream = CS_STREAM_COMPUTE, .flops = 2.0 * 64 * 64 * 64},
+        {.kind = CS_TASK_MEMORY, .stream = CS_STREAM_COMPUTE, .copy_bytes = 10u << 20},
+    };
+    cs_hw_rplan p = {sizeof tasks / sizeof tasks[0], tasks, 2};
+    ck_assert_int_eq(cs_hw_rplan_group_size(&p, 4, CS_GROUP_WORLD), 4);
+    ck_assert_int_eq(cs_hw_rplan_group_size(&p, 4, CS_GROUP_SHARD), 2);
+    ck_assert_int_eq(cs_hw_rplan_group_size(&p, 4, CS_GROUP_REPLICA), 2);
+    /* shards are blocks {0,1} {2,3}; replicas stride 2: {0,2} {1,3} */
+    int shard[4], replica[4];
+    for (int r = 0; r < 4; r++) {
+        ck_assert_int_eq(cs_hw_rplan_group_color(&p, CS_GROUP_WORLD, r), 0);
+        shard[r] = cs_hw_rplan_group_color(&p, CS_GROUP_SHARD, r);
+        replica[r] = cs_hw_rplan_group_color(&p, CS_GROUP_REPLICA, r);
+    }
+    ck_assert(shard[0] == shard[1] && shard[2] == shard[3] && shard[0] != shard[2]);
+    ck_assert(replica[0] == replica[2] && replica[1] == replica[3] && replica[0] != replica[1]);
+
+    cs_hw_rneeds need;
+    cs_hw_rplan_needs(&p, 4, 512, 2048, 1u << 20, &need);
+    ck_assert_int_eq(need.used[CS_GROUP_SHARD][CS_STREAM_COMM], 1);
+    ck_assert_int_eq(need.used[CS_GROUP_WORLD][CS_STREAM_COMM], 1);
+    ck_assert_int_eq(need.used[CS_GROUP_REPLICA][CS_STREAM_COMM_REDUCE], 1);
+    ck_assert_int_eq(need.used[CS_GROUP_WORLD][CS_STREAM_COMM_REDUCE], 0);
+    ck_assert_int_eq(need.used[CS_GROUP_WORLD][CS_STREAM_COMPUTE], 0);
+    /* comm: all_gather sends 1000 x 2 B, receives 2 x that; reduce_scatter
+     * sends 4 x 100 x 4 B */
+    ck_assert_uint_eq(need.send_bytes[CS_STREAM_COMM], 2000);
+    ck_assert_uint_eq(need.recv_bytes[CS_STREAM_COMM], 4000);
+    ck_assert_uint_eq(need.send_bytes[CS_STREAM_COMM_REDUCE], 2000);
+    ck_assert_uint_eq(need.recv_bytes[CS_STREAM_COMM_REDUCE], 2000);
+    ck_assert_uint_eq(need.send_bytes[CS_STREAM_COMPUTE], 0);
+    ck_assert_uint_eq(need.gemm_a, 64 * 64);
+    ck_assert_uint_eq(need.gemm_c, 64 * 64);
+    ck_assert_uint_eq(need.copy_bytes, 1u << 20); /* one chunk */
+    cs_hw_rplan none = {0, tasks, 1};
+    cs_hw_rplan_needs(&none, 1, 512, 2048, 1u << 20, &need);
+    ck_assert_uint_eq(need.gemm_b, 1);
+    ck_assert_uint_eq(need.copy_bytes, 1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("hw-core");
@@ -413,6 +466,7 @@ int main(void)
     tcase_add_test(tg, cpu_gemm_matches_reference);
     tcase_add_test(tg, gemm_shapes);
     tcase_add_test(tg, stats_and_rows);
+    tcase_add_test(tg, replay_needs);
     suite_add_tcase(s, tg);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend_nccl_replay.c - the NCCL backend's replay executor: a replay
+ * plan (backend.h) issued onto three CUDA streams per GPU (compute, comm,
+ * comm_reduce). Each task waits (cudaStreamWaitEvent) on its dependencies'
+ * start or end events, then records its own start and end events; times
+ * are event distances from a base event recorded before the first task.
+ * One communicator per (group, stream) (ncclCommSplit of the bench
+ * communicator), as in the MPI backend. Caveat: NCCL kernels of two
+ * communicators running at once on a GPU need to be co-resident; on the
+ * GPUs NCCL supports they are (few channels each). Peak memory is
+ * cudaMemGetInfo's used memory, the largest over GPUs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef CS_HW_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "backend_nccl.h"
+#include "base/error.h"
+#include "rplan.h"
+
+#define GEMM_NMAX 4096
+#define GEMM_KMAX 16384
+#define COPY_CHUNK ((size_t)256 << 20)
+
+/* Every collective's type exists in this NCCL: 0, or CS_HW_EBACKEND after a message. */
+static int check_types(const cs_hw_ctx *c, const cs_hw_rplan *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        const cs_hw_rtask *t = &p->tasks[i];
+        ncclDataType_t dt;
+        if (t->kind == CS_TASK_COLLECTIVE && cs_hw__nccl_type(t->dtype, &dt)) {
+            fprintf(stderr, "collsim-hw: rank %d: NCCL has no %s type (task %zu)\n", c->proc,
+                    cs_dtype_name(t->dtype), i);
+            return CS_HW_EBACKEND;
+        }
+    }
+    return 0;
+}
+
+/* One communicator per (group, stream) that runs collectives. */
+static int split_comms(cs_hw_ctx *c, const cs_hw_rplan *p, const cs_hw_rneeds *need)
+{
+    for (int gr = 0; gr < NGROUPS; gr++)
+        for (int s = 0; s < NSTREAMS; s++) {
+            if (!need->used[gr][s]) continue;
+            NCCL_TRY(c, ncclGroupStart());
+            for (int i = 0; i < c->G; i++) {
+                gpu *g = &c->g[i];
+                CUDA_TRY(c, cudaSetDevice(g->id));
+                NCCL_TRY(c, ncclCommSplit(g->comm, cs_hw_rplan_group_color(p, gr, g->rank),
+                                          g->rank, &g->rcomm[gr][s], NULL));
+            }
+            NCCL_TRY(c, ncclGroupEnd());
+        }
+    return 0;
+}
+
+/* Streams, buffers and events of one GPU. */
+static int setup_gpu(cs_hw_ctx *c, gpu *g, const cs_hw_rplan *p, const cs_hw_rneeds *need)
+{
+    int rc = cs_hw__nccl_ensure_blas(c, g);
+    if (rc) return rc;
+    CUDA_TRY(c, cudaSetDevice(g->id));
+    for (int s = 0; s < NSTREAMS; s++) {
+        size_t sb = need->send_bytes[s] ? need->send_bytes[s] : 1;
+        size_t rb = need->recv_bytes[s] ? need->recv_bytes[s] : 1;
+        CUDA_TRY(c, cudaStreamCreateWithFlags(&g->rstream[s], cudaStreamNonBlocking));
+        CUDA_TRY(c, cudaMalloc(&g->rsend[s], sb));
+        CUDA_TRY(c, cudaMalloc(&g->rrecv[s], rb));
+        CUDA_TRY(c, cudaMemset(g->rsend[s], 0, sb));
+    }
+    if ((rc = cs_hw__nccl_device_pattern(c, &g->ga, CS_DTYPE_BF16, need->gemm_a, g->rank)))
+        return rc;
+    if ((rc = cs_hw__nccl_device_pattern(c, &g->gb, CS_DTYPE_BF16, need->gemm_b, g->rank + 1)))
+        return rc;
+    if ((rc = cs_hw__nccl_device_pattern(c, &g->gc, CS_DTYPE_BF16, need->gemm_c, 0))) return rc;
+    CUDA_TRY(c, cudaMalloc(&g->csrc, need->copy_bytes));
+    CUDA_TRY(c, cudaMalloc(&g->cdst, need->copy_bytes));
+    CUDA_TRY(c, cudaMemset(g->csrc, 1, need->copy_bytes));
+    CUDA_TRY(c, cudaEventCreate(&g->base));
+    g->tev0 = cs_xcalloc(p->n ? p->n : 1, sizeof *g->tev0);
+    g->tev1 = cs_xcalloc(p->n ? p->n : 1, sizeof *g->tev1);
+    for (size_t k = 0; k < p->n; k++) {
+        CUDA_TRY(c, cudaEventCreate(&g->tev0[k]));
+        CUDA_TRY(c, cudaEventCreate(&g->tev1[k]));
+        c->ntev = k + 1;
+    }
+    return 0;
+}
+
+int cs_hw__nccl_replay_setup(cs_hw_ctx *c, const cs_hw_rplan *p)
+{
+    int rc = check_types(c, p);
+    if (rc) return rc;
+    cs_hw_rneeds need;
+    cs_hw_rplan_needs(p, c->nranks, GEMM_NMAX, GEMM_KMAX, COPY_CHUNK, &need);
+    if ((rc = split_comms(c, p, &need))) return rc;
+    c->ccap = need.copy_bytes;
+    for (int i = 0; i < c->G; i++)
+        if ((rc = setup_gpu(c, &c->g[i], p, &need))) return rc;
+    c->local = cs_xrealloc(c->local, (size_t)c->G * (p->n ? p->n : 1) * 2 * sizeof(double));
+    return 0;
+}
+
+/* The base event on the compute stream; the other streams start after it. */
+static int begin(cs_hw_ctx *c)
+{
+    for (int i = 0; i < c->G; i++) {
+        gpu *g = &c->g[i];
+        CUDA_TRY(c, cudaSetDevice(g->id));
+        CUDA_TRY(c, cudaEventRecord(g->base, g->rstream[0]));
+        for (int s = 1; s < NSTREAMS; s++)
+            CUDA_TRY(c, cudaStreamWaitEvent(g->rstream[s], g->base, 0));
+    }
+    return 0;
+}
+
+/* Task k's stream waits for its dependencies, then records its start. */
+static int task_start(cs_hw_ctx *c, const cs_hw_rtask *t, size_t k)
+{
+    for (int i = 0; i < c->G; i++) {
+        gpu *g = &c->g[i];
+        cudaStream_t st = g->rstream[t->stream];
+        CUDA_TRY(c, cudaSetDevice(g->id));
+        for (int d = 0; d < t->ndeps; d++)
+            CUDA_TRY(c, cudaStreamWaitEvent(st, t->on_start[d] ? g->tev0[t->deps[d]]
+                                                               : g->tev1[t->deps[d]], 0));
+        CUDA_TRY(c, cudaEventRecord(g->tev0[k], st));
+    }
+    return 0;
+}
+
+/* Issues task t's work on every GPU: a grouped collective, GEMMs, or copies. */
+static int task_work(cs_hw_ctx *c, const cs_hw_rtask *t, const gemm_types *gt)
+{
+    int rc = 0;
+    if (t->kind == CS_TASK_COLLECTIVE) {
+        NCCL_TRY(c, ncclGroupStart());
+        for (int i = 0; i < c->G && !rc; i++) {
+            gpu *g = &c->g[i];
+            rc = cs_hw__nccl_launch(c, g->rcomm[t->group][t->stream], g->rstream[t->stream],
+                                    t->op, t->dtype, t->count, g->rsend[t->stream],
+                                    g->rrecv[t->stream]);
+        }
+        NCCL_TRY(c, ncclGroupEnd());
+        return rc;
+    }
+    /* compute: GEMM repetitions; memory: copies in chunks of ccap */
+    int m = 0, n = 0, kk = 0;
+    int reps = t->kind == CS_TASK_COMPUTE ? cs_hw_gemm_shape(t->flops, GEMM_NMAX, GEMM_KMAX, &m,
+                                                             &n, &kk)
+                                          : 0;
+    for (int i = 0; i < c->G; i++) {
+        gpu *g = &c->g[i];
+        cudaStream_t st = g->rstream[t->stream];
+        CUDA_TRY(c, cudaSetDevice(g->id));
+        for (int rp = 0; rp < reps; rp++)
+            if ((rc = cs_hw__nccl_gemm(c, g, st, gt, m, n, kk, g->ga, g->gb, g->gc))) return rc;
+        for (size_t done = 0; t->kind != CS_TASK_COMPUTE && done < t->copy_bytes;) {
+            size_t b = t->copy_bytes - done < c->ccap ? t->copy_bytes - done : c->ccap;
+            CUDA_TRY(c, cudaMemcpyAsync(g->cdst, g->csrc, b, cudaMemcpyDeviceToDevice, st));
+            done += b;
+        }
+    }
+    return 0;
+}
+
+static int task_end(cs_hw_ctx *c, const cs_hw_rtask *t, size_t k)
+{
+    for (int i = 0; i < c->G; i++) {
+        gpu *g = &c->g[i];
+        CUDA_TRY(c, cudaSetDevice(g->id));
+        CUDA_TRY(c, cudaEventRecord(g->tev1[k], g->rstream[t->stream]));
+    }
+    return 0;
+}
+
+/* After the GPUs finish: every GPU's timeline (ls, le: G x n, seconds
+ * from the base event) and the peak used memory. */
+static int read_times(cs_hw_ctx *c, size_t n, double *ls, double *le, double *peak)
+{
+    *peak = 0;
+    for (int i = 0; i < c->G; i++) {
+        gpu *g = &c->g[i];
+        CUDA_TRY(c, cudaSetDevice(g->id));
+        for (size_t k = 0; k < n; k++) {
+            float a = 0, b = 0;
+            CUDA_TRY(c, cudaEventElapsedTime(&a, g->base, g->tev0[k]));
+            CUDA_TRY(c, cudaEventElapsedTime(&b, g->base, g->tev1[k]));
+            ls[(size_t)i * n + k] = a / 1e3;
+            le[(size_t)i * n + k] = b / 1e3;
+        }
+        size_t fr = 0, tot = 0;
+        CUDA_TRY(c, cudaMemGetInfo(&fr, &tot));
+        if ((double)(tot - fr) > *peak) *peak = (double)(tot - fr);
+    }
+    return 0;
+}
+
+/* Every process's timelines and the largest peak, on process 0. */
+static int gather(cs_hw_ctx *c, size_t n, const double *ls, const double *le, double peak,
+                  cs_hw_rresult *r)
+{
+    size_t mine = (size_t)c->G * n;
+#ifdef CS_HW_HAVE_MPI
+    if (c->use_mpi) {
+        if (MPI_Gather(ls, (int)mine, MPI_DOUBLE, r->start_s, (int)mine, MPI_DOUBLE, 0,
+                       MPI_COMM_WORLD) != MPI_SUCCESS ||
+            MPI_Gather(le, (int)mine, MPI_DOUBLE, r->end_s, (int)mine, MPI_DOUBLE, 0,
+                       MPI_COMM_WORLD) != MPI_SUCCESS) {
+            fprintf(stderr, "collsim-hw: rank %d: MPI_Gather failed\n", c->proc);
+            return CS_HW_EBACKEND;
+        }
+        double all = 0;
+        int rc = cs_hw__nccl_reduce_max(c, &peak, &all, 1);
+        if (rc) return rc;
+        r->peak_bytes = all;
+        return 0;
+    }
+#endif
+    memcpy(r->start_s, ls, mine * sizeof(double));
+    memcpy(r->end_s, le, mine * sizeof(double));
+    r->peak_bytes = peak;
+    return 0;
+}
+
+int cs_hw__nccl_replay_run(cs_hw_ctx *c, const cs_hw_rplan *p, cs_hw_rresult *r)
+{
+    gemm_types gt;
+    cs_hw__nccl_gemm_types(CS_DTYPE_BF16, &gt);
+    int rc = begin(c);
+    for (size_t k = 0; !rc && k < p->n; k++) {
+        const cs_hw_rtask *t = &p->tasks[k];
+        rc = task_start(c, t, k);
+        if (!rc) rc = task_work(c, t, &gt);
+        if (!rc) rc = task_end(c, t, k);
+    }
+    if (!rc) rc = cs_hw__nccl_wait(c, 1);
+    if (rc) return rc;
+    double *ls = c->local, *le = c->local + (size_t)c->G * p->n, peak = 0;
+    if ((rc = read_times(c, p->n, ls, le, &peak))) return rc;
+    return gather(c, p->n, ls, le, peak, r);
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rplan.c - a replay plan's groups and buffer needs (see rplan.h). One
+ * pass over the tasks: O(tasks).
+ */
+#include "rplan.h"
+
+#include <string.h>
+
+#include "pattern.h"
+
+int cs_hw_rplan_group_size(const cs_hw_rplan *p, int nranks, int g)
+{
+    return g == CS_GROUP_WORLD ? nranks
+         : g == CS_GROUP_SHARD ? p->shard_ranks
+                               : nranks / p->shard_ranks;
+}
+
+int cs_hw_rplan_group_color(const cs_hw_rplan *p, int g, int rank)
+{
+    return g == CS_GROUP_WORLD ? 0 : g == CS_GROUP_SHARD ? rank / p->shard_ranks
+                                                         : rank % p->shard_ranks;
+}
+
+static void grow(size_t *have, size_t need)
+{
+    if (need > *have) *have = need;
+}
+
+void cs_hw_rplan_needs(const cs_hw_rplan *p, int nranks, int gemm_nmax, int gemm_kmax,
+                       size_t copy_chunk, cs_hw_rneeds *out)
+{
+    memset(out, 0, sizeof *out);
+    out->gemm_a = out->gemm_b = out->gemm_c = out->copy_bytes = 1;
+    for (size_t i = 0; i < p->n; i++) {
+        const cs_hw_rtask *t = &p->tasks[i];
+        if (t->kind == CS_TASK_COLLECTIVE) {
+            int gsize = cs_hw_rplan_group_size(p, nranks, t->group);
+            size_t ts = (size_t)cs_dtype_size(t->dtype);
+            out->used[t->group][t->stream] = 1;
+            grow(&out->send_bytes[t->stream], cs_hw_send_count(t->op, t->count, gsize) * ts);
+            grow(&out->recv_bytes[t->stream], cs_hw_recv_count(t->op, t->count, gsize) * ts);
+        } else if (t->kind == CS_TASK_COMPUTE) {
+            int m, n, k;
+            cs_hw_gemm_shape(t->flops, gemm_nmax, gemm_kmax, &m, &n, &k);
+            grow(&out->gemm_a, (size_t)m * (size_t)k);
+            grow(&out->gemm_b, (size_t)k * (size_t)n);
+            grow(&out->gemm_c, (size_t)m * (size_t)n);
+        } else {
+            grow(&out->copy_bytes, t->copy_bytes < copy_chunk ? t->copy_bytes : copy_chunk);
+        }
+    }
+}

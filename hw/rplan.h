@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rplan.h - what a replay plan (backend.h cs_hw_rplan) asks of a backend,
+ * worked out once for both: the communicator groups (HYBRID_SHARD's
+ * layout: shard groups are consecutive blocks of shard_ranks ranks,
+ * replica groups take every shard_ranks-th rank), the (group, stream)
+ * pairs that need a communicator, and the largest buffers each stream,
+ * GEMM and copy needs. Pure C: no MPI, no CUDA.
+ */
+#ifndef CS_HW_RPLAN_H
+#define CS_HW_RPLAN_H
+
+#include <stddef.h>
+
+#include "backend.h"
+#include "train/workload.h"
+
+typedef struct cs_hw_rneeds {
+    int used[CS_GROUP_COUNT][CS_STREAM_COUNT]; /* 1: collectives of that group run on that stream */
+    size_t send_bytes[CS_STREAM_COUNT];         /* largest send buffer of a stream's collectives */
+    size_t recv_bytes[CS_STREAM_COUNT];         /* largest receive buffer */
+    size_t gemm_a, gemm_b, gemm_c;              /* elements of the largest A, B, C (>= 1) */
+    size_t copy_bytes;                          /* largest copy chunk (>= 1) */
+} cs_hw_rneeds;
+
+/* Ranks in group g (cs_group) of plan p run on nranks ranks. */
+int cs_hw_rplan_group_size(const cs_hw_rplan *p, int nranks, int g);
+/* The group of g that rank belongs to (the color of a communicator split). */
+int cs_hw_rplan_group_color(const cs_hw_rplan *p, int g, int rank);
+/* The needs of p on nranks ranks: GEMMs shaped by cs_hw_gemm_shape(flops,
+ * gemm_nmax, gemm_kmax), copies done in chunks of at most copy_chunk bytes. */
+void cs_hw_rplan_needs(const cs_hw_rplan *p, int nranks, int gemm_nmax, int gemm_kmax,
+                       size_t copy_chunk, cs_hw_rneeds *out);
+
+#endif
