@@ -3,7 +3,8 @@
  * yamlnode.h - a YAML document as a small tree of nodes that remember where
  * they were written, and a table-driven schema walker over it.
  *
- * Internal to the library (config.c today; models and training YAML later).
+ * Internal to the library (the cluster, model and scenario schemas); the
+ * tree is yamlnode.c, the walker yamlschema.c.
  * The tree keeps libyaml's start marks as 1-based line/column so every
  * message can say file:line:column. A schema is a static array of
  * cs_yfield rows (key name, kind, offset into the target object, flags,

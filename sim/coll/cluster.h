@@ -4,7 +4,7 @@
  * built-in preset says), as a plain value type.
  *
  * A cs_cluster holds numbers in SI base units (bytes, bytes/s, seconds,
- * FLOP/s). It is filled only by config.c (from YAML) so every field is
+ * FLOP/s). It is filled only by the config wing (from YAML) so every field is
  * validated; callers may copy it freely (no owned pointers).
  * The meaning of each field and its default is documented in
  * configs/clusters/README.md and in `collsim collective --help`.
