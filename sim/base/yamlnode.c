@@ -251,6 +251,28 @@ int cs_yamlnode_parse(const char *origin, const char *text, size_t len, cs_ynode
     return 0;
 }
 
+int cs_yamlnode_parse_mapping(const char *origin, const char *text, size_t len,
+                              const char *empty_msg, const char *kind_fmt, cs_ynode **root,
+                              cs_diag *d)
+{
+    cs_ynode *r = NULL;
+    *root = NULL;
+    int rc = cs_yamlnode_parse(origin, text, len, &r, d);
+    if (rc) return rc;
+    if (!r || cs_yamlnode_is_null(r))
+        rc = cs_diag_set(d, CS_ECONFIG, origin, r ? r->line : 1, r ? r->column : 1, "%s",
+                         empty_msg);
+    else if (r->kind != CS_YNODE_MAPPING)
+        rc = cs_diag_set(d, CS_ECONFIG, origin, r->line, r->column, kind_fmt,
+                         cs_yamlnode_describe(r));
+    if (rc) {
+        cs_yamlnode_free(r);
+        return rc;
+    }
+    *root = r;
+    return 0;
+}
+
 /* ---- suggestions ---- */
 
 int cs_yamlnode_edit_distance(const char *a, const char *b)

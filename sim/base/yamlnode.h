@@ -43,6 +43,13 @@ struct cs_ynode {
 int cs_yamlnode_parse(const char *origin, const char *text, size_t len, cs_ynode **root,
                       cs_diag *d);
 void cs_yamlnode_free(cs_ynode *n);
+/* Parses one document that must be a mapping at the top level: 0 and
+ * *root (caller frees with cs_yamlnode_free), or CS_ECONFIG with d set:
+ * empty_msg for an empty document (at its start, else 1:1), kind_fmt
+ * (one %s: what was found) when the top level is not a mapping. */
+int cs_yamlnode_parse_mapping(const char *origin, const char *text, size_t len,
+                              const char *empty_msg, const char *kind_fmt, cs_ynode **root,
+                              cs_diag *d);
 
 /* Mapping access: key/value of pair i, or the value of key (NULL if absent). */
 const cs_ynode *cs_yamlnode_key(const cs_ynode *map, size_t i);

@@ -433,21 +433,17 @@ static int load(const char *origin, const char *default_name, const char *yaml, 
                 cs_model *out, cs_diag *d)
 {
     cs_diag_clear(d);
-    cs_ynode *root = NULL;
-    int rc = cs_yamlnode_parse(origin, yaml, len, &root, d);
+    cs_ynode *root;
+    int rc = cs_yamlnode_parse_mapping(
+        origin, yaml, len,
+        "empty file: expected a mapping with layers, hidden, heads, seq_len and vocab, or "
+        "parameters",
+        "expected a mapping of model keys (layers, hidden, heads, ... or parameters) at the top "
+        "level, got %s",
+        &root, d);
     if (rc) return rc;
     cs_yctx c = {.origin = origin, .root = "model", .d = d};
-    if (!root || cs_yamlnode_is_null(root))
-        rc = cs_diag_set(d, CS_ECONFIG, origin, root ? root->line : 1, root ? root->column : 1,
-                         "empty file: expected a mapping with layers, hidden, heads, seq_len and "
-                         "vocab, or parameters");
-    else if (root->kind != CS_YNODE_MAPPING)
-        rc = cs_yamlnode_error(&c, root,
-                               "expected a mapping of model keys (layers, hidden, heads, ... or "
-                               "parameters) at the top level, got %s",
-                               cs_yamlnode_describe(root));
-    else
-        rc = from_map(&c, root, "", default_name, out);
+    rc = from_map(&c, root, "", default_name, out);
     cs_yamlnode_free(root);
     return rc;
 }

@@ -255,21 +255,14 @@ int cs_scenario_load_string(const char *origin, const char *yaml, size_t len, cs
 {
     cs_diag_clear(d);
     if (!origin) origin = "<string>";
-    cs_ynode *root = NULL;
-    int rc = cs_yamlnode_parse(origin, yaml, len, &root, d);
+    cs_ynode *root;
+    int rc = cs_yamlnode_parse_mapping(
+        origin, yaml, len, "empty scenario: expected a mapping with cluster, model and training",
+        "expected a mapping with cluster, model and training at the top level, got %s", &root, d);
     if (rc) return rc;
     cs_yctx c = {.origin = origin, .root = "scenario", .d = d};
     cs_scenario *sc = cs_xcalloc(1, sizeof *sc);
-    if (!root || cs_yamlnode_is_null(root))
-        rc = cs_diag_set(d, CS_ECONFIG, origin, root ? root->line : 1, root ? root->column : 1,
-                         "empty scenario: expected a mapping with cluster, model and training");
-    else if (root->kind != CS_YNODE_MAPPING)
-        rc = cs_yamlnode_error(&c, root,
-                               "expected a mapping with cluster, model and training at the top "
-                               "level, got %s",
-                               cs_yamlnode_describe(root));
-    else
-        rc = cs_yamlnode_apply(&c, root, "", scenario_fields, sc);
+    rc = cs_yamlnode_apply(&c, root, "", scenario_fields, sc);
     if (!rc) rc = check_layout(&c, root, sc);
     if (!rc) *out = *sc;
     free(sc);
