@@ -9,11 +9,13 @@
  * The rows every command spells the same way are macros here (CS_ARG_*),
  * so a name, a limit or a message lives once: --cluster, --ranks and
  * --nodes (the scenario schema's limits), --engine, --format, -o,
- * --checkpointing, --dtype, --micro-batch, --grad-accum. Things that come
- * in kinds (ops, algorithms, protocols, engines, dtypes, formats,
- * checkpointing modes, strategies) are cs_choice rows: their names, for
- * parsing and for the "expected a, b or c" of a message, come from the
- * library's tables. Comma-separated lists go through one tokenizer.
+ * --checkpointing, --dtype, --micro-batch, --grad-accum, --attention.
+ * Things that come in kinds (ops, algorithms, protocols, engines, dtypes,
+ * formats, checkpointing modes, strategies, attention) are cs_choice rows:
+ * their names, for parsing and for the "expected a, b or c" of a message,
+ * come from the library's tables (attention's flash / standard are the
+ * CLI's own). Comma-separated lists go through one tokenizer; help texts
+ * list a table's names with cs_opts_list and wrap them with cs_opts_wrap.
  *
  * Parsers print their own message (collsim CMD: ...) and return an exit
  * code (cli.h); 0 means the value was stored.
