@@ -101,6 +101,11 @@ const cs_choice cs_choice_ckpt = {CS_CKPT_COUNT, ckpt_name, NULL};
 
 const cs_opt cs_strategy_item = {"strategy", .choice = &cs_choice_strategy, .says = CS_SAYS_ITEM};
 
+/* Exactly "standard" (0) or "flash" (1), named flash first. */
+static const char *attention_name(int v) { return v ? "flash" : "standard"; }
+const cs_choice cs_choice_attention = {2, attention_name, NULL};
+const int cs_attention_order[] = {1, 0, CS_OPT_END};
+
 const int cs_training_dtypes[] = {CS_DTYPE_FP32, CS_DTYPE_BF16, CS_DTYPE_FP16, CS_OPT_END};
 
 /* The k-th accepted value of o's choice list, or CS_OPT_END. */
@@ -110,18 +115,27 @@ static int nth(const cs_choice *c, const int *only, int k)
     return k < c->count ? k : CS_OPT_END;
 }
 
-void cs_opts_names(char *buf, size_t len, const cs_choice *c, const int *only, int with_auto)
+/* The names joined by ", ", the last two by last. */
+static void join(char *buf, size_t len, const cs_choice *c, const int *only, int with_auto,
+                 const char *last)
 {
     int n = 0;
     while (nth(c, only, n) != CS_OPT_END) n++;
     size_t k = 0;
     buf[0] = 0;
     for (int i = -with_auto; i < n && k < len; i++) {
-        const char *sep = i == -with_auto ? "" : i == n - 1 ? " or " : ", ";
+        const char *sep = i == -with_auto ? "" : i == n - 1 ? last : ", ";
         const char *name = i < 0 ? "auto" : c->name(nth(c, only, i));
         k += (size_t)snprintf(buf + k, len - k, "%s%s", sep, name);
     }
 }
+
+void cs_opts_names(char *buf, size_t len, const cs_choice *c, const int *only, int with_auto)
+{
+    join(buf, len, c, only, with_auto, " or ");
+}
+
+void cs_opts_list(char *buf, size_t len, const cs_choice *c) { join(buf, len, c, NULL, 0, ", "); }
 
 int cs_opts_choose(const char *cmd, const cs_opt *o, const char *s, int *v)
 {
@@ -198,6 +212,36 @@ int cs_opt_choice(const char *cmd, const cs_opt *o, const char *arg, void *dst)
     return cs_opts_choose(cmd, o, arg, dst);
 }
 
+int cs_opt_params(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    if (cs_cli_params(arg, dst))
+        return cs_cli_usage(cmd, "--%s expects a count > 0 such as 13e9 or 7B, got '%s'", o->name,
+                            arg);
+    return 0;
+}
+
+typedef struct strategies_ctx {
+    const char *cmd;
+    cs_cli_strategies *list;
+} strategies_ctx;
+
+static int strategy_item(void *ctx, const char *item)
+{
+    strategies_ctx *c = ctx;
+    int s, rc = cs_opts_choose(c->cmd, &cs_strategy_item, item, &s);
+    if (rc == 0 && c->list->n < CS_STRAT_COUNT) c->list->v[c->list->n++] = (cs_strategy)s;
+    return rc;
+}
+
+int cs_opt_strategies(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    char opt[64];
+    snprintf(opt, sizeof opt, "--%s", o->name);
+    strategies_ctx c = {cmd, dst};
+    c.list->n = 0;
+    return cs_opts_each(cmd, opt, arg, 256, strategy_item, &c);
+}
+
 int cs_opt_refuse(const char *cmd, const cs_opt *o, const char *arg, void *dst)
 {
     (void)arg, (void)dst;
@@ -272,6 +316,25 @@ void cs_opts_presets(FILE *f)
 {
     for (size_t i = 0; i < cs_presets_cluster_count(); i++)
         fprintf(f, "%s%s", i ? ", " : "", cs_presets_cluster_name(i));
+}
+
+void cs_opts_wrap(FILE *f, const char *text, int col, int indent, int width)
+{
+    for (const char *w = text; *w;) {
+        size_t n = strcspn(w, " ");
+        if (w != text && col + 1 + (int)n > width) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+        } else if (w != text) {
+            fputc(' ', f);
+            col++;
+        }
+        fprintf(f, "%.*s", (int)n, w);
+        col += (int)n;
+        w += n;
+        if (*w) w++;
+    }
+    fputc('\n', f);
 }
 
 /* ---- training overrides --------------------------------------------------------------- */

@@ -9,11 +9,13 @@
  * The rows every command spells the same way are macros here (CS_ARG_*),
  * so a name, a limit or a message lives once: --cluster, --ranks and
  * --nodes (the scenario schema's limits), --engine, --format, -o,
- * --checkpointing, --dtype, --micro-batch, --grad-accum. Things that come
- * in kinds (ops, algorithms, protocols, engines, dtypes, formats,
- * checkpointing modes, strategies) are cs_choice rows: their names, for
- * parsing and for the "expected a, b or c" of a message, come from the
- * library's tables. Comma-separated lists go through one tokenizer.
+ * --checkpointing, --dtype, --micro-batch, --grad-accum, --attention.
+ * Things that come in kinds (ops, algorithms, protocols, engines, dtypes,
+ * formats, checkpointing modes, strategies, attention) are cs_choice rows:
+ * their names, for parsing and for the "expected a, b or c" of a message,
+ * come from the library's tables (attention's flash / standard are the
+ * CLI's own). Comma-separated lists go through one tokenizer; help texts
+ * list a table's names with cs_opts_list and wrap them with cs_opts_wrap.
  *
  * Parsers print their own message (collsim CMD: ...) and return an exit
  * code (cli.h); 0 means the value was stored.
@@ -44,7 +46,8 @@ typedef struct cs_choice {
 } cs_choice;
 
 extern const cs_choice cs_choice_op, cs_choice_algo, cs_choice_proto, cs_choice_engine,
-    cs_choice_dtype, cs_choice_dtype_nccl, cs_choice_format, cs_choice_ckpt, cs_choice_strategy;
+    cs_choice_dtype, cs_choice_dtype_nccl, cs_choice_format, cs_choice_ckpt, cs_choice_strategy,
+    cs_choice_attention;
 
 /* How a bad choice is reported. */
 typedef enum cs_says {
@@ -70,6 +73,14 @@ struct cs_opt {
     cs_says says;
 };
 
+/* A list of strategies (cs_opt_strategies): at most one per strategy of
+ * the table is kept, in the order given; later items are checked, then
+ * dropped. */
+typedef struct cs_cli_strategies {
+    int n;
+    cs_strategy v[CS_STRAT_COUNT];
+} cs_cli_strategies;
+
 /* ---- parsers (dst types: const char *, int, double) ------------------------ */
 
 int cs_opt_string(const char *cmd, const cs_opt *o, const char *arg, void *dst);
@@ -78,6 +89,12 @@ int cs_opt_int(const char *cmd, const cs_opt *o, const char *arg, void *dst);
 int cs_opt_above(const char *cmd, const cs_opt *o, const char *arg, void *dst);
 int cs_opt_size(const char *cmd, const cs_opt *o, const char *arg, void *dst); /* 4K, 25MiB */
 int cs_opt_choice(const char *cmd, const cs_opt *o, const char *arg, void *dst);
+/* A parameter count (cs_cli_params: 13e9, 7B) into a double. */
+int cs_opt_params(const char *cmd, const cs_opt *o, const char *arg, void *dst);
+/* S[,S...] into a cs_cli_strategies, replacing what an earlier use gave;
+ * an unknown name is refused as a list item (cs_strategy_item), a list of
+ * 256 characters or more as too long. */
+int cs_opt_strategies(const char *cmd, const cs_opt *o, const char *arg, void *dst);
 /* An option another command of the same argument struct has: refused as
  * unknown (by its full name). */
 int cs_opt_refuse(const char *cmd, const cs_opt *o, const char *arg, void *dst);
@@ -104,6 +121,11 @@ int cs_opt_refuse(const char *cmd, const cs_opt *o, const char *arg, void *dst);
 #define CS_ARG_CKPT(T, f)                                                                          \
     {"checkpointing", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_ckpt,          \
      .says = CS_SAYS_EXPECTS}
+/* flash or standard: the training's flash_attention (1 or 0). */
+extern const int cs_attention_order[];
+#define CS_ARG_ATTENTION(T, f)                                                                     \
+    {"attention", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_attention,         \
+     .only = cs_attention_order, .says = CS_SAYS_EXPECTS}
 /* The training dtypes: one for params, gradients and collectives. */
 extern const int cs_training_dtypes[];
 #define CS_ARG_TRAINING_DTYPE(T, f)                                                                \
@@ -133,6 +155,12 @@ int cs_opts_choose(const char *cmd, const cs_opt *o, const char *s, int *v);
 
 /* Writes names as "a, b or c"; only as in cs_opt (NULL: all). */
 void cs_opts_names(char *buf, size_t len, const cs_choice *c, const int *only, int with_auto);
+/* Writes every name of c as "a, b, c", for help texts. */
+void cs_opts_list(char *buf, size_t len, const cs_choice *c);
+/* Prints text, which starts at column col, wrapped before a word that
+ * would end past column width; a new line starts with indent blanks. Ends
+ * with a newline. Words are separated by single blanks. */
+void cs_opts_wrap(FILE *f, const char *text, int col, int indent, int width);
 
 /* The preset cluster names, comma-separated, for help texts. */
 void cs_opts_presets(FILE *f);

@@ -3,10 +3,12 @@
  * test-opts.c - the collsim option parser (cli/opts.c): a table of every
  * argument kind parsed into a struct (strings, flags, integers with their
  * range, numbers above a bound, sizes, choices with aliases, "auto" and a
- * subset), the next positional argument, the shared errors (unknown
+ * subset), parameter counts, flash/standard, strategy lists (each use
+ * replacing the last, at most one row per strategy kept), the next
+ * positional argument, the shared errors (unknown
  * option, missing value, --help) with their exact messages and exit codes,
  * the "expected a, b or c" lists built from the library's tables, the
- * list tokenizer, the training overrides, and --ranks refusing exactly
+ * list tokenizer, help-text lists and wrapping, the training overrides, and --ranks refusing exactly
  * what the scenario schema refuses (the same range in both messages).
  * A deliberately wrong expected message must be told apart.
  */
@@ -26,8 +28,9 @@
 
 typedef struct args {
     const char *name, *out;
-    int flag, count, op, algo, engine, fmt, dtype, ckpt;
-    double factor, size;
+    int flag, count, op, algo, engine, fmt, dtype, ckpt, attention;
+    double factor, size, params;
+    cs_cli_strategies strategies;
 } args;
 
 static const int two_dtypes[] = {CS_DTYPE_FP16, CS_DTYPE_FP32, CS_OPT_END};
@@ -46,6 +49,9 @@ static const cs_opt rows[] = {
     CS_ARG_CKPT(args, ckpt),
     {"factor", .parse = cs_opt_above, AT(factor), .lo = 1},
     {"size", .parse = cs_opt_size, AT(size)},
+    {"params", .parse = cs_opt_params, AT(params)},
+    CS_ARG_ATTENTION(args, attention),
+    {"strategy", .parse = cs_opt_strategies, AT(strategies)},
     CS_ARG_OUTPUT(args, out),
 };
 #undef AT
@@ -67,7 +73,8 @@ static int parse_line(const char *line, args *a, int *next, char **err)
     snprintf(buf, sizeof buf, "test %s", line);
     for (char *s = strtok(buf, " "); s && argc < 31; s = strtok(NULL, " ")) argv[argc++] = s;
     argv[argc] = NULL;
-    *a = (args){.op = -1, .algo = -1, .engine = -1, .fmt = -1, .dtype = -1, .ckpt = -1};
+    *a = (args){.op = -1, .algo = -1, .engine = -1, .fmt = -1, .dtype = -1, .ckpt = -1,
+                .attention = -1};
     fflush(stderr);
     FILE *tmp = tmpfile();
     ck_assert_ptr_nonnull(tmp);
@@ -131,6 +138,56 @@ START_TEST(every_kind)
     ck_assert_int_eq(a.algo, CS_ALGO_TREE);
     ck_assert_int_eq(a.dtype, CS_DTYPE_FP32);
     ck_assert_int_eq(a.count, 0); /* not given: untouched */
+}
+END_TEST
+
+START_TEST(training_kinds)
+{
+    args a;
+    int next;
+    char *err;
+    int rc = parse_line("--params 1.5T --attention standard --strategy zero1,,ddp", &a, &next, &err);
+    ck_assert_int_eq(rc, -1);
+    ck_assert_str_eq(err, "");
+    free(err);
+    ck_assert_double_eq(a.params, 1.5e12);
+    ck_assert_int_eq(a.attention, 0);
+    ck_assert_int_eq(a.strategies.n, 2);
+    ck_assert_int_eq(a.strategies.v[0], CS_STRAT_ZERO1);
+    ck_assert_int_eq(a.strategies.v[1], CS_STRAT_DDP);
+    /* a second --strategy replaces the first; repeats are kept, up to one
+     * row per strategy of the table */
+    rc = parse_line("--attention flash --strategy ddp --strategy "
+                    "ddp,ddp,ddp,ddp,ddp,ddp,ddp,fsdp_full_shard",
+                    &a, &next, &err);
+    ck_assert_int_eq(rc, -1);
+    free(err);
+    ck_assert_int_eq(a.attention, 1);
+    ck_assert_int_eq(a.strategies.n, CS_STRAT_COUNT);
+    ck_assert_int_eq(a.strategies.v[CS_STRAT_COUNT - 1], CS_STRAT_DDP);
+    rc = parse_line("--strategy zero1 --strategy fsdp_full_shard,ddp", &a, &next, &err);
+    ck_assert_int_eq(rc, -1);
+    free(err);
+    ck_assert_int_eq(a.strategies.n, 2);
+    ck_assert_int_eq(a.strategies.v[0], CS_STRAT_FSDP_FULL_SHARD);
+    ck_assert(refuses("--params 0", "--params expects a count > 0 such as 13e9 or 7B, got '0'", 1));
+    ck_assert(refuses("--params 7X", "--params expects a count > 0 such as 13e9 or 7B, got '7X'", 1));
+    ck_assert(refuses("--attention Flash", "--attention expects flash or standard, got 'Flash'", 1));
+    char names[256], want[400];
+    cs_opts_names(names, sizeof names, &cs_choice_strategy, NULL, 0);
+    snprintf(want, sizeof want, "unknown strategy 'fsdp' (expected %s)", names);
+    ck_assert(refuses("--strategy ddp,fsdp", want, 1));
+    /* an unknown name after the kept ones is still refused */
+    ck_assert(refuses("--strategy ddp,ddp,ddp,ddp,ddp,ddp,ddp,nope",
+                      "unknown strategy 'nope' (expected ddp, zero1, fsdp_no_shard, "
+                      "fsdp_shard_grad_op, fsdp_full_shard or fsdp_hybrid_shard)",
+                      1));
+    char longer[300];
+    memset(longer, 'x', 299);
+    longer[299] = 0;
+    char line[320];
+    snprintf(line, sizeof line, "--strategy %s", longer);
+    ck_assert(refuses(line, "--strategy: list too long", 1));
 }
 END_TEST
 
@@ -208,6 +265,44 @@ START_TEST(names)
     int v;
     ck_assert_int_eq(cs_opts_choose("test", &cs_strategy_item, "fsdp_full_shard", &v), 0);
     ck_assert_int_eq(v, CS_STRAT_FSDP_FULL_SHARD);
+    /* for help texts: every name, comma-joined */
+    cs_opts_list(buf, sizeof buf, &cs_choice_engine);
+    ck_assert_str_eq(buf, "analytic, des");
+}
+END_TEST
+
+/* What cs_opts_wrap printed for text. */
+static char *wrapped(const char *text, int col, int indent, int width)
+{
+    FILE *tmp = tmpfile();
+    ck_assert_ptr_nonnull(tmp);
+    cs_opts_wrap(tmp, text, col, indent, width);
+    long len = ftell(tmp);
+    char *s = calloc(1, (size_t)len + 1);
+    rewind(tmp);
+    ck_assert_uint_eq(fread(s, 1, (size_t)len, tmp), (size_t)len);
+    fclose(tmp);
+    return s;
+}
+
+START_TEST(wrap)
+{
+    /* a word that would end past the width starts a new, indented line; one
+     * that ends at the width stays */
+    char *s = wrapped("aa bb cc dd", 4, 2, 10);
+    ck_assert_str_eq(s, "aa bb\n  cc dd\n");
+    free(s);
+    s = wrapped("aaaa bbbb", 0, 0, 9);
+    ck_assert_str_eq(s, "aaaa bbbb\n");
+    free(s);
+    /* a word longer than the width has a line of its own */
+    s = wrapped("a bbbbbbbbbbbb c", 0, 1, 5);
+    ck_assert_str_eq(s, "a\n bbbbbbbbbbbb\n c\n");
+    free(s);
+    /* the deliberately wrong expectation: wrapped at the blank past the width */
+    s = wrapped("aa bb cc dd", 4, 2, 10);
+    ck_assert_str_ne(s, "aa bb cc\n  dd\n");
+    free(s);
 }
 END_TEST
 
@@ -316,6 +411,8 @@ static Suite *suite(void)
     Suite *s = suite_create("opts");
     TCase *tc = tcase_create("parser");
     tcase_add_test(tc, every_kind);
+    tcase_add_test(tc, training_kinds);
+    tcase_add_test(tc, wrap);
     tcase_add_test(tc, messages);
     tcase_add_test(tc, help_and_stop);
     tcase_add_test(tc, names);

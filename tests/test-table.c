@@ -7,6 +7,9 @@
  * aligned text (widths, alignment, separators, clipping, the units line,
  * trailing absent cells); number formats; an empty table in every format;
  * parts and columns kept to their audience; views over a table's rows;
+ * groups (nested JSON objects), object tables (one row or null) and null
+ * for an absent cell of a CS_COL_NULL column, which the other writers
+ * leave as they were;
  * the collective report's CSV header literal against its column table;
  * the sweep report (views of row ranges, per-audience crossing columns).
  * Every expectation is a whole rendering compared byte for byte, and one
@@ -301,6 +304,66 @@ START_TEST(views)
 }
 END_TEST
 
+/* A group nests its tree parts one level deeper; an object table is one
+ * row or null; a CS_COL_NULL column's absent cell is a null member. People
+ * and CSV see none of the group, and a note after it starts afresh. */
+START_TEST(groups)
+{
+    static const cs_col cols[] = {
+        CS_COL_INT("n"),
+        {.name = "who", .kind = CS_CELL_STR, .flags = CS_COL_NULL},
+        CS_COL_STR("gone"),
+    };
+    static const cs_col title[] = {CS_COL_STR("title")};
+    cs_doc *doc = cs_doc_new();
+    cs_table *f = TABLE(doc, NULL, title, CS_FOR_TREE, CS_TABLE_FIELDS);
+    cs_table_row(f);
+    cs_table_str(f, "t");
+    cs_table *best = TABLE(doc, "best", cols, CS_FOR_DATA, CS_TABLE_OBJECT);
+    cs_table_row(best);
+    cs_table_int(best, 1);
+    TABLE(doc, "none", cols, CS_FOR_TREE, CS_TABLE_OBJECT);
+    cs_doc_note(doc, "before\n");
+    cs_doc *g = cs_doc_group(doc, "inner");
+    cs_doc_note(doc, "after\n");
+    cs_table *gf = TABLE(g, NULL, title, CS_FOR_TREE, CS_TABLE_FIELDS);
+    cs_table_row(gf);
+    cs_table_str(gf, "u");
+    cs_doc_note(g, "unseen\n");
+    cs_table *rows = TABLE(g, "rows", cols, CS_FOR_PEOPLE | CS_FOR_TREE, 0);
+    for (int i = 0; i < 2; i++) {
+        cs_table_row(rows);
+        cs_table_int(rows, i);
+        if (i) cs_table_str(rows, "b");
+    }
+    static const char want[] = "{\n  \"title\": \"t\",\n"
+                               "  \"best\": {\"n\": 1, \"who\": null},\n"
+                               "  \"none\": null,\n"
+                               "  \"inner\": {\n"
+                               "    \"title\": \"u\",\n"
+                               "    \"rows\": [\n"
+                               "      {\"n\": 0, \"who\": null},\n"
+                               "      {\"n\": 1, \"who\": \"b\"}\n"
+                               "    ]\n"
+                               "  }\n}\n";
+    ck_assert(renders(doc, CS_FORMAT_JSON, want));
+    ck_assert(renders(doc, CS_FORMAT_TABLE, "before\nafter\n"));
+    ck_assert(renders(doc, CS_FORMAT_CSV, "n,who,gone\n1,,\n"));
+    /* the deliberately wrong expectation: the group's parts at the outer
+     * depth (two blanks fewer after each line break deeper than that) */
+    char flat[sizeof want];
+    size_t k = 0;
+    for (const char *c = want; *c; c++) {
+        flat[k++] = *c;
+        if (*c == '\n' && !strncmp(c + 1, "    ", 4)) c += 2;
+    }
+    flat[k] = 0;
+    ck_assert_str_ne(flat, want);
+    ck_assert(!same_bytes(doc, CS_FORMAT_JSON, flat, 0));
+    cs_doc_free(doc);
+}
+END_TEST
+
 START_TEST(collective_header)
 {
     cs_buf b = {0};
@@ -406,6 +469,7 @@ static Suite *suite(void)
     tcase_add_test(tc, empty_table);
     tcase_add_test(tc, audiences);
     tcase_add_test(tc, views);
+    tcase_add_test(tc, groups);
     tcase_add_test(tc, collective_header);
     tcase_add_test(tc, sweep_report);
     suite_add_tcase(s, tc);

@@ -60,6 +60,8 @@ void cs_doc_free(cs_doc *doc)
     for (size_t i = 0; i < doc->n; i++) {
         if (doc->parts[i].table) table_free(doc->parts[i].table);
         cs_buf_free(&doc->parts[i].note);
+        cs_doc_free(doc->parts[i].group);
+        free(doc->parts[i].name);
     }
     free(doc->parts);
     free(doc);
@@ -78,7 +80,8 @@ static cs__part *add_part(cs_doc *doc)
 
 void cs_doc_note(cs_doc *doc, const char *fmt, ...)
 {
-    cs__part *p = doc->n && !doc->parts[doc->n - 1].table ? &doc->parts[doc->n - 1] : add_part(doc);
+    cs__part *last = doc->n ? &doc->parts[doc->n - 1] : NULL;
+    cs__part *p = last && !last->table && !last->group ? last : add_part(doc);
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
@@ -129,6 +132,18 @@ cs_table *cs_doc_view(cs_doc *doc, const cs_table *src, const cs_table_spec *spe
     return t;
 }
 
+cs_doc *cs_doc_group(cs_doc *doc, const char *name)
+{
+    cs__part *p = add_part(doc);
+    p->name = cs_xstrdup(name);
+    return p->group = cs_doc_new();
+}
+
+unsigned cs__part_audience(const cs__part *p)
+{
+    return p->table ? p->table->spec.audience : p->group ? CS_FOR_TREE : CS_FOR_PEOPLE;
+}
+
 void cs_doc_write(cs_buf *b, const cs_doc *doc, cs_format f)
 {
     CS_ASSERT(f >= 0 && f < CS_FORMAT_COUNT);
@@ -137,8 +152,7 @@ void cs_doc_write(cs_buf *b, const cs_doc *doc, cs_format f)
     size_t k = 0;
     for (size_t i = 0; i < doc->n; i++) {
         const cs__part *p = &doc->parts[i];
-        unsigned audience = p->table ? p->table->spec.audience : CS_FOR_PEOPLE;
-        if (audience & w->audience) w->part(b, p, k++);
+        if (cs__part_audience(p) & w->audience) w->part(b, p, k++);
     }
     if (w->end) w->end(b);
 }

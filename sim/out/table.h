@@ -13,8 +13,11 @@
  *   people (table): notes verbatim, tables aligned in columns;
  *   flat (csv):     the one flat table, a header line, then its rows;
  *   tree (json):    an object of the tree parts: a fields table's one row
- *                   as members on one line, any other table as a member
- *                   "name" holding an array of row objects.
+ *                   as members on one line, an object table's row as a
+ *                   member "name" holding one object (null without a
+ *                   row), any other table as a member "name" holding an
+ *                   array of row objects, a group as a member "name"
+ *                   holding an object of the group's own tree parts.
  * A report says what it shows to whom, never which format it writes:
  * adding a format is one writer file and one row.
  *
@@ -23,7 +26,7 @@
  * string: CSV-quoted when it holds a comma, quote, CR or LF (always for
  * CS_COL_QUOTE), inner quotes doubled; JSON-escaped. A bool: true/false
  * in text and JSON, 1/0 in CSV. Or absent: "-" in text, empty in CSV, no
- * member in JSON. A text line (headings, units, a row) ends at its last
+ * member in JSON (a CS_COL_NULL column: null). A text line (headings, units, a row) ends at its last
  * present cell, so a trailing absent cell costs no blanks.
  *
  * Ownership: a cs_doc owns its tables and the strings copied into cells;
@@ -66,7 +69,8 @@ enum {
     CS_COL_LEFT = 1,      /* text: values and heading left-aligned (default right) */
     CS_COL_HEAD_LEFT = 2, /* text: the heading left-aligned, the values not */
     CS_COL_CLIP = 4,      /* text: strings cut to the width */
-    CS_COL_QUOTE = 8      /* CSV: always quoted (free text) */
+    CS_COL_QUOTE = 8,     /* CSV: always quoted (free text) */
+    CS_COL_NULL = 16      /* JSON: an absent cell is a member holding null */
 };
 
 typedef struct cs_col {
@@ -94,7 +98,8 @@ typedef struct cs_col {
 /* Table flags. */
 enum {
     CS_TABLE_FIELDS = 1, /* one row of document fields: JSON members inline */
-    CS_TABLE_HASH = 2    /* text: heading lines start "# ", rows "  " */
+    CS_TABLE_HASH = 2,   /* text: heading lines start "# ", rows "  " */
+    CS_TABLE_OBJECT = 4  /* JSON: at most one row, a member holding it as an object */
 };
 
 typedef struct cs_table_spec {
@@ -127,6 +132,10 @@ cs_table *cs_doc_view(cs_doc *doc, const cs_table *src, const cs_table_spec *spe
  * them when the doc is written). */
 cs_table *cs_doc_view_rows(cs_doc *doc, const cs_table *src, const cs_table_spec *spec,
                            size_t first, size_t n);
+/* Appends a group, seen by the tree alone: a member NAME (copied)
+ * holding an object of the parts added to the group it returns, as to a
+ * doc. doc owns the group: it lives until cs_doc_free(doc). */
+cs_doc *cs_doc_group(cs_doc *doc, const char *name);
 /* Appends doc rendered as format f to b. */
 void cs_doc_write(cs_buf *b, const cs_doc *doc, cs_format f);
 

@@ -7,7 +7,7 @@
  * Invariants: every row of a table has spec.ncols cells; a cell's value
  * matches its column's kind (checked when it is given); a view has no
  * cells of its own, and its columns match their source columns' kinds; a
- * part is either a note or a table, never both.
+ * part is one of a note, a table or a group.
  */
 #ifndef CS_TABLE_IMPL_H
 #define CS_TABLE_IMPL_H
@@ -34,7 +34,9 @@ struct cs_table {
 
 typedef struct cs__part {
     cs_table *table; /* or */
-    cs_buf note;     /* people only */
+    cs_buf note;     /* people only; or */
+    cs_doc *group;   /* tree only, named */
+    char *name;
 } cs__part;
 
 struct cs_doc {
@@ -54,6 +56,8 @@ typedef struct cs__writer {
 
 extern const cs__writer cs__writer_text, cs__writer_csv, cs__writer_json;
 
+/* The audiences that see part p. */
+unsigned cs__part_audience(const cs__part *p);
 /* Whether audience a sees column c. */
 int cs__col_shown(const cs_col *c, unsigned a);
 /* The rows of t (a view: its source's), and the cell at (row, col). */

@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plan_report.c - the report of a plan (plan_report.h) on the table type
+ * (out/table.h). The configurations are one table (cfg_cols: the JSON
+ * members of "configs", "recommendation" and "runner_up") with a view for
+ * people (cfg_view); the rule's sizes are one table (rule_cols, inside
+ * the JSON group "rule_of_thumb"; its tokens/s keys are named after the
+ * rule's strategies) with a view for people (rule_view). What a person
+ * reads besides (the recommendation and the rule's verdict in words) is
+ * notes. Renders what study/plan computed; decides nothing itself.
+ */
+#include "out/plan_report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define N(a) (sizeof a / sizeof a[0])
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* ---- the configurations -------------------------------------------------------- */
+
+static const cs_col cfg_cols[] = {
+    CS_COL_STR("strategy"),
+    CS_COL_INT("micro_batch"),
+    CS_COL_INT("grad_accum"),
+    CS_COL_BOOL("batch_kept"),
+    CS_COL_BOOL("simulated"),
+    /* simulated only */
+    CS_COL_BOOL("fits"),
+    CS_COL_NUM("peak_bytes", "%.0f"),
+    CS_COL_NUM("capacity_bytes", "%.0f"),
+    CS_COL_NUM("iteration_time_s", "%.6f"),
+    CS_COL_NUM("tokens_per_s", "%.1f"),
+    CS_COL_NUM("tflops_per_gpu", "%.3f"),
+    CS_COL_NUM("mfu", "%.5f"),
+    CS_COL_NUM("exposed_comm_s", "%.6f"),
+    CS_COL_STR("note"),
+    /* for the view */
+    {.name = "peak_gib", .kind = CS_CELL_NUM, .fmt = "%.2f", .only = CS_FOR_PEOPLE},
+    {.name = "fits_text", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE},
+    {.name = "mfu_pct", .kind = CS_CELL_NUM, .fmt = "%.1f", .only = CS_FOR_PEOPLE},
+    {.name = "remark", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE}, /* mark, note */
+};
+
+static const cs_col cfg_view[] = {
+    {.name = "strategy", .kind = CS_CELL_STR, .width = 20, .flags = CS_COL_LEFT},
+    {.name = "micro", .of = "micro_batch", .kind = CS_CELL_INT, .width = 5},
+    {.name = "accum", .of = "grad_accum", .kind = CS_CELL_INT, .width = 5},
+    CS_VIEW_NUM("peak GiB", "peak_gib", "%.2f", 9, NULL),
+    {.name = "fits", .of = "fits_text", .kind = CS_CELL_STR, .width = 5},
+    CS_VIEW_NUM("iter s", "iteration_time_s", "%.4f", 10, NULL),
+    CS_VIEW_NUM("tokens/s", "tokens_per_s", "%.0f", 12, NULL),
+    CS_VIEW_NUM("MFU %", "mfu_pct", "%.1f", 6, NULL),
+    CS_VIEW_NUM("exposed s", "exposed_comm_s", "%.4f", 10, NULL),
+    {.name = "note", .of = "remark", .kind = CS_CELL_STR, .sep = "  ", .flags = CS_COL_LEFT},
+};
+
+/* Appends c as a row of t; mark ("" or "<- recommended") for people. */
+static void cfg_row(cs_table *t, const cs_plan_cfg *c, const char *mark)
+{
+    cs_table_row(t);
+    cs_table_str(t, cs_strategy_name(c->strategy));
+    cs_table_int(t, c->micro_batch);
+    cs_table_int(t, c->grad_accum);
+    cs_table_bool(t, c->batch_kept);
+    cs_table_bool(t, c->ok);
+    if (c->ok) {
+        cs_table_bool(t, c->fits);
+        cs_table_num(t, c->peak_bytes);
+        cs_table_num(t, c->capacity_bytes);
+        cs_table_num(t, c->iteration_time_s);
+        cs_table_num(t, c->tokens_per_s);
+        cs_table_num(t, c->tflops_per_gpu);
+        cs_table_num(t, c->mfu);
+        cs_table_num(t, c->exposed_comm_s);
+    } else {
+        for (int i = 0; i < 8; i++) cs_table_skip(t);
+    }
+    cs_table_str(t, c->note);
+    if (!c->ok) {
+        for (int i = 0; i < 3; i++) cs_table_skip(t);
+        cs_table_str(t, c->note);
+        return;
+    }
+    cs_table_num(t, c->peak_bytes / GIB);
+    cs_table_str(t, c->fits ? "yes" : "OOM");
+    cs_table_num(t, 100 * c->mfu);
+    if (!*mark && !*c->note) return;
+    char remark[640];
+    snprintf(remark, sizeof remark, "%s%s%s", mark, *mark && *c->note ? " " : "", c->note);
+    cs_table_str(t, remark);
+}
+
+static cs_table *cfg_table(cs_doc *doc, const char *name, unsigned flags)
+{
+    return cs_doc_table(doc, &(cs_table_spec){name, cfg_cols, N(cfg_cols), CS_FOR_TREE, flags});
+}
+
+/* ---- document members ------------------------------------------------------------ */
+
+enum {
+    F_TITLE, F_SCENARIO, F_CLUSTER, F_MODEL, F_PARAMS, F_RANKS, F_NODES, F_GLOBAL_BATCH,
+    F_RUNNER_SLOWER, F_TEXT, F_MICRO_BATCH, F_GRAD_ACCUM, F_AGREES, F_SIZES, F_COUNT
+};
+static const cs_col fields[F_COUNT] = {
+    [F_TITLE] = CS_COL_STR("title"),
+    [F_SCENARIO] = CS_COL_STR("scenario"),
+    [F_CLUSTER] = CS_COL_STR("cluster"),
+    [F_MODEL] = CS_COL_STR("model"),
+    [F_PARAMS] = CS_COL_NUM("params", "%.0f"),
+    [F_RANKS] = CS_COL_INT("ranks"),
+    [F_NODES] = CS_COL_INT("nodes"),
+    [F_GLOBAL_BATCH] = CS_COL_INT("global_batch"),
+    [F_RUNNER_SLOWER] = CS_COL_NUM("runner_up_slower_pct", "%.2f"),
+    [F_TEXT] = CS_COL_STR("text"),
+    [F_MICRO_BATCH] = CS_COL_INT("micro_batch"),
+    [F_GRAD_ACCUM] = CS_COL_INT("grad_accum"),
+    [F_AGREES] = CS_COL_INT("agrees"),
+    [F_SIZES] = CS_COL_INT("sizes"),
+};
+
+/* A member of the tree on its own line: a fields table of field k, its
+ * row begun. */
+static cs_table *member(cs_doc *doc, int k)
+{
+    cs_table *t =
+        cs_doc_table(doc, &(cs_table_spec){NULL, &fields[k], 1, CS_FOR_TREE, CS_TABLE_FIELDS});
+    cs_table_row(t);
+    return t;
+}
+
+static void member_str(cs_doc *doc, int k, const char *v) { cs_table_str(member(doc, k), v); }
+static void member_int(cs_doc *doc, int k, long long v) { cs_table_int(member(doc, k), v); }
+
+/* ---- the rule of thumb --------------------------------------------------------------- */
+
+#define RULE_TOKENS 5 /* the first of the rule strategies' tokens/s columns */
+static const cs_col rule_cols[] = {
+    CS_COL_NUM("params", "%.0f"),
+    CS_COL_STR("rule"),
+    {.name = "winner", .kind = CS_CELL_STR, .flags = CS_COL_NULL},
+    CS_COL_BOOL("agrees"),
+    CS_COL_BOOL("tie"),
+    /* [RULE_TOKENS + i]: "<strategy i>_tokens_per_s", named when rendered */
+    CS_COL_NUM(NULL, "%.1f"),
+    CS_COL_NUM(NULL, "%.1f"),
+    CS_COL_NUM(NULL, "%.1f"),
+    CS_COL_NUM("ddp_vs_full_shard_pct", "%.2f"),
+    /* for the view */
+    {.name = "params_text", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE},
+    {.name = "winner_text", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE},
+    {.name = "agrees_text", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE},
+    {.name = "tokens_0", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE},
+    {.name = "tokens_1", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE},
+    {.name = "tokens_2", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE},
+    {.name = "claim_text", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE},
+};
+_Static_assert(CS_PLAN_RULE_STRATEGIES == 3, "rule_cols holds three tokens/s columns");
+
+static const cs_col rule_view[] = {
+    {.name = "params", .of = "params_text", .kind = CS_CELL_STR, .width = 7},
+    {.name = "rule says", .of = "rule", .kind = CS_CELL_STR, .width = 19, .sep = "  ",
+     .flags = CS_COL_LEFT},
+    {.name = "simulated winner", .of = "winner_text", .kind = CS_CELL_STR, .width = 19,
+     .flags = CS_COL_LEFT},
+    {.name = "agrees", .of = "agrees_text", .kind = CS_CELL_STR, .width = 7, .flags = CS_COL_LEFT},
+    {.name = "ddp tok/s", .of = "tokens_0", .kind = CS_CELL_STR, .width = 11},
+    {.name = "sgo tok/s", .of = "tokens_1", .kind = CS_CELL_STR, .width = 11},
+    {.name = "full tok/s", .of = "tokens_2", .kind = CS_CELL_STR, .width = 11},
+    {.name = "DDP vs FULL_SHARD (claim +20-30 %)", .of = "claim_text", .kind = CS_CELL_STR,
+     .sep = "  ", .flags = CS_COL_LEFT},
+};
+
+/* rule_cols with the tokens/s columns named; lives while the doc does. */
+typedef struct rule_columns {
+    char names[CS_PLAN_RULE_STRATEGIES][64];
+    cs_col cols[N(rule_cols)];
+} rule_columns;
+
+static void rule_columns_name(rule_columns *rc)
+{
+    memcpy(rc->cols, rule_cols, sizeof rule_cols);
+    for (int i = 0; i < CS_PLAN_RULE_STRATEGIES; i++) {
+        snprintf(rc->names[i], sizeof rc->names[i], "%s_tokens_per_s",
+                 cs_strategy_name(cs_plan_rule_strategy(i)));
+        rc->cols[RULE_TOKENS + i].name = rc->names[i];
+    }
+}
+
+/* 7B, 350M */
+static void fmt_params(char *out, size_t len, double p)
+{
+    if (p >= 1e9) snprintf(out, len, "%gB", p / 1e9);
+    else snprintf(out, len, "%gM", p / 1e6);
+}
+
+static const char *rule_pick(const cs_plan_rule_row *r)
+{
+    return cs_strategy_name(cs_plan_rule_strategy(r->rule));
+}
+
+static const char *winner_name(const cs_plan_rule_row *r)
+{
+    return r->winner < 0 ? NULL : cs_strategy_name(cs_plan_rule_strategy(r->winner));
+}
+
+static void rule_row(cs_table *t, const cs_plan_rule_row *r)
+{
+    cs_table_row(t);
+    cs_table_num(t, r->params);
+    cs_table_str(t, rule_pick(r));
+    if (r->winner < 0) cs_table_skip(t);
+    else cs_table_str(t, winner_name(r));
+    cs_table_bool(t, r->agrees);
+    cs_table_bool(t, r->agrees == 1);
+    for (int i = 0; i < CS_PLAN_RULE_STRATEGIES; i++)
+        cs_table_num(t, r->c[i].ok && r->c[i].fits ? r->c[i].tokens_per_s : NAN);
+    cs_table_num(t, r->claim_checked ? r->ddp_vs_fs_pct : NAN);
+    char text[64];
+    fmt_params(text, sizeof text, r->params);
+    cs_table_str(t, text);
+    cs_table_str(t, r->winner < 0 ? "none fits" : winner_name(r));
+    cs_table_str(t, r->agrees == 2 ? "yes" : r->agrees ? "tie" : "no");
+    for (int i = 0; i < CS_PLAN_RULE_STRATEGIES; i++) {
+        const cs_plan_cfg *c = &r->c[i];
+        snprintf(text, sizeof text, "%.0f", c->tokens_per_s);
+        cs_table_str(t, !c->ok ? "n/a" : !c->fits ? "OOM" : text);
+    }
+    if (r->claim_checked) {
+        snprintf(text, sizeof text, "%+.1f %% (%s)", r->ddp_vs_fs_pct,
+                 r->claim_holds ? "holds" : "does not hold");
+        cs_table_str(t, text);
+    } else if (r->in_claim) {
+        cs_table_str(t, "n/a (one of them does not fit)");
+    }
+}
+
+/* The group "rule_of_thumb" for the tree; returns its rows table. */
+static const cs_table *rule_group(cs_doc *doc, const cs_plan *p, const rule_columns *rc)
+{
+    cs_doc *g = cs_doc_group(doc, "rule_of_thumb");
+    member_str(g, F_TEXT, cs_plan_rule_text());
+    member_int(g, F_MICRO_BATCH, p->training->micro_batch);
+    member_int(g, F_GRAD_ACCUM, p->training->grad_accum);
+    member_int(g, F_AGREES, p->rule_agrees);
+    member_int(g, F_SIZES, CS_PLAN_RULE_SIZES);
+    cs_table *t = cs_doc_table(g, &(cs_table_spec){"rows", rc->cols, N(rc->cols), CS_FOR_TREE, 0});
+    for (int k = 0; k < CS_PLAN_RULE_SIZES; k++) rule_row(t, &p->rule[k]);
+    return t;
+}
+
+/* ---- notes for people ------------------------------------------------------------------- */
+
+static void recommendation_notes(cs_doc *doc, const cs_plan *p)
+{
+    const cs_plan_cfg *c = p->best, *r = p->runner;
+    if (!c) {
+        cs_doc_note(doc, "recommended: none: no strategy fits with micro-batch 1 while keeping the "
+                         "global batch; use more GPUs, activation checkpointing or a smaller "
+                         "model\n");
+        return;
+    }
+    cs_doc_note(doc, "recommended: %s, micro_batch %d, grad_accum %d\n",
+                cs_strategy_name(c->strategy), c->micro_batch, c->grad_accum);
+    cs_doc_note(doc, "  tokens/s              %.0f (all GPUs), %.1f model TFLOPS per GPU\n",
+                c->tokens_per_s, c->tflops_per_gpu);
+    cs_doc_note(doc, "  MFU                   %.1f %%\n", 100 * c->mfu);
+    cs_doc_note(doc, "  exposed communication %.4f s (%.1f %% of the %.4f s iteration)\n",
+                c->exposed_comm_s,
+                c->iteration_time_s > 0 ? 100 * c->exposed_comm_s / c->iteration_time_s : 0,
+                c->iteration_time_s);
+    cs_doc_note(doc, "  peak memory           %.2f GiB of %.2f GiB (%.0f %%)\n",
+                c->peak_bytes / GIB, c->capacity_bytes / GIB,
+                100 * c->peak_bytes / c->capacity_bytes);
+    if (r)
+        cs_doc_note(doc, "  runner-up             %s, micro_batch %d, grad_accum %d: "
+                         "%.0f tokens/s, %.2f %% slower%s\n",
+                    cs_strategy_name(r->strategy), r->micro_batch, r->grad_accum, r->tokens_per_s,
+                    p->runner_slower_pct,
+                    p->runner_as_fast ? " (as fast: the recommendation needs less memory)" : "");
+    else
+        cs_doc_note(doc, "  runner-up             none: no other strategy fits\n");
+}
+
+/* Where the rule's pick is not the winner, why. */
+static void rule_misses(cs_doc *doc, const cs_plan *p)
+{
+    for (int k = 0; k < CS_PLAN_RULE_SIZES; k++) {
+        const cs_plan_rule_row *r = &p->rule[k];
+        if (r->agrees == 2) continue;
+        char s[16];
+        fmt_params(s, sizeof s, r->params);
+        const cs_plan_cfg *pick = &r->c[r->rule];
+        if (r->winner < 0)
+            cs_doc_note(doc, "  %s: nothing fits at micro_batch %d\n", s, p->training->micro_batch);
+        else if (!pick->ok || !pick->fits)
+            cs_doc_note(doc, "  %s: the rule's %s does not fit; %s is fastest\n", s, rule_pick(r),
+                        winner_name(r));
+        else if (r->pick_slower_pct < 0.005)
+            cs_doc_note(doc, "  %s: the rule's %s is as fast as %s, which needs less memory\n", s,
+                        rule_pick(r), winner_name(r));
+        else
+            cs_doc_note(doc, "  %s: %s is fastest; the rule's %s is %.2f %% slower%s\n", s,
+                        winner_name(r), rule_pick(r), r->pick_slower_pct,
+                        r->agrees ? " (a tie: counted as agreeing)" : "");
+    }
+}
+
+/* The verdict: the sizes that agree, the misses, the runs of the simulated
+ * winner over the sizes, the DDP claim. */
+static void rule_verdict(cs_doc *doc, const cs_plan *p)
+{
+    cs_doc_note(doc, "\nOn %s with %d GPUs the rule's pick is the fastest (or within %.0f %% of it) "
+                     "at %d of %d sizes",
+                p->topo->cluster.name, p->topo->ranks, 100 * CS_PLAN_TIE_FRACTION, p->rule_agrees,
+                CS_PLAN_RULE_SIZES);
+    const char *sep = " (";
+    char s[16], hi[16];
+    for (int k = 0; k < CS_PLAN_RULE_SIZES; k++) {
+        if (!p->rule[k].agrees) continue;
+        fmt_params(s, sizeof s, p->rule[k].params);
+        cs_doc_note(doc, "%s%s", sep, s);
+        sep = ", ";
+    }
+    cs_doc_note(doc, "%s.\n", *sep == ',' ? ")" : "");
+    rule_misses(doc, p);
+    cs_doc_note(doc, "Simulated winners: ");
+    for (int k = 0, j; k < CS_PLAN_RULE_SIZES; k = j + 1) {
+        int w = p->rule[k].winner;
+        for (j = k; j + 1 < CS_PLAN_RULE_SIZES && p->rule[j + 1].winner == w;) j++;
+        fmt_params(s, sizeof s, p->rule[k].params);
+        fmt_params(hi, sizeof hi, p->rule[j].params);
+        cs_doc_note(doc, "%s%s %s%s%s", k ? ", " : "", w < 0 ? "none fits" : winner_name(&p->rule[k]),
+                    s, j > k ? "-" : "", j > k ? hi : "");
+    }
+    cs_doc_note(doc, ".\n");
+    if (p->claim_checked)
+        cs_doc_note(doc, "\"DDP 20-30%% faster than FSDP below 3B\": DDP vs FULL_SHARD is within "
+                         "+20-30 %% at %d of the %d sizes below 3B where both fit.\n",
+                    p->claim_holds, p->claim_checked);
+    else
+        cs_doc_note(doc, "\"DDP 20-30%% faster than FSDP below 3B\": not checkable here (DDP or "
+                         "FULL_SHARD does not fit below 3B).\n");
+}
+
+/* ---- the report ---------------------------------------------------------------------------- */
+
+/* The title, the inputs and the configurations, with their notes. */
+static void head(cs_doc *doc, const char *scenario, const cs_plan *p)
+{
+    const cs_topology *topo = p->topo;
+    char title[512];
+    snprintf(title, sizeof title, "collsim plan: %s (%.3g params) on %s, %d ranks on %d nodes",
+             p->model->name, p->model->params, topo->cluster.name, topo->ranks, topo->nodes);
+    cs_doc_note(doc, "# %s\n# global batch %d sequences = micro_batch %d x grad_accum %d x %d ranks "
+                     "(scenario %s)\n\n",
+                title, p->seqs_per_rank * topo->ranks, p->training->micro_batch,
+                p->training->grad_accum, topo->ranks, scenario);
+    member_str(doc, F_TITLE, title);
+    member_str(doc, F_SCENARIO, scenario);
+    member_str(doc, F_CLUSTER, topo->cluster.name);
+    member_str(doc, F_MODEL, p->model->name);
+    cs_table_num(member(doc, F_PARAMS), p->model->params);
+    member_int(doc, F_RANKS, topo->ranks);
+    member_int(doc, F_NODES, topo->nodes);
+    member_int(doc, F_GLOBAL_BATCH, p->seqs_per_rank * topo->ranks);
+    cs_table *t = cfg_table(doc, "configs", 0);
+    for (size_t i = 0; i < p->ncfgs; i++) {
+        const cs_plan_cfg *c = &p->cfgs[i];
+        cfg_row(t, c, c == p->best ? "<- recommended" : c == p->runner ? "<- runner-up" : "");
+    }
+    cs_doc_view(doc, t, &(cs_table_spec){NULL, cfg_view, N(cfg_view), CS_FOR_PEOPLE, 0});
+}
+
+void cs_plan_report(cs_buf *b, cs_format f, const char *scenario, const cs_plan *p)
+{
+    cs_doc *doc = cs_doc_new();
+    head(doc, scenario, p);
+    cs_doc_note(doc, "\n");
+    recommendation_notes(doc, p);
+    cs_table *best = cfg_table(doc, "recommendation", CS_TABLE_OBJECT);
+    if (p->best) cfg_row(best, p->best, "");
+    cs_table *runner = cfg_table(doc, "runner_up", CS_TABLE_OBJECT);
+    if (p->runner) {
+        cfg_row(runner, p->runner, "");
+        cs_table_num(member(doc, F_RUNNER_SLOWER), p->runner_slower_pct);
+    }
+    const cs_training *t = p->training;
+    cs_doc_note(doc, "\nRule of thumb: \"%s\"\n", cs_plan_rule_text());
+    cs_doc_note(doc, "checked on %s, %d ranks, generic models (sequence %d, vocabulary %d), "
+                     "micro_batch %d x grad_accum %d:\n\n",
+                p->topo->cluster.name, p->topo->ranks, p->model->seq_len, p->model->vocab,
+                t->micro_batch, t->grad_accum);
+    rule_columns rc;
+    rule_columns_name(&rc);
+    const cs_table *rules = rule_group(doc, p, &rc);
+    cs_doc_view(doc, rules, &(cs_table_spec){NULL, rule_view, N(rule_view), CS_FOR_PEOPLE, 0});
+    rule_verdict(doc, p);
+    cs_doc_write(b, doc, f);
+    cs_doc_free(doc);
+}

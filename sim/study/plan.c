@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plan.c - the planner (plan.h): the search over strategies x
+ * micro-batches with the global batch kept, the recommendation and its
+ * runner-up, and the rule-of-thumb check on generic models. Each
+ * configuration is one cs_evaluate_config simulated iteration; nothing
+ * here models anything.
+ *
+ * The rule ("DDP below 3B params; SHARD_GRAD_OP 3-7B; FULL_SHARD above 7B;
+ * DDP 20-30% faster than FSDP below 3B") is the seed request's; its bands
+ * include 3B and 7B in the middle one.
+ */
+#include "study/plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train/evaluate.h"
+#include "train/memory.h"
+
+#define MAX_MB (1 << 12) /* search cap on the micro-batch */
+
+static const char *const rule_text =
+    "DDP below 3B params; SHARD_GRAD_OP 3-7B; FULL_SHARD above 7B; DDP 20-30% faster than "
+    "FSDP below 3B";
+static const double rule_sizes[CS_PLAN_RULE_SIZES] = {1e9,  2e9,  3e9,  5e9,  7e9,
+                                                      10e9, 13e9, 20e9, 30e9, 70e9};
+static const cs_strategy rule_strats[CS_PLAN_RULE_STRATEGIES] = {
+    CS_STRAT_DDP, CS_STRAT_FSDP_SHARD_GRAD_OP, CS_STRAT_FSDP_FULL_SHARD};
+enum { RULE_DDP = 0, RULE_FULL_SHARD = 2 }; /* the claim's pair, in rule_strats */
+#define CLAIM_BELOW 3e9
+
+const char *cs_plan_rule_text(void) { return rule_text; }
+
+cs_strategy cs_plan_rule_strategy(int i)
+{
+    CS_ASSERT(i >= 0 && i < CS_PLAN_RULE_STRATEGIES);
+    return rule_strats[i];
+}
+
+/* The rule's pick for p parameters, an index into rule_strats. */
+static int rule_index(double p) { return p < 3e9 ? 0 : p <= 7e9 ? 1 : 2; }
+
+/* Simulates one iteration of m under t; fills c (c->ok = 0 with the reason
+ * when the configuration does not apply, e.g. a hybrid group that does not
+ * divide the ranks). */
+static void simulate(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                     cs_plan_cfg *c)
+{
+    cs_diag d;
+    cs_diag_clear(&d);
+    c->strategy = t->strategy;
+    c->micro_batch = t->micro_batch;
+    c->grad_accum = t->grad_accum;
+    cs_evaluate_opts o = {.simulate = 1};
+    cs_evaluation ev;
+    if (cs_evaluate_config(m, t, topo, &o, &ev, &d)) {
+        snprintf(c->note, sizeof c->note, "n/a: %s", d.message);
+        return;
+    }
+    const cs_iteration *it = &ev.iteration;
+    c->ok = 1;
+    c->peak_bytes = it->peak_bytes;
+    c->capacity_bytes = ev.memory.capacity_bytes;
+    c->fits = ev.fits;
+    c->iteration_time_s = it->iteration_time_s;
+    c->tokens_per_s = it->tokens_per_s;
+    c->tflops_per_gpu = it->tflops_per_gpu;
+    c->mfu = it->mfu;
+    c->exposed_comm_s = it->exposed_comm_s;
+    cs_evaluate_free(&ev);
+}
+
+static int fits(const cs_plan_cfg *c) { return c->ok && c->fits; }
+static int eligible(const cs_plan_cfg *c) { return fits(c) && c->batch_kept; }
+
+/* Is a better than b (NULL: nothing yet)? Faster; at equal speed (1e-9
+ * relative: strategies whose communication is fully hidden run exactly as
+ * fast) the one with the lower peak memory; else the earlier. */
+static int better(const cs_plan_cfg *a, const cs_plan_cfg *b)
+{
+    if (!b) return 1;
+    double tol = 1e-9 * fmax(a->tokens_per_s, b->tokens_per_s);
+    if (fabs(a->tokens_per_s - b->tokens_per_s) > tol) return a->tokens_per_s > b->tokens_per_s;
+    return a->peak_bytes < b->peak_bytes;
+}
+
+/* ---- the search ------------------------------------------------------------- */
+
+/* The micro-batches tried under t (its micro_batch 1, grad_accum the whole
+ * batch): 1, 2, 4, ... up to the largest that fits by the estimate (1 when
+ * even 1 does not, to show by how much; at most MAX_MB), with `own` in its
+ * place when it is no power of 2 and within. Returns the count. */
+static int micro_batches(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                         int own, int mbs[32])
+{
+    cs_memory mem;
+    cs_diag d;
+    int limit = 1;
+    if (cs_memory_estimate(m, t, topo, 0, &mem, &d) == 0) {
+        limit = cs_memory_max_micro_batch(m, t, topo);
+        if (limit < 1) limit = 1;
+        if (limit > MAX_MB) limit = MAX_MB;
+    }
+    int n = 0;
+    for (int mb = 1; mb <= limit && n < 31; mb *= 2) mbs[n++] = mb;
+    if (own <= limit && (own & (own - 1))) {
+        int k = n++;
+        while (k > 0 && mbs[k - 1] > own) mbs[k] = mbs[k - 1], k--;
+        mbs[k] = own;
+    }
+    return n;
+}
+
+static cs_plan_cfg *add_cfg(cs_plan *p, size_t *cap)
+{
+    if (p->ncfgs == *cap) {
+        *cap = *cap ? 2 * *cap : 32;
+        p->cfgs = cs_xrealloc(p->cfgs, *cap * sizeof *p->cfgs);
+    }
+    cs_plan_cfg *c = &p->cfgs[p->ncfgs++];
+    memset(c, 0, sizeof *c);
+    return c;
+}
+
+/* The configurations of strategy s, smaller micro-batches first, up to
+ * the first that does not fit or does not apply (a larger one would not
+ * either). */
+static void search_strategy(cs_plan *p, cs_strategy s, size_t *cap)
+{
+    int S = p->seqs_per_rank, ranks = p->topo->ranks;
+    cs_training t = *p->training;
+    t.strategy = s;
+    t.micro_batch = 1;
+    t.grad_accum = S;
+    int mbs[32];
+    int nmb = micro_batches(p->model, &t, p->topo, p->training->micro_batch, mbs);
+    for (int i = 0; i < nmb; i++) {
+        int mb = mbs[i];
+        int ga = S % mb == 0 ? S / mb : (int)lround((double)S / mb);
+        if (ga < 1) ga = 1;
+        t.micro_batch = mb;
+        t.grad_accum = ga;
+        cs_plan_cfg *c = add_cfg(p, cap);
+        c->batch_kept = mb * ga == S;
+        simulate(p->model, &t, p->topo, c);
+        if (c->ok && !c->batch_kept)
+            snprintf(c->note, sizeof c->note, "global batch %d, not %d: not recommended",
+                     mb * ga * ranks, S * ranks);
+        if (!fits(c)) break;
+    }
+}
+
+/* The recommendation: the best eligible; the runner-up: the best eligible
+ * of another strategy. */
+static void recommend(cs_plan *p)
+{
+    p->best = p->runner = NULL;
+    for (size_t i = 0; i < p->ncfgs; i++)
+        if (eligible(&p->cfgs[i]) && better(&p->cfgs[i], p->best)) p->best = &p->cfgs[i];
+    for (size_t i = 0; p->best && i < p->ncfgs; i++)
+        if (eligible(&p->cfgs[i]) && p->cfgs[i].strategy != p->best->strategy &&
+            better(&p->cfgs[i], p->runner))
+            p->runner = &p->cfgs[i];
+    if (!p->runner) return;
+    p->runner_slower_pct = 100 * (1 - p->runner->tokens_per_s / p->best->tokens_per_s);
+    p->runner_as_fast = p->runner->tokens_per_s >= p->best->tokens_per_s * (1 - 1e-9);
+}
+
+/* ---- the rule of thumb -------------------------------------------------------- */
+
+/* Which of r's strategies wins, whether the rule's pick agrees, and DDP
+ * vs FULL_SHARD below 3B. */
+static void judge(cs_plan_rule_row *r)
+{
+    r->winner = -1;
+    for (int i = 0; i < CS_PLAN_RULE_STRATEGIES; i++)
+        if (fits(&r->c[i]) && better(&r->c[i], r->winner < 0 ? NULL : &r->c[r->winner]))
+            r->winner = i;
+    r->rule = rule_index(r->params);
+    const cs_plan_cfg *pick = &r->c[r->rule];
+    if (r->winner == r->rule) {
+        r->agrees = 2;
+    } else if (r->winner >= 0 && fits(pick)) {
+        r->pick_slower_pct = 100 * (1 - pick->tokens_per_s / r->c[r->winner].tokens_per_s);
+        r->agrees = r->pick_slower_pct <= 100 * CS_PLAN_TIE_FRACTION;
+    }
+    const cs_plan_cfg *ddp = &r->c[RULE_DDP], *fs = &r->c[RULE_FULL_SHARD];
+    r->in_claim = r->params < CLAIM_BELOW;
+    if (r->in_claim && fits(ddp) && fits(fs) && fs->tokens_per_s > 0) {
+        r->claim_checked = 1;
+        r->ddp_vs_fs_pct = 100 * (ddp->tokens_per_s / fs->tokens_per_s - 1);
+        r->claim_holds = r->ddp_vs_fs_pct >= 20 && r->ddp_vs_fs_pct <= 30;
+    }
+}
+
+static int check_rule(cs_plan *p, cs_diag *d)
+{
+    for (int k = 0; k < CS_PLAN_RULE_SIZES; k++) {
+        cs_plan_rule_row *r = &p->rule[k];
+        memset(r, 0, sizeof *r);
+        r->params = rule_sizes[k];
+        cs_model m;
+        int rc = cs_model_generic_shape(r->params, p->model->seq_len, p->model->vocab, &m, d);
+        if (rc) return rc;
+        for (int i = 0; i < CS_PLAN_RULE_STRATEGIES; i++) {
+            cs_training t = *p->training;
+            t.strategy = rule_strats[i];
+            r->c[i].batch_kept = 1;
+            simulate(&m, &t, p->topo, &r->c[i]);
+        }
+        judge(r);
+        p->rule_agrees += r->agrees > 0;
+        p->claim_checked += r->claim_checked;
+        p->claim_holds += r->claim_holds;
+    }
+    return 0;
+}
+
+int cs_plan_run(const cs_model *m, const cs_training *t, const cs_topology *topo, cs_plan *out,
+                cs_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    out->model = m;
+    out->training = t;
+    out->topo = topo;
+    out->seqs_per_rank = t->micro_batch * t->grad_accum;
+    size_t cap = 0;
+    for (int s = 0; s < CS_STRAT_COUNT; s++) search_strategy(out, (cs_strategy)s, &cap);
+    recommend(out);
+    return check_rule(out, d);
+}
+
+void cs_plan_free(cs_plan *p)
+{
+    free(p->cfgs);
+    p->cfgs = NULL;
+    p->ncfgs = 0;
+    p->best = p->runner = NULL;
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plan.h - which data-parallel strategy and micro-batch to train a
+ * configuration with, and how the seed request's rule of thumb fares on
+ * its cluster (`collsim plan`). Every number is a train/evaluate.h
+ * simulated iteration, exactly as `collsim simulate` computes it.
+ *
+ * The search: every strategy x micro-batch 1, 2, 4, ... up to the largest
+ * that fits by the memory estimate (and the training's own micro-batch),
+ * with grad_accum chosen so that micro_batch x grad_accum (sequences per
+ * rank per optimizer step) stays the training's: the global batch is
+ * kept. Where no whole grad_accum >= 1 keeps it, the nearest is taken and
+ * the changed batch is noted; such configurations are listed but never
+ * recommended. A configuration fits when the simulated iteration's peak
+ * memory is within the GPU capacity. The recommendation is the fastest
+ * (tokens/s) that fits and keeps the batch (equally fast, within 1e-9
+ * relative: the lower peak memory, then the earlier: strategy order, then
+ * the smaller micro-batch); its runner-up is the fastest of another
+ * strategy.
+ *
+ * The rule of thumb (cs_plan_rule_text) is checked on generic models
+ * (model.h: GPT-3-like shapes with the configuration's sequence length
+ * and vocabulary) at CS_PLAN_RULE_SIZES fixed sizes, with the same
+ * cluster, ranks and training settings, for the rule's strategies. Cost:
+ * (strategies x ~log2(max micro-batch) + sizes x 3) simulated iterations,
+ * each O(tasks log tasks).
+ */
+#ifndef CS_PLAN_H
+#define CS_PLAN_H
+
+#include <stddef.h>
+
+#include "base/error.h"
+#include "coll/topology.h"
+#include "train/model.h"
+#include "train/strategy.h"
+#include "train/training.h"
+
+/* The rule's pick "agrees" when it is the fastest or within this fraction
+ * of it: closer than the simulator's accuracy (README: collectives within
+ * a few percent of nccl-tests), so a difference this small decides
+ * nothing. */
+#define CS_PLAN_TIE_FRACTION 0.01
+#define CS_PLAN_RULE_SIZES 10
+#define CS_PLAN_RULE_STRATEGIES 3 /* ddp, fsdp_shard_grad_op, fsdp_full_shard */
+
+/* One simulated configuration. */
+typedef struct cs_plan_cfg {
+    cs_strategy strategy;
+    int micro_batch, grad_accum;
+    int batch_kept; /* micro_batch x grad_accum = the training's */
+    int ok;         /* simulated; else `note` says why not */
+    int fits;
+    double peak_bytes, capacity_bytes;
+    double iteration_time_s, tokens_per_s, tflops_per_gpu, mfu, exposed_comm_s;
+    char note[600]; /* "" when there is nothing to say */
+} cs_plan_cfg;
+
+/* The rule checked at one size. */
+typedef struct cs_plan_rule_row {
+    double params;
+    cs_plan_cfg c[CS_PLAN_RULE_STRATEGIES]; /* of cs_plan_rule_strategy(i) */
+    int winner;             /* index into c of the fastest that fits; -1: none fits */
+    int rule;               /* index into c the rule picks */
+    int agrees;             /* 2: the rule's pick is the winner; 1: within the tie
+                               fraction; 0: no */
+    double pick_slower_pct; /* the rule's pick vs the winner (both fit, not the same) */
+    int in_claim;           /* below 3B: the "DDP 20-30% faster" claim applies */
+    int claim_checked;      /* in_claim, DDP and FULL_SHARD both fit */
+    double ddp_vs_fs_pct;   /* checked: DDP's tokens/s over FULL_SHARD's, in % */
+    int claim_holds;        /* checked and within +20..30 % */
+} cs_plan_rule_row;
+
+typedef struct cs_plan {
+    /* the inputs: the caller's, they must outlive the plan */
+    const cs_model *model;
+    const cs_training *training;
+    const cs_topology *topo;
+    int seqs_per_rank; /* the training's micro_batch x grad_accum */
+    cs_plan_cfg *cfgs; /* owned: strategy order, then micro-batch */
+    size_t ncfgs;
+    const cs_plan_cfg *best, *runner; /* into cfgs; NULL: none */
+    double runner_slower_pct;         /* runner vs best, in % */
+    int runner_as_fast;               /* equally fast (best needs less memory) */
+    cs_plan_rule_row rule[CS_PLAN_RULE_SIZES];
+    int rule_agrees;                 /* sizes where agrees > 0 */
+    int claim_checked, claim_holds;  /* sizes where the claim was checked, held */
+} cs_plan;
+
+/* The rule of thumb, as the seed request words it. */
+const char *cs_plan_rule_text(void);
+/* The i-th of the rule's strategies (i < CS_PLAN_RULE_STRATEGIES). */
+cs_strategy cs_plan_rule_strategy(int i);
+
+/* Plans m trained with t on topo into out. A configuration that does not
+ * apply (a hybrid group that does not divide the ranks, ...) is listed
+ * with its reason, not an error. Returns 0, or the first failure's code
+ * with d filled (a generic model of the rule's sizes cannot be made);
+ * either way free out with cs_plan_free. */
+int cs_plan_run(const cs_model *m, const cs_training *t, const cs_topology *topo, cs_plan *out,
+                cs_diag *d);
+void cs_plan_free(cs_plan *p);
+
+#endif

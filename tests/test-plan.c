@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-plan.c - the planner (study/plan.h) against a reference built from
+ * train/evaluate.h's numbers alone: on gpt2-124m, 8 ranks of dgx-h100,
+ * micro_batch 3 x grad_accum 2 (6 sequences per rank, so micro-batch 3 is
+ * the training's own and 4 cannot keep the batch), the reference
+ * evaluates every strategy at the micro-batches that keep the batch (1, 2,
+ * 3) and picks the fastest that fits (equal speed: lower peak, then the
+ * earlier); the plan must recommend exactly it, and a deliberately wrong
+ * expectation (the runner-up as the recommendation) must be told apart.
+ * Also: each configuration's numbers are evaluate's for its settings; the
+ * global-batch bookkeeping (kept batches, the nearest grad_accum noted,
+ * never recommended); a configuration that does not apply (a hybrid group
+ * that does not divide the ranks) listed with its reason and the search
+ * of its strategy stopped; the rule check's bands, winners and counts.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "study/plan.h"
+#include "train/evaluate.h"
+
+typedef struct fixture {
+    cs_cluster cluster;
+    cs_topology topo;
+    cs_model model;
+    cs_training training;
+} fixture;
+
+static fixture *fixture_new(void)
+{
+    fixture *f = calloc(1, sizeof *f);
+    ck_assert_ptr_nonnull(f);
+    cs_diag d;
+    ck_assert_msg(cs_config_cluster("dgx-h100", &f->cluster, &d) == 0, "%s", d.message);
+    ck_assert_msg(cs_topology_build(&f->cluster, 8, 0, &f->topo, &d) == 0, "%s", d.message);
+    ck_assert_msg(cs_model_load("gpt2-124m", &f->model, &d) == 0, "%s", d.message);
+    cs_training_defaults(&f->training, CS_STRAT_DDP);
+    f->training.micro_batch = 3;
+    f->training.grad_accum = 2;
+    return f;
+}
+
+/* The plan of f (its inputs stay f's). */
+static void plan_of(const fixture *f, cs_plan *p)
+{
+    cs_diag d;
+    ck_assert_msg(cs_plan_run(&f->model, &f->training, &f->topo, p, &d) == 0, "%s", d.message);
+}
+
+/* evaluate's iteration of strategy s at micro_batch mb, grad_accum ga. */
+static int evaluate(const fixture *f, cs_strategy s, int mb, int ga, cs_evaluation *ev)
+{
+    cs_training t = f->training;
+    t.strategy = s;
+    t.micro_batch = mb;
+    t.grad_accum = ga;
+    cs_evaluate_opts o = {.simulate = 1};
+    cs_diag d;
+    return cs_evaluate_config(&f->model, &t, &f->topo, &o, ev, &d);
+}
+
+typedef struct pick {
+    cs_strategy strategy;
+    int micro_batch;
+    double tokens_per_s, peak_bytes;
+} pick;
+
+/* The reference recommendation: the fastest configuration that fits and
+ * keeps the 6 sequences per rank, by evaluate's numbers. */
+static pick reference(const fixture *f)
+{
+    pick best = {.micro_batch = 0};
+    for (int s = 0; s < CS_STRAT_COUNT; s++)
+        for (int mb = 1; mb <= 3; mb++) {
+            cs_evaluation ev;
+            if (evaluate(f, (cs_strategy)s, mb, 6 / mb, &ev)) continue;
+            pick p = {(cs_strategy)s, mb, ev.iteration.tokens_per_s, ev.iteration.peak_bytes};
+            int fits = ev.fits;
+            cs_evaluate_free(&ev);
+            if (!fits) continue;
+            double tol = 1e-9 * fmax(p.tokens_per_s, best.tokens_per_s);
+            int faster = p.tokens_per_s > best.tokens_per_s + tol;
+            int as_fast = fabs(p.tokens_per_s - best.tokens_per_s) <= tol;
+            if (!best.micro_batch || faster || (as_fast && p.peak_bytes < best.peak_bytes)) best = p;
+        }
+    return best;
+}
+
+/* Whether the plan recommends strategy s at micro-batch mb. */
+static int recommends(const cs_plan *p, cs_strategy s, int mb)
+{
+    return p->best && p->best->strategy == s && p->best->micro_batch == mb;
+}
+
+START_TEST(recommendation_is_the_fastest_that_fits)
+{
+    fixture *f = fixture_new();
+    cs_plan p;
+    plan_of(f, &p);
+    pick want = reference(f);
+    ck_assert_int_gt(want.micro_batch, 0);
+    ck_assert_msg(recommends(&p, want.strategy, want.micro_batch), "want %s mb %d",
+                  cs_strategy_name(want.strategy), want.micro_batch);
+    ck_assert_double_eq(p.best->tokens_per_s, want.tokens_per_s);
+    ck_assert_int_eq(p.best->grad_accum, 6 / want.micro_batch);
+    /* the runner-up is of another strategy, no faster; and it is not the
+     * recommendation (the deliberately wrong expectation) */
+    ck_assert_ptr_nonnull(p.runner);
+    ck_assert_int_ne(p.runner->strategy, p.best->strategy);
+    ck_assert(p.runner->tokens_per_s <= p.best->tokens_per_s * (1 + 1e-9));
+    ck_assert(!recommends(&p, p.runner->strategy, p.runner->micro_batch));
+    ck_assert_double_eq_tol(p.runner_slower_pct,
+                            100 * (1 - p.runner->tokens_per_s / p.best->tokens_per_s), 1e-12);
+    cs_plan_free(&p);
+    free(f);
+}
+END_TEST
+
+START_TEST(configurations_are_evaluate_s)
+{
+    fixture *f = fixture_new();
+    cs_plan p;
+    plan_of(f, &p);
+    ck_assert_int_eq(p.seqs_per_rank, 6);
+    int own = 0, nearest = 0;
+    for (size_t i = 0; i < p.ncfgs; i++) {
+        const cs_plan_cfg *c = &p.cfgs[i];
+        ck_assert(c->ok);
+        cs_evaluation ev;
+        ck_assert_int_eq(evaluate(f, c->strategy, c->micro_batch, c->grad_accum, &ev), 0);
+        ck_assert_double_eq(c->tokens_per_s, ev.iteration.tokens_per_s);
+        ck_assert_double_eq(c->peak_bytes, ev.iteration.peak_bytes);
+        ck_assert_int_eq(c->fits, ev.fits);
+        cs_evaluate_free(&ev);
+        /* the batch bookkeeping */
+        ck_assert_int_eq(c->batch_kept, c->micro_batch * c->grad_accum == 6);
+        own += c->micro_batch == 3;
+        if (c->micro_batch == 4) {
+            nearest++;
+            ck_assert_int_eq(c->grad_accum, 2); /* 6 / 4 = 1.5, rounded */
+            ck_assert_str_eq(c->note, "global batch 64, not 48: not recommended");
+        } else if (c->batch_kept) {
+            ck_assert_str_eq(c->note, "");
+        }
+        if (i > 0 && c->strategy == p.cfgs[i - 1].strategy)
+            ck_assert_int_gt(c->micro_batch, p.cfgs[i - 1].micro_batch);
+    }
+    ck_assert_int_eq(own, CS_STRAT_COUNT); /* the training's own micro-batch, everywhere */
+    ck_assert_int_gt(nearest, 0);
+    ck_assert(p.best->batch_kept);
+    cs_plan_free(&p);
+    free(f);
+}
+END_TEST
+
+START_TEST(a_configuration_that_does_not_apply)
+{
+    fixture *f = fixture_new();
+    f->training.shard_group = 3; /* does not divide 8 ranks */
+    cs_plan p;
+    plan_of(f, &p);
+    int hybrid = 0;
+    for (size_t i = 0; i < p.ncfgs; i++) {
+        const cs_plan_cfg *c = &p.cfgs[i];
+        if (c->strategy != CS_STRAT_FSDP_HYBRID_SHARD) {
+            ck_assert(c->ok);
+            continue;
+        }
+        hybrid++;
+        ck_assert(!c->ok);
+        ck_assert_int_eq(strncmp(c->note, "n/a: ", 5), 0);
+        ck_assert_ptr_nonnull(strstr(c->note, "shard group"));
+    }
+    ck_assert_int_eq(hybrid, 1); /* the search of the strategy stops there */
+    ck_assert_ptr_nonnull(p.best);
+    ck_assert_int_ne(p.best->strategy, CS_STRAT_FSDP_HYBRID_SHARD);
+    cs_plan_free(&p);
+    free(f);
+}
+END_TEST
+
+START_TEST(the_rule_check)
+{
+    fixture *f = fixture_new();
+    cs_plan p;
+    plan_of(f, &p);
+    ck_assert_int_eq(cs_plan_rule_strategy(0), CS_STRAT_DDP);
+    ck_assert_int_eq(cs_plan_rule_strategy(2), CS_STRAT_FSDP_FULL_SHARD);
+    int agrees = 0, checked = 0;
+    for (int k = 0; k < CS_PLAN_RULE_SIZES; k++) {
+        const cs_plan_rule_row *r = &p.rule[k];
+        /* the bands: below 3B, 3-7B (both included), above 7B */
+        int want = r->params < 3e9 ? 0 : r->params <= 7e9 ? 1 : 2;
+        ck_assert_int_eq(r->rule, want);
+        ck_assert_int_eq(r->in_claim, r->params < 3e9);
+        for (int i = 0; i < CS_PLAN_RULE_STRATEGIES; i++) {
+            const cs_plan_cfg *c = &r->c[i];
+            ck_assert_int_eq(c->strategy, cs_plan_rule_strategy(i));
+            if (r->winner >= 0 && c->ok && c->fits)
+                ck_assert(c->tokens_per_s <= r->c[r->winner].tokens_per_s * (1 + 1e-9));
+            if (r->winner < 0) ck_assert(!(c->ok && c->fits));
+        }
+        ck_assert_int_eq(r->agrees == 2, r->winner == r->rule);
+        agrees += r->agrees > 0;
+        checked += r->claim_checked;
+    }
+    ck_assert_int_eq(p.rule_agrees, agrees);
+    ck_assert_int_eq(p.claim_checked, checked);
+    ck_assert_int_eq(p.rule[0].params, 1e9);
+    cs_plan_free(&p);
+    free(f);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("plan");
+    TCase *tc = tcase_create("plan");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, recommendation_is_the_fastest_that_fits);
+    tcase_add_test(tc, configurations_are_evaluate_s);
+    tcase_add_test(tc, a_configuration_that_does_not_apply);
+    tcase_add_test(tc, the_rule_check);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
