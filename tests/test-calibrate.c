@@ -25,6 +25,7 @@
 #include "config/config.h"
 #include "config/presets.h"
 #include "study/measure.h"
+#include "testutil.h"
 
 
 static const cs_calib_param *param(const cs_calib_result *r, const char *name)
@@ -88,7 +89,7 @@ START_TEST(round_trip_single_node)
 {
     cs_cluster preset, truth;
     cs_diag d;
-    ck_assert_int_eq(cs_config_cluster("dgx-h100", &preset, &d), 0);
+    preset = cs_test_cluster("dgx-h100");
     truth = preset;
     truth.intra.efficiency = 0.75;              /* from 0.824 */
     for (int a = 0; a < CS_ALGO_COUNT; a++)     /* an 8 us launch latency */
@@ -116,15 +117,15 @@ START_TEST(round_trip_single_node)
     const cs_calib_param *ie = param(r, "inter.efficiency");
     ck_assert(!ie->fitted);
     ck_assert_double_eq_tol(ie->value, preset.inter.efficiency, 1e-12);
-    ck_assert_ptr_nonnull(strstr(ie->why, "single-node"));
+    CS_ASSERT_CONTAINS(ie->why, "single-node");
     ck_assert_double_eq_tol(r->cluster.inter.efficiency, preset.inter.efficiency, 1e-12);
     ck_assert(!param(r, "hop.net")->fitted);
 
     /* the YAML loads back and prices every row as the fit did */
     cs_buf b = {0};
     cs_calib_write_yaml(&b, r, &s, "dgx-h100", NULL, 0);
-    ck_assert_ptr_nonnull(strstr(b.data, "# kept   inter.efficiency"));
-    ck_assert_ptr_nonnull(strstr(b.data, "# fitted intra.efficiency"));
+    CS_ASSERT_CONTAINS(b.data, "# kept   inter.efficiency");
+    CS_ASSERT_CONTAINS(b.data, "# fitted intra.efficiency");
     cs_cluster back;
     rc = cs_config_load_cluster_string("out.yaml", b.data, b.len, &back, &d);
     ck_assert_msg(rc == 0, "%d:%d %s\n%s", d.line, d.column, d.message, b.data);
@@ -145,12 +146,12 @@ START_TEST(round_trip_single_node)
     size_t len;
     const char *src = cs_presets_cluster_yaml("dgx-h100", &len);
     cs_calib_write_yaml(&b, r, &s, "dgx-h100", src, len);
-    ck_assert_ptr_nonnull(strstr(b.data, "\n# NVIDIA DGX H100: 8x H100 SXM5 80GB"));
-    ck_assert_ptr_nonnull(strstr(b.data, "  fabric: nvswitch         # DGX H100 datasheet: 4x NVIDIA NVSwitch\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "  nic_bandwidth: 400Gbps   # ConnectX-7 NDR"));
-    ck_assert_ptr_nonnull(strstr(b.data, "   # fitted intra.efficiency = 0.75"));
-    ck_assert_ptr_null(strstr(b.data, "SM90_NVLINK_BW")); /* the input's reason for 0.824 */
-    ck_assert_ptr_nonnull(strstr(b.data, "  base_latency:   # fitted latency.launch = 8"));
+    CS_ASSERT_CONTAINS(b.data, "\n# NVIDIA DGX H100: 8x H100 SXM5 80GB");
+    CS_ASSERT_CONTAINS(b.data, "  fabric: nvswitch         # DGX H100 datasheet: 4x NVIDIA NVSwitch\n");
+    CS_ASSERT_CONTAINS(b.data, "  nic_bandwidth: 400Gbps   # ConnectX-7 NDR");
+    CS_ASSERT_CONTAINS(b.data, "   # fitted intra.efficiency = 0.75");
+    CS_ASSERT_LACKS(b.data, "SM90_NVLINK_BW"); /* the input's reason for 0.824 */
+    CS_ASSERT_CONTAINS(b.data, "  base_latency:   # fitted latency.launch = 8");
     rc = cs_config_load_cluster_string("out.yaml", b.data, b.len, &back, &d);
     ck_assert_msg(rc == 0, "%d:%d %s\n%s", d.line, d.column, d.message, b.data);
     ck_assert_ptr_null(cs_config_cluster_diff(&r->cluster, &back, path, sizeof path));
@@ -167,7 +168,7 @@ START_TEST(runaway_trial_step_rejected)
 {
     cs_cluster c;
     cs_diag d;
-    ck_assert_int_eq(cs_config_cluster("dgx-h100", &c, &d), 0);
+    c = cs_test_cluster("dgx-h100");
     cs_meas_set s = {0};
     ck_assert_int_eq(
         cs_meas_read_csv(&s, "validation/nccl-tests/h100_16gpu_2node_allreduce_gcp_a3mega_tcpxo.csv",
@@ -189,7 +190,7 @@ START_TEST(any_cluster_yaml_round_trip)
     for (size_t i = 0; i < cs_presets_cluster_count(); i++) {
         cs_cluster c, back;
         cs_diag d;
-        ck_assert_int_eq(cs_config_cluster(cs_presets_cluster_name(i), &c, &d), 0);
+        c = cs_test_cluster(cs_presets_cluster_name(i));
         cs_buf b = {0};
         cs_calib_cluster_yaml(&b, &c);
         ck_assert_msg(!strncmp(b.data, "# cluster '", 11), "%s", b.data);
@@ -256,7 +257,7 @@ START_TEST(round_trip_multi_node)
 {
     cs_cluster preset, truth;
     cs_diag d;
-    ck_assert_int_eq(cs_config_cluster("dgx-a100", &preset, &d), 0);
+    preset = cs_test_cluster("dgx-a100");
     truth = preset;
     truth.inter.efficiency = 0.8; /* from 0.96 */
     cs_meas_set s = {0};
@@ -279,7 +280,7 @@ START_TEST(nvls_excluded)
 {
     cs_cluster c;
     cs_diag d;
-    ck_assert_int_eq(cs_config_cluster("dgx-h100", &c, &d), 0);
+    c = cs_test_cluster("dgx-h100");
     cs_meas_set s = {0};
     ck_assert_int_eq(cs_meas_read_csv(&s, "validation/nccl-tests/h100_8gpu_allreduce_together_ringcfg.csv", &d), 0);
     ck_assert_int_eq(cs_meas_read_csv(&s, "validation/nccl-tests/h100_8gpu_allreduce_aws_p5_nvls.csv", &d), 0);
@@ -305,7 +306,7 @@ START_TEST(nvls_excluded)
     cs_calib_result *r;
     ck_assert_int_eq(cs_calibrate(&c, &s, &r, &d), 0);
     ck_assert_str_eq(r->ds_why[0], "");
-    ck_assert_ptr_nonnull(strstr(r->ds_why[1], "NVLS"));
+    CS_ASSERT_CONTAINS(r->ds_why[1], "NVLS");
     for (size_t i = 0; i < s.n; i++) ck_assert_int_eq(r->rows[i].used, s.rows[i].dataset == 0);
     cs_calib_result_free(r);
     cs_meas_free(&s);
@@ -316,7 +317,7 @@ START_TEST(rows_must_fit_cluster)
 {
     cs_cluster c;
     cs_diag d;
-    ck_assert_int_eq(cs_config_cluster("pcie-l40s", &c, &d), 0); /* one node, no network */
+    c = cs_test_cluster("pcie-l40s"); /* one node, no network */
     cs_meas_set s = {0};
     ck_assert_int_eq(cs_meas_read_csv(&s, "validation/nccl-tests/h100_16gpu_2node_allreduce_bitdeer.csv", &d), 0);
     cs_calib_compare cmp;
@@ -355,9 +356,5 @@ int main(void)
     tcase_add_test(tf, rows_must_fit_cluster);
     tcase_add_test(tf, stats);
     suite_add_tcase(s, tf);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return cs_test_run(s);
 }

@@ -25,6 +25,7 @@
 #include "config/cluster_yaml.h"
 #include "config/config.h"
 #include "config/presets.h"
+#include "testutil.h"
 
 /* Writes c (with src, a note when note is set) and loads it back; the
  * text in *out (caller frees with cs_buf_free). */
@@ -33,9 +34,7 @@ static void write_and_reload(const cs_cluster *c, const char *src, cs_cluster_ya
 {
     cs_cluster_yaml_opts o = {.src_text = src, .src_len = src ? strlen(src) : 0, .note = note};
     cs_config_write_cluster(out, c, &o);
-    cs_diag d;
-    int rc = cs_config_load_cluster_string("back.yaml", out->data, out->len, back, &d);
-    ck_assert_msg(rc == 0, "%d:%d: %s\n%s", d.line, d.column, d.message, out->data);
+    *back = cs_test_cluster_yaml("back.yaml", out->data);
 }
 
 static void expect_same(const cs_cluster *a, const cs_cluster *b, const char *what,
@@ -65,17 +64,6 @@ static void expect_comments_kept(const char *src, const char *out, const char *w
         }
         line = nl ? nl + 1 : line + len;
     }
-}
-
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "%s", path);
-    char *s = malloc(1 << 16);
-    size_t n = fread(s, 1, (1 << 16) - 1, f);
-    fclose(f);
-    s[n] = 0;
-    return s;
 }
 
 static void round_trip_spec(const char *spec)
@@ -154,9 +142,7 @@ static const char SRC[] =
 
 START_TEST(comments_follow_their_keys)
 {
-    cs_cluster c, back;
-    cs_diag d;
-    ck_assert_int_eq(cs_config_load_cluster_string("src.yaml", SRC, strlen(SRC), &c, &d), 0);
+    cs_cluster back, c = cs_test_cluster_yaml("src.yaml", SRC);
     cs_buf b = {0};
     write_and_reload(&c, SRC, NULL, &b, &back);
     expect_same(&c, &back, "SRC", b.data);
@@ -165,26 +151,26 @@ START_TEST(comments_follow_their_keys)
      * continuation aligned under it, source spellings kept */
     static const char start[] = "# head line 1\n#\n# head line 3\nname: src\n";
     ck_assert_msg(!strncmp(b.data, start, strlen(start)), "%s", b.data);
-    ck_assert_ptr_nonnull(strstr(b.data, "\nnodes: 2                 # two of them\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "  model: \"A # not a comment\"   # the model\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "    fp32: 67             # continued\n"
-                                         "                         # on the next line\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "  # leads bandwidth\n  bandwidth: 450GB/s\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "  nic_bandwidth: 400Gbps # bits\n"));
-    ck_assert_ptr_nonnull(
-        strstr(b.data, "  base_latency:                     # only one entry\n    ring: {ll: 7us}\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "      tree: {simple: 15us}          # a flow line\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "  bw_factor:\n    ring: {ll128: 0.9}\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "    - {node: 1, nic: 2, bandwidth: 12.5GB/s}   # a slow NIC\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "    - {rank: 5, slowdown: 1.5, delay: 10us}\n"));
+    CS_ASSERT_CONTAINS(b.data, "\nnodes: 2                 # two of them\n");
+    CS_ASSERT_CONTAINS(b.data, "  model: \"A # not a comment\"   # the model\n");
+    CS_ASSERT_CONTAINS(b.data, "    fp32: 67             # continued\n"
+                               "                         # on the next line\n");
+    CS_ASSERT_CONTAINS(b.data, "  # leads bandwidth\n  bandwidth: 450GB/s\n");
+    CS_ASSERT_CONTAINS(b.data, "  nic_bandwidth: 400Gbps # bits\n");
+    CS_ASSERT_CONTAINS(b.data,
+                       "  base_latency:                     # only one entry\n    ring: {ll: 7us}\n");
+    CS_ASSERT_CONTAINS(b.data, "      tree: {simple: 15us}          # a flow line\n");
+    CS_ASSERT_CONTAINS(b.data, "  bw_factor:\n    ring: {ll128: 0.9}\n");
+    CS_ASSERT_CONTAINS(b.data, "    - {node: 1, nic: 2, bandwidth: 12.5GB/s}   # a slow NIC\n");
+    CS_ASSERT_CONTAINS(b.data, "    - {rank: 5, slowdown: 1.5, delay: 10us}\n");
     size_t tl = strlen("# the tail\n");
     ck_assert_str_eq(b.data + b.len - tl, "# the tail\n");
     /* every schema key is written, defaults included */
-    ck_assert_ptr_nonnull(strstr(b.data, "\n  oversubscription: 1\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "\n  chunk: {ll: 32768, ll128: 614400, simple: 524288}\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "\n  efficiency: {ring: 1, tree: 1, nvls: 1}\n"));
+    CS_ASSERT_CONTAINS(b.data, "\n  oversubscription: 1\n");
+    CS_ASSERT_CONTAINS(b.data, "\n  chunk: {ll: 32768, ll128: 614400, simple: 524288}\n");
+    CS_ASSERT_CONTAINS(b.data, "\n  efficiency: {ring: 1, tree: 1, nvls: 1}\n");
     /* NCCL's default latencies are not repeated */
-    ck_assert_ptr_null(strstr(b.data, "nvlink:"));
+    CS_ASSERT_LACKS(b.data, "nvlink:");
     cs_buf_free(&b);
 }
 END_TEST
@@ -198,32 +184,29 @@ static const char *note(void *ud, const char *path, char *buf, size_t len)
 
 START_TEST(changed_values_get_the_note)
 {
-    cs_cluster c, back;
-    cs_diag d;
-    ck_assert_int_eq(cs_config_load_cluster_string("src.yaml", SRC, strlen(SRC), &c, &d), 0);
+    cs_cluster back, c = cs_test_cluster_yaml("src.yaml", SRC);
     c.intra.efficiency = 0.8056547951;
     c.coll.hw_latency_s[CS_HW_NVLINK][CS_ALGO_RING][CS_PROTO_LL] *= 0.7;
     c.stragglers[0].delay_s = 12e-6;
     cs_buf b = {0};
     write_and_reload(&c, SRC, note, &b, &back);
     expect_same(&c, &back, "changed", b.data);
-    ck_assert_ptr_nonnull(strstr(b.data, "  efficiency: 0.8056547951   # fitted intra.efficiency\n"));
-    ck_assert_ptr_null(strstr(b.data, "# fitted later"));
-    ck_assert_ptr_nonnull(strstr(b.data, "  hw_latency:   # fitted collectives.hw_latency\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "\n    nvlink:   # fitted collectives.hw_latency.nvlink\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "      tree: {simple: 15us}          # a flow line\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "    - {rank: 5, slowdown: 1.5, delay: 12us}   # fitted des.stragglers[0]\n"));
+    CS_ASSERT_CONTAINS(b.data, "  efficiency: 0.8056547951   # fitted intra.efficiency\n");
+    CS_ASSERT_LACKS(b.data, "# fitted later");
+    CS_ASSERT_CONTAINS(b.data, "  hw_latency:   # fitted collectives.hw_latency\n");
+    CS_ASSERT_CONTAINS(b.data, "\n    nvlink:   # fitted collectives.hw_latency.nvlink\n");
+    CS_ASSERT_CONTAINS(b.data, "      tree: {simple: 15us}          # a flow line\n");
+    CS_ASSERT_CONTAINS(b.data, "    - {rank: 5, slowdown: 1.5, delay: 12us}   # fitted des.stragglers[0]\n");
     /* the unchanged keep theirs */
-    ck_assert_ptr_nonnull(strstr(b.data, "  bandwidth: 450GB/s\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "# a slow NIC"));
+    CS_ASSERT_CONTAINS(b.data, "  bandwidth: 450GB/s\n");
+    CS_ASSERT_CONTAINS(b.data, "# a slow NIC");
     cs_buf_free(&b);
 }
 END_TEST
 
 START_TEST(exact_values_and_quoted_strings)
 {
-    cs_cluster c, back;
-    ck_assert_int_eq(cs_config_cluster("dgx-h100", &c, &(cs_diag){0}), 0);
+    cs_cluster back, c = cs_test_cluster("dgx-h100");
     /* 3.4 x 1e-6 is not 3.4 / 1e6 (how "3.4us" reads): written exactly */
     c.coll.base_latency_s[CS_ALGO_TREE][CS_PROTO_LL] = 3.4 * 1e-6;
     c.intra.bw_Bps = 450e9 * 1.0123456789;
@@ -235,7 +218,7 @@ START_TEST(exact_values_and_quoted_strings)
     write_and_reload(&c, NULL, NULL, &b, &back);
     expect_same(&c, &back, "exact", b.data);
     ck_assert_str_eq(back.gpu.model, c.gpu.model);
-    ck_assert_ptr_nonnull(strstr(b.data, "name: \"null\"\n"));
+    CS_ASSERT_CONTAINS(b.data, "name: \"null\"\n");
     cs_buf_free(&b);
 }
 END_TEST
@@ -243,11 +226,10 @@ END_TEST
 START_TEST(diff_names_the_key)
 {
     cs_cluster a, b;
-    char *src = read_text("configs/clusters/dgx-h100.yaml");
+    char *src = cs_test_slurp("configs/clusters/dgx-h100.yaml", NULL);
     char ext[4096];
     snprintf(ext, sizeof ext, "%sdes:\n  stragglers:\n    - {rank: 3, slowdown: 2}\n", src);
-    cs_diag d;
-    ck_assert_int_eq(cs_config_load_cluster_string("x.yaml", ext, strlen(ext), &a, &d), 0);
+    a = cs_test_cluster_yaml("x.yaml", ext);
     b = a;
     char path[256];
     ck_assert_ptr_null(cs_config_cluster_diff(&a, &b, path, sizeof path));
@@ -276,9 +258,7 @@ END_TEST
  * none listed in the schema): written, read back, and named by the diff. */
 START_TEST(every_algorithm_flag_is_a_key)
 {
-    cs_cluster a, b, back;
-    cs_diag d;
-    ck_assert_int_eq(cs_config_cluster("dgx-h100", &a, &d), 0);
+    cs_cluster b, back, a = cs_test_cluster("dgx-h100");
     int flags = 0;
     for (int al = 0; al < CS_ALGO_COUNT; al++) {
         const char *key = cs_algo_flag_key((cs_algo_id)al);
@@ -313,9 +293,5 @@ int main(void)
     tcase_add_test(tc, diff_names_the_key);
     tcase_add_test(tc, every_algorithm_flag_is_a_key);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return cs_test_run(s);
 }

@@ -15,17 +15,13 @@
 #include "coll/collective.h"
 #include "config/config.h"
 #include "config/presets.h"
+#include "testutil.h"
 
-#define GiB (1024.0 * 1024.0 * 1024.0)
 
 static cs_topology topo(const char *preset, int ranks)
 {
-    cs_cluster c;
-    cs_diag d;
-    ck_assert_msg(cs_config_cluster(preset, &c, &d) == 0, "%s", d.message);
-    cs_topology t;
-    ck_assert_msg(cs_topology_build(&c, ranks, 0, &t, &d) == 0, "%s", d.message);
-    return t;
+    cs_cluster c = cs_test_cluster(preset);
+    return cs_test_topology(&c, ranks, 0);
 }
 
 static cs_coll_result run(const cs_topology *t, cs_op op, double bytes, int a, int p,
@@ -129,7 +125,7 @@ START_TEST(tree_is_all_reduce_only_and_ll128_follows_config)
     cs_coll_result r;
     cs_diag d;
     ck_assert_int_eq(cs_collective_run(&t, &rq, &r, &d), CS_ENOTSUP);
-    ck_assert_ptr_nonnull(strstr(d.message, "all_reduce only"));
+    CS_ASSERT_CONTAINS(d.message, "all_reduce only");
     cs_topology pc = topo("pcie-l40s", 4);
     ck_assert_int_eq(cs_collective_time(&pc, CS_OP_ALL_REDUCE, 1e6, CS_ALGO_RING, CS_PROTO_LL128, &tm), CS_ENOTSUP);
 }
@@ -146,21 +142,14 @@ END_TEST
 
 static cs_topology yaml_topo(const char *extra, int ranks)
 {
-    size_t len;
-    const char *base = cs_presets_cluster_yaml("dgx-h100", &len);
+    const char *base = cs_presets_cluster_yaml("dgx-h100", NULL);
     ck_assert_ptr_nonnull(base);
+    char *two = cs_test_replace(base, "\nnodes: 1 ", "\nnodes: 2 "); /* a two-node cluster */
     char buf[16384];
-    snprintf(buf, sizeof buf, "%.*s\n%s", (int)len, base, extra);
-    char *nodes = strstr(buf, "\nnodes: 1 "); /* a two-node cluster */
-    ck_assert_ptr_nonnull(nodes);
-    nodes[8] = '2';
-    cs_cluster c;
-    cs_diag d;
-    ck_assert_msg(cs_config_load_cluster_string("test.yaml", buf, strlen(buf), &c, &d) == 0, "%s:%d:%d %s",
-                  d.file, d.line, d.column, d.message);
-    cs_topology t;
-    ck_assert_msg(cs_topology_build(&c, ranks, 0, &t, &d) == 0, "%s", d.message);
-    return t;
+    snprintf(buf, sizeof buf, "%s\n%s", two, extra);
+    free(two);
+    cs_cluster c = cs_test_cluster_yaml("test.yaml", buf);
+    return cs_test_topology(&c, ranks, 0);
 }
 
 START_TEST(straggler_slows_des_only)
@@ -280,9 +269,8 @@ START_TEST(every_row_prices_every_protocol)
     const char *presets[] = {"dgx-h100", "dgx-a100", "pcie-l40s"};
     for (size_t i = 0; i < 3; i++)
         for (int ranks = 8; ranks <= 16; ranks += 8) {
-            cs_cluster c;
+            cs_cluster c = cs_test_cluster(presets[i]);
             cs_diag d;
-            ck_assert(cs_config_cluster(presets[i], &c, &d) == 0);
             cs_topology t;
             if (cs_topology_build(&c, ranks, 0, &t, &d)) continue; /* pcie-l40s: one node */
             for (int a = 0; a < CS_ALGO_COUNT; a++)
@@ -301,8 +289,7 @@ END_TEST
 START_TEST(protocol_factors_are_nccls)
 {
     cs_topology t = topo("dgx-h100", 8), m = topo("dgx-h100", 16), one = topo("dgx-h100", 2);
-    cs_diag d;
-    ck_assert(cs_topology_build(&t.cluster, 2, 2, &one, &d) == 0); /* one rank per node */
+    one = cs_test_topology(&t.cluster, 2, 2); /* one rank per node */
     ck_assert_double_eq_tol(cs_collective_nccl_bw_factor(&one, CS_OP_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_LL128), 0.7, 1e-15);
     ck_assert_double_eq_tol(cs_collective_nccl_bw_factor(&t, CS_OP_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_SIMPLE), 0.92, 1e-15);
     ck_assert_double_eq_tol(cs_collective_nccl_bw_factor(&t, CS_OP_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_LL), 0.92 / 3.8, 1e-15);
@@ -321,22 +308,12 @@ END_TEST
 /* dgx-h100 with `collectives: nvls: false`, 8 ranks. */
 static cs_topology nvls_off_topo(void)
 {
-    size_t len;
-    const char *base = cs_presets_cluster_yaml("dgx-h100", &len);
-    char buf[16384];
-    snprintf(buf, sizeof buf, "%.*s", (int)len, base);
-    char *at = strstr(buf, "\ncollectives:\n");
-    ck_assert_ptr_nonnull(at);
-    at += strlen("\ncollectives:\n");
-    memmove(at + 14, at, strlen(at) + 1);
-    memcpy(at, "  nvls: false\n", 14);
-    cs_cluster c;
-    cs_diag d;
-    ck_assert_msg(cs_config_load_cluster_string("off.yaml", buf, strlen(buf), &c, &d) == 0,
-                  "%d:%d %s", d.line, d.column, d.message);
-    cs_topology t;
-    ck_assert_msg(cs_topology_build(&c, 8, 0, &t, &d) == 0, "%s", d.message);
-    return t;
+    const char *base = cs_presets_cluster_yaml("dgx-h100", NULL);
+    ck_assert_ptr_nonnull(base);
+    char *off = cs_test_replace(base, "\ncollectives:\n", "\ncollectives:\n  nvls: false\n");
+    cs_cluster c = cs_test_cluster_yaml("off.yaml", off);
+    free(off);
+    return cs_test_topology(&c, 8, 0);
 }
 
 /* The message of a forced choice that cannot run: "" when it runs. */
@@ -365,13 +342,13 @@ START_TEST(a_row_that_cannot_run_gives_its_hint)
                 if (!*msg) continue;
                 refused++;
                 ck_assert_msg(strstr(msg, cs_algo_hint(a)), "%s: %s", cs_algo_name(a), msg);
-                ck_assert_ptr_nonnull(strstr(msg, cs_algo_name(a)));
+                CS_ASSERT_CONTAINS(msg, cs_algo_name(a));
             }
         ck_assert_msg(refused || !*cs_algo_hint(a), "%s's hint is never said", cs_algo_name(a));
         cs_diag d; /* LL128 is off on PCIe */
         const char *msg = refusal(&ts[4], CS_OP_ALL_REDUCE, a, CS_PROTO_LL128, &d);
         ck_assert(*msg);
-        ck_assert_ptr_nonnull(strstr(msg, *cs_algo_hint(a) ? cs_algo_hint(a) : "LL128 is disabled"));
+        CS_ASSERT_CONTAINS(msg, *cs_algo_hint(a) ? cs_algo_hint(a) : "LL128 is disabled");
     }
 }
 END_TEST
@@ -380,9 +357,7 @@ START_TEST(flags_default_to_what_the_hardware_allows)
 {
     const char *presets[] = {"dgx-h100", "dgx-a100", "pcie-l40s", "hgx-h200", "cpu-local"};
     for (size_t i = 0; i < 5; i++) {
-        cs_cluster c;
-        cs_diag d;
-        ck_assert(cs_config_cluster(presets[i], &c, &d) == 0);
+        cs_cluster c = cs_test_cluster(presets[i]);
         for (int a = 0; a < CS_ALGO_COUNT; a++)
             ck_assert_int_eq(c.coll.algo_enabled[a], cs_algo_hw_allows(a, &c));
     }
@@ -400,7 +375,6 @@ int main(void)
 {
     Suite *s = suite_create("collective");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, busbw_factors_are_nccl_tests);
     tcase_add_test(tc, ring_busbw_approaches_effective_nvlink);
     tcase_add_test(tc, internode_bandwidth_bottlenecks_multinode_rings);
@@ -420,9 +394,5 @@ int main(void)
     tcase_add_test(tc, a_row_that_cannot_run_gives_its_hint);
     tcase_add_test(tc, flags_default_to_what_the_hardware_allows);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return cs_test_run(s);
 }

@@ -12,8 +12,8 @@
 
 #include "config/config.h"
 #include "config/presets.h"
+#include "testutil.h"
 
-#define GiB (1024.0 * 1024.0 * 1024.0)
 
 /* A valid two-node cluster; line numbers below refer to it. */
 static const char BASE[] = "nodes: 2\n"                          /* 1 */
@@ -52,56 +52,26 @@ static int load(const char *yaml, cs_cluster *c, cs_diag *d)
 /* BASE (or SINGLE) with `extra` appended; caller frees. */
 static char *with(const char *base, const char *extra)
 {
-    size_t a = strlen(base), b = strlen(extra);
-    char *s = malloc(a + b + 1);
-    ck_assert_ptr_nonnull(s);
-    memcpy(s, base, a);
-    memcpy(s + a, extra, b + 1);
-    return s;
-}
-
-/* BASE with the first occurrence of `from` replaced by `to`; caller frees. */
-static char *replace(const char *base, const char *from, const char *to)
-{
-    const char *at = strstr(base, from);
-    ck_assert_msg(at != NULL, "'%s' not in the base text", from);
-    size_t pre = (size_t)(at - base), fl = strlen(from), tl = strlen(to);
-    char *s = malloc(strlen(base) - fl + tl + 1);
-    ck_assert_ptr_nonnull(s);
-    memcpy(s, base, pre);
-    memcpy(s + pre, to, tl);
-    strcpy(s + pre + tl, at + fl);
-    return s;
+    return cs_test_replace(base, "", extra);
 }
 
 static void expect_ok(const char *yaml, cs_cluster *c, int line)
 {
     cs_diag d;
-    int rc = load(yaml, c, &d);
-    char buf[1024];
-    cs_diag_format(&d, buf, sizeof buf);
-    ck_assert_msg(rc == 0, "line %d: load failed: %s", line, buf);
+    cs_test_diag_ok(load(yaml, c, &d), &d, "line %d", line);
 }
 
 static void expect_error(const char *yaml, int want_line, int want_col, const char *text, int line)
 {
     cs_cluster c;
     cs_diag d;
-    int rc = load(yaml, &c, &d);
-    char buf[1024];
-    cs_diag_format(&d, buf, sizeof buf);
-    ck_assert_msg(rc == CS_ECONFIG, "line %d: want CS_ECONFIG, got %d (%s)", line, rc, buf);
-    ck_assert_msg(d.code == CS_ECONFIG, "line %d: diag code %d", line, d.code);
-    ck_assert_msg(!strcmp(d.file, "test.yaml"), "line %d: file '%s'", line, d.file);
-    ck_assert_msg(d.line == want_line && d.column == want_col, "line %d: at %d:%d, want %d:%d (%s)",
-                  line, d.line, d.column, want_line, want_col, buf);
-    ck_assert_msg(strstr(d.message, text) != NULL, "line %d: message '%s' lacks '%s'", line,
-                  d.message, text);
+    cs_test_diag_error(load(yaml, &c, &d), &d, "test.yaml", want_line, want_col, text, "line %d",
+                       line);
 }
 
 #define OK_YAML(yaml, c)        expect_ok(yaml, c, __LINE__)
 #define ERR(yaml, l, col, text) expect_error(yaml, l, col, text, __LINE__)
-/* Same, freeing a string made by with()/replace(). */
+/* Same, freeing a string made by with()/cs_test_replace(). */
 #define ERR_FREE(expr, l, col, text)                                                               \
     do {                                                                                           \
         char *y_ = (expr);                                                                         \
@@ -110,15 +80,6 @@ static void expect_error(const char *yaml, int want_line, int want_col, const ch
     } while (0)
 
 /* ---- presets ---- */
-
-static void load_preset(const char *name, cs_cluster *c)
-{
-    cs_diag d;
-    int rc = cs_config_cluster(name, c, &d);
-    char buf[1024];
-    cs_diag_format(&d, buf, sizeof buf);
-    ck_assert_msg(rc == 0, "preset %s: %s", name, buf);
-}
 
 START_TEST(presets_listed_sorted)
 {
@@ -137,12 +98,8 @@ END_TEST
 /* 0 if text[0..len) equals the file's bytes. */
 static int compare_with_file(const char *path, const char *text, size_t len)
 {
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s (tests run from the project root)", path);
-    char *buf = malloc(len + 2);
-    ck_assert_ptr_nonnull(buf);
-    size_t n = fread(buf, 1, len + 1, f);
-    fclose(f);
+    size_t n;
+    char *buf = cs_test_slurp(path, &n);
     int diff = n != len || memcmp(buf, text, len) != 0;
     free(buf);
     return diff;
@@ -167,8 +124,7 @@ START_TEST(presets_match_their_files)
         ck_assert_int_ne(compare_with_file(path, copy, len), 0);
         free(copy);
         /* and the YAML's name is the preset's name */
-        cs_cluster c;
-        load_preset(name, &c);
+        cs_cluster c = cs_test_cluster(name);
         ck_assert_str_eq(c.name, name);
     }
 }
@@ -176,8 +132,7 @@ END_TEST
 
 START_TEST(preset_dgx_h100)
 {
-    cs_cluster c;
-    load_preset("dgx-h100", &c);
+    cs_cluster c = cs_test_cluster("dgx-h100");
     ck_assert_int_eq(c.nodes, 1);
     ck_assert_int_eq(c.gpus_per_node, 8);
     ck_assert_str_eq(c.gpu.model, "H100-SXM5-80GB");
@@ -209,8 +164,7 @@ END_TEST
 
 START_TEST(preset_dgx_a100)
 {
-    cs_cluster c;
-    load_preset("dgx-a100", &c);
+    cs_cluster c = cs_test_cluster("dgx-a100");
     ck_assert_int_eq(c.nodes, 1);
     ck_assert_int_eq(c.gpus_per_node, 8);
     ck_assert_str_eq(c.gpu.model, "A100-SXM4-80GB");
@@ -238,8 +192,7 @@ END_TEST
 
 START_TEST(preset_hgx_h200)
 {
-    cs_cluster c;
-    load_preset("hgx-h200", &c);
+    cs_cluster c = cs_test_cluster("hgx-h200");
     ck_assert_int_eq(c.gpus_per_node, 8);
     ck_assert_str_eq(c.gpu.model, "H200-SXM5-141GB");
     ck_assert_double_eq_tol(c.gpu.memory_bytes, 141e9, 1); /* decimal GB */
@@ -257,8 +210,7 @@ END_TEST
 
 START_TEST(preset_pcie_l40s)
 {
-    cs_cluster c;
-    load_preset("pcie-l40s", &c);
+    cs_cluster c = cs_test_cluster("pcie-l40s");
     ck_assert_int_eq(c.nodes, 1);
     ck_assert_int_eq(c.gpus_per_node, 4);
     ck_assert_int_eq(c.gpu.compute_capability, 89);
@@ -288,8 +240,8 @@ START_TEST(unknown_preset_suggests)
     ck_assert_str_eq(d.message, "unknown cluster 'dgx-h10' (did you mean 'dgx-h100'? presets: "
                                 "cpu-local, dgx-a100, dgx-h100, hgx-h200, pcie-l40s)");
     ck_assert_int_eq(cs_config_cluster("zzzzzzzzzz", &c, &d), CS_ENOENT);
-    ck_assert_ptr_null(strstr(d.message, "did you mean"));
-    ck_assert_ptr_nonnull(strstr(d.message, "presets: cpu-local, dgx-a100"));
+    CS_ASSERT_LACKS(d.message, "did you mean");
+    CS_ASSERT_CONTAINS(d.message, "presets: cpu-local, dgx-a100");
 }
 END_TEST
 
@@ -305,7 +257,7 @@ START_TEST(files_and_missing_files)
 
     ck_assert_int_eq(cs_config_load_cluster_file("no/such/file.yaml", &c, &d), CS_ENOENT);
     ck_assert_str_eq(d.file, "no/such/file.yaml");
-    ck_assert_ptr_nonnull(strstr(d.message, "cannot open"));
+    CS_ASSERT_CONTAINS(d.message, "cannot open");
     ck_assert_int_eq(cs_config_cluster("no/such/file.yaml", &c, &d), CS_ENOENT);
     ck_assert_int_eq(cs_config_cluster("missing.yaml", &c, &d), CS_ENOENT);
     /* A directory cannot be read as a file. */
@@ -315,20 +267,16 @@ END_TEST
 
 START_TEST(file_name_defaults_to_basename)
 {
-    char dir[] = "/tmp/collsim-test-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char *dir = cs_test_tmpdir();
     char path[256];
     snprintf(path, sizeof path, "%s/my-box.yaml", dir);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(SINGLE, f);
-    fclose(f);
+    cs_test_write(path, SINGLE);
     cs_cluster c;
     cs_diag d;
     int rc = cs_config_load_cluster_file(path, &c, &d);
     int rc2 = cs_config_cluster(path, &c, &d);
-    unlink(path);
-    rmdir(dir);
+    cs_test_rmdir(dir);
+    free(dir);
     ck_assert_int_eq(rc, 0);
     ck_assert_int_eq(rc2, 0);
     ck_assert_str_eq(c.name, "my-box");
@@ -381,14 +329,14 @@ END_TEST
 START_TEST(defaults_depend_on_fabric)
 {
     cs_cluster c;
-    char *y = replace(SINGLE, "fabric: nvswitch", "fabric: pcie");
+    char *y = cs_test_replace(SINGLE, "fabric: nvswitch", "fabric: pcie");
     OK_YAML(y, &c);
     free(y);
     ck_assert_int_eq(c.intra.kind, CS_FABRIC_PCIE);
     ck_assert_int_eq(c.coll.channels, 4);
     ck_assert_int_eq(c.coll.ll128_enabled, 0);
 
-    y = replace(SINGLE, "fabric: nvswitch", "fabric: nvlink");
+    y = cs_test_replace(SINGLE, "fabric: nvswitch", "fabric: nvlink");
     OK_YAML(y, &c);
     free(y);
     ck_assert_int_eq(c.intra.kind, CS_FABRIC_NVLINK);
@@ -403,7 +351,7 @@ START_TEST(nvls_default_and_override)
     cs_cluster c;
     OK_YAML(SINGLE, &c); /* nvswitch, compute capability 90 */
     ck_assert_int_eq(c.coll.algo_enabled[CS_ALGO_NVLS], 1);
-    char *y = replace(SINGLE, "compute_capability: 90", "compute_capability: 80");
+    char *y = cs_test_replace(SINGLE, "compute_capability: 90", "compute_capability: 80");
     OK_YAML(y, &c);
     free(y);
     ck_assert_int_eq(c.coll.algo_enabled[CS_ALGO_NVLS], 0);
@@ -416,10 +364,10 @@ START_TEST(nvls_default_and_override)
     free(y);
     ck_assert_int_eq(c.coll.algo_enabled[CS_ALGO_NVLS], 1);
     /* explicit true without the hardware: an error at the value */
-    char *a = replace(SINGLE, "compute_capability: 90", "compute_capability: 80");
+    char *a = cs_test_replace(SINGLE, "compute_capability: 90", "compute_capability: 80");
     ERR_FREE(with(a, "collectives:\n  nvls: true\n"), 13, 9, "compute_capability >= 90");
     free(a);
-    a = replace(SINGLE, "fabric: nvswitch", "fabric: nvlink");
+    a = cs_test_replace(SINGLE, "fabric: nvswitch", "fabric: nvlink");
     ERR_FREE(with(a, "collectives:\n  nvls: true\n"), 13, 9, "got fabric nvlink");
     free(a);
     ERR_FREE(with(SINGLE, "collectives:\n  nvls: yes\n"), 13, 9, "nvls");
@@ -428,7 +376,7 @@ START_TEST(nvls_default_and_override)
     ck_assert_ptr_nonnull(y);
     strcpy(y, "collectives: {nvls: true}\n");
     strcat(y, SINGLE);
-    char *z = replace(y, "fabric: nvswitch", "fabric: pcie");
+    char *z = cs_test_replace(y, "fabric: nvswitch", "fabric: pcie");
     free(y);
     ERR_FREE(z, 1, 21, "NVSwitch");
 }
@@ -544,7 +492,7 @@ START_TEST(error_unknown_keys)
 {
     ERR("nodes: 1\ngpus_per_nod: 8\n", 2, 1,
         "unknown key 'gpus_per_nod' in cluster (did you mean 'gpus_per_node'?)");
-    ERR_FREE(replace(BASE, "  model: H100", "  modle: H100"), 4, 3,
+    ERR_FREE(cs_test_replace(BASE, "  model: H100", "  modle: H100"), 4, 3,
              "unknown key 'modle' in gpu (did you mean 'model'?)");
     ERR_FREE(with(BASE, "  nic_bw: 1\n"), 15, 3, "unknown key 'nic_bw' in inter");
     /* No close match: list the keys instead. */
@@ -554,7 +502,7 @@ START_TEST(error_unknown_keys)
              "unknown key 'rign' in collectives.base_latency (did you mean 'ring'?)");
     ERR_FREE(with(BASE, "collectives: {hw_latency: {net: {tree: {simpel: 1us}}}}\n"), 15, 41,
              "unknown key 'simpel' in collectives.hw_latency.net.tree (did you mean 'simple'?)");
-    ERR_FREE(replace(BASE, "{bf16: 989.4", "{bf61: 989.4"), 7, 12,
+    ERR_FREE(cs_test_replace(BASE, "{bf16: 989.4", "{bf61: 989.4"), 7, 12,
              "unknown key 'bf61' in gpu.tflops (did you mean 'bf16'?)");
     ERR_FREE(with(BASE, "des: {links: [{node: 0, gpu: 0, bandwith: 1GB/s}]}\n"), 15, 33,
              "unknown key 'bandwith' in des.links[0] (did you mean 'bandwidth'?)");
@@ -569,15 +517,15 @@ START_TEST(error_bad_values)
     ERR("nodes: 99999999999999999999\n", 1, 8, "'nodes' must be an integer");
     ERR("nodes: 1\ngpus_per_node: 2048\n", 2, 16,
         "'gpus_per_node' must be an integer in 1..1024, got 2048");
-    ERR_FREE(replace(BASE, "compute_capability: 90", "compute_capability: 60"), 6, 23,
+    ERR_FREE(cs_test_replace(BASE, "compute_capability: 90", "compute_capability: 60"), 6, 23,
              "'compute_capability' must be an integer in 70..120, got 60");
-    ERR_FREE(replace(BASE, "memory: 80GiB", "memory: 80Gib"), 5, 11,
+    ERR_FREE(cs_test_replace(BASE, "memory: 80GiB", "memory: 80Gib"), 5, 11,
              "'memory': expected a size such as 8, 4K, 25MiB or 8G, got '80Gib'");
-    ERR_FREE(replace(BASE, "memory: 80GiB", "memory: 0"), 5, 11,
+    ERR_FREE(cs_test_replace(BASE, "memory: 80GiB", "memory: 0"), 5, 11,
              "'memory' must be a size > 0, got 0");
-    ERR_FREE(replace(BASE, "bandwidth: 450GB/s", "bandwidth: 450GB"), 11, 14,
+    ERR_FREE(cs_test_replace(BASE, "bandwidth: 450GB/s", "bandwidth: 450GB"), 11, 14,
              "'bandwidth': expected a rate such as 400Gbps");
-    ERR_FREE(replace(BASE, "nic_bandwidth: 400Gbps", "nic_bandwidth: -400Gbps"), 14, 18,
+    ERR_FREE(cs_test_replace(BASE, "nic_bandwidth: 400Gbps", "nic_bandwidth: -400Gbps"), 14, 18,
              "negative values are not allowed");
     ERR_FREE(with(BASE, "  efficiency: 1.7\n"), 15, 15, "'efficiency' must be in (0, 1], got 1.7");
     ERR_FREE(with(BASE, "  efficiency: 0\n"), 15, 15, "'efficiency' must be in (0, 1], got 0");
@@ -588,10 +536,11 @@ START_TEST(error_bad_values)
     ERR_FREE(with(BASE, "  oversubscription: 0.5\n"), 15, 21,
              "'oversubscription' must be >= 1, got 0.5");
     ERR_FREE(with(BASE, "  nics_per_node: 65\n"), 15, 3, "duplicate key 'nics_per_node'");
-    ERR_FREE(replace(BASE, "nics_per_node: 8", "nics_per_node: 65"), 13, 18,
+    ERR_FREE(cs_test_replace(BASE, "nics_per_node: 8", "nics_per_node: 65"), 13, 18,
              "'nics_per_node' must be an integer in 1..64, got 65");
-    ERR_FREE(replace(BASE, "fp32: 67", "fp32: 0"), 7, 31, "'fp32' must be in (0, 100000), got 0");
-    ERR_FREE(replace(BASE, "{bf16: 989.4, fp32: 67}", "{}"), 7, 11,
+    ERR_FREE(cs_test_replace(BASE, "fp32: 67", "fp32: 0"), 7, 31,
+             "'fp32' must be in (0, 100000), got 0");
+    ERR_FREE(cs_test_replace(BASE, "{bf16: 989.4, fp32: 67}", "{}"), 7, 11,
              "'tflops' needs at least one of fp32");
     ERR_FREE(with(BASE, "collectives: {ll128: yes}\n"), 15, 22,
              "'ll128' must be true or false, got 'yes'");
@@ -607,21 +556,21 @@ START_TEST(error_bad_values)
              "'ll': expected a time such as 500ns");
     char long_model[200];
     snprintf(long_model, sizeof long_model, "model: %0100d", 7);
-    ERR_FREE(replace(BASE, "model: H100", long_model), 4, 10,
+    ERR_FREE(cs_test_replace(BASE, "model: H100", long_model), 4, 10,
              "'model' must be at most 63 characters");
-    ERR_FREE(replace(BASE, "model: H100", "model: \"\""), 4, 10,
+    ERR_FREE(cs_test_replace(BASE, "model: H100", "model: \"\""), 4, 10,
              "'model' must be a non-empty string");
-    ERR_FREE(replace(BASE, "model: H100", "model:"), 4, 9,
+    ERR_FREE(cs_test_replace(BASE, "model: H100", "model:"), 4, 9,
              "'model' must be a string, got an empty value");
 }
 END_TEST
 
 START_TEST(error_enum_suggestions)
 {
-    ERR_FREE(replace(BASE, "fabric: nvswitch", "fabric: nvswtich"), 10, 11,
+    ERR_FREE(cs_test_replace(BASE, "fabric: nvswitch", "fabric: nvswtich"), 10, 11,
              "'fabric' must be one of nvswitch, nvlink, pcie, got 'nvswtich' (did you mean "
              "'nvswitch'?)");
-    ERR_FREE(replace(BASE, "fabric: nvswitch", "fabric: infiniband"), 10, 11,
+    ERR_FREE(cs_test_replace(BASE, "fabric: nvswitch", "fabric: infiniband"), 10, 11,
              "'fabric' must be one of nvswitch, nvlink, pcie, got 'infiniband'");
     ERR_FREE(with(BASE, "  topology: fattree\n"), 15, 13, "(did you mean 'fat-tree'?)");
 }
@@ -632,13 +581,14 @@ START_TEST(error_missing_keys)
     ERR("nodes: 1\ngpus_per_node: 8\n", 1, 1, "missing required key 'gpu' in cluster");
     ERR("gpus_per_node: 8\n", 1, 1, "missing required key 'nodes' in cluster");
     /* In a nested mapping, the mapping's own mark. */
-    ERR_FREE(replace(BASE, "  model: H100\n", ""), 4, 3, "missing required key 'model' in gpu");
-    ERR_FREE(replace(BASE, "  hbm_bandwidth: 3.35TB/s\n", ""), 4, 3,
+    ERR_FREE(cs_test_replace(BASE, "  model: H100\n", ""), 4, 3,
+             "missing required key 'model' in gpu");
+    ERR_FREE(cs_test_replace(BASE, "  hbm_bandwidth: 3.35TB/s\n", ""), 4, 3,
              "missing required key 'hbm_bandwidth' in gpu");
-    ERR_FREE(replace(BASE, "  nic_bandwidth: 400Gbps\n", ""), 13, 3,
+    ERR_FREE(cs_test_replace(BASE, "  nic_bandwidth: 400Gbps\n", ""), 13, 3,
              "missing required key 'nic_bandwidth' in inter");
     /* inter is required only for more than one node. */
-    char *y = replace(BASE, "inter:\n  nics_per_node: 8\n  nic_bandwidth: 400Gbps\n", "");
+    char *y = cs_test_replace(BASE, "inter:\n  nics_per_node: 8\n  nic_bandwidth: 400Gbps\n", "");
     ERR(y, 1, 1, "missing required key 'inter' in cluster (needed when nodes > 1; nodes is 2)");
     free(y);
 }
@@ -678,7 +628,7 @@ END_TEST
 START_TEST(error_duplicate_keys)
 {
     ERR("nodes: 1\nnodes: 2\n", 2, 1, "duplicate key 'nodes' (first defined at line 1, column 1)");
-    ERR_FREE(replace(BASE, "  model: H100\n", "  model: H100\n  model: H200\n"), 5, 3,
+    ERR_FREE(cs_test_replace(BASE, "  model: H100\n", "  model: H100\n  model: H200\n"), 5, 3,
              "duplicate key 'model' (first defined at line 4, column 3)");
     ERR("a: {x: 1, x: 2}\n", 1, 11, "duplicate key 'x'");
 }
@@ -821,9 +771,5 @@ static Suite *config_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(config_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return cs_test_run(config_suite());
 }

@@ -16,19 +16,9 @@
 #include <string.h>
 
 #include "base/engine.h"
+#include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------- */
-
-/* Knuth's MMIX LCG; the top bits are the good ones. */
-typedef struct lcg {
-    uint64_t s;
-} lcg;
-
-static uint32_t lcg_next(lcg *g)
-{
-    g->s = g->s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (uint32_t)(g->s >> 33);
-}
 
 /* One executed event as seen by a handler. */
 typedef struct trace_ev {
@@ -177,14 +167,14 @@ static int ref_cmp(const void *x, const void *y)
 START_TEST(heap_random_against_reference)
 {
     enum { N = 20000 };
-    lcg g = {12345};
+    cs_test_lcg g = {12345};
     cs_engine *e = cs_engine_new();
     ref_key *ref = malloc(N * sizeof *ref);
     ck_assert_ptr_nonnull(ref);
     trace tr = {0};
     for (int i = 0; i < N; i++) {
         /* few distinct times, so ties (and FIFO) are common */
-        double t = (double)(lcg_next(&g) % 500) * 0.125;
+        double t = (double)(cs_test_lcg_next(&g) % 500) * 0.125;
         ref[i] = (ref_key){t, i};
         cs_engine_schedule(e, t, record, &tr, i, 0);
         ck_assert_msg(cs_engine_check(e), "heap broken after push %d", i);
@@ -210,7 +200,7 @@ END_TEST
 
 /* Pushes interleaved with pops, as a running simulation does. */
 typedef struct churn {
-    lcg g;
+    cs_test_lcg g;
     int budget;
     trace tr;
 } churn;
@@ -221,9 +211,9 @@ static void churn_fn(cs_engine *e, void *ctx, int64_t a, int64_t b)
     double now = cs_engine_now(e);
     trace_add(&c->tr, now, a, b);
     ck_assert_msg(cs_engine_check(e), "heap broken inside handler at event %lld", (long long)a);
-    int kids = (int)(lcg_next(&c->g) % 3);
+    int kids = (int)(cs_test_lcg_next(&c->g) % 3);
     for (int k = 0; k < kids && c->budget > 0; k++, c->budget--) {
-        double dt = (lcg_next(&c->g) % 4 == 0) ? 0.0 : (double)(lcg_next(&c->g) % 1000) * 1e-6;
+        double dt = (cs_test_lcg_next(&c->g) % 4 == 0) ? 0.0 : (double)(cs_test_lcg_next(&c->g) % 1000) * 1e-6;
         cs_engine_schedule(e, now + dt, churn_fn, c, c->budget, a);
     }
 }
@@ -233,7 +223,7 @@ static void run_churn(uint64_t seed, trace *out, uint64_t *events)
     cs_engine *e = cs_engine_new();
     churn c = {{seed}, 50000, {0}};
     for (int i = 0; i < 200; i++)
-        cs_engine_schedule(e, (double)(lcg_next(&c.g) % 100) * 1e-6, churn_fn, &c, -i, -1);
+        cs_engine_schedule(e, (double)(cs_test_lcg_next(&c.g) % 100) * 1e-6, churn_fn, &c, -i, -1);
     double last = cs_engine_run(e);
     ck_assert_double_eq(last, cs_engine_now(e));
     ck_assert_int_eq(cs_engine_check(e), 1);
@@ -450,11 +440,6 @@ static Suite *engine_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(engine_suite());
     /* the panic tests need a child process to die in */
-    srunner_set_fork_status(sr, CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return cs_test_run_forked(engine_suite());
 }

@@ -19,6 +19,7 @@
 #include "train/iteration.h"
 #include "train/training.h"
 #include "train/workload.h"
+#include "testutil.h"
 
 #define TOL 1e-12
 
@@ -287,9 +288,5 @@ int main(void)
     tcase_add_test(tc, on_start_dependency_and_memory);
     tcase_add_test(tc, agrees_with_reference_schedule);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return cs_test_run(s);
 }

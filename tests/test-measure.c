@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "study/measure.h"
+#include "testutil.h"
 
 #define DATA "tests/data/"
 
@@ -34,7 +35,7 @@ static void read_ok(int csv, cs_meas_set *s, const char *origin, const char *tex
     cs_diag_clear(&d);
     int rc = csv ? cs_meas_read_csv_string(s, origin, text, strlen(text), &d)
                  : cs_meas_read_nccl_tests_string(s, origin, text, strlen(text), &d);
-    ck_assert_msg(rc == 0, "%s:%d:%d: %s", d.file, d.line, d.column, d.message);
+    cs_test_diag_ok(rc, &d, "%s", origin);
 }
 
 /* ---- nccl-tests logs ------------------------------------------------------------ */
@@ -49,7 +50,7 @@ START_TEST(nccl_tests_new_layout_srun)
     ck_assert_int_eq((int)s.n, 8); /* the size-0 row is skipped */
     ck_assert_str_eq(s.datasets[0].name, "nccl-tests-allreduce-2node-srun");
     ck_assert_str_eq(s.datasets[0].kind, "nccl-tests");
-    ck_assert_ptr_nonnull(strstr(s.datasets[0].hardware, "H100"));
+    CS_ASSERT_CONTAINS(s.datasets[0].hardware, "H100");
     for (size_t i = 0; i < s.n; i++) {
         ck_assert_int_eq(s.rows[i].op, CS_OP_ALL_REDUCE); /* from the file name */
         ck_assert_int_eq(s.rows[i].ranks, 16);
@@ -531,9 +532,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return cs_test_run(suite());
 }

@@ -22,27 +22,7 @@
 #include "train/model.h"
 #include "train/strategy.h"
 #include "train/training.h"
-
-#define MiB (1024.0 * 1024.0)
-#define GiB (1024.0 * MiB)
-
-static cs_cluster cluster(const char *preset)
-{
-    cs_cluster c;
-    cs_diag d;
-    int rc = cs_config_cluster(preset, &c, &d);
-    ck_assert_msg(rc == 0, "%s", d.message);
-    return c;
-}
-
-static cs_topology topo_of(const cs_cluster *c, int ranks, int nodes)
-{
-    cs_topology t;
-    cs_diag d;
-    int rc = cs_topology_build(c, ranks, nodes, &t, &d);
-    ck_assert_msg(rc == 0, "%s", d.message);
-    return t;
-}
+#include "testutil.h"
 
 /* A bare parameter count: all the model-states view reads. */
 static cs_model bare_model(double psi)
@@ -51,15 +31,6 @@ static cs_model bare_model(double psi)
     memset(&m, 0, sizeof m);
     snprintf(m.name, sizeof m.name, "bare");
     m.params = psi;
-    return m;
-}
-
-static cs_model preset_model(const char *name)
-{
-    cs_model m;
-    cs_diag d;
-    int rc = cs_model_load(name, &m, &d);
-    ck_assert_msg(rc == 0, "%s", d.message);
     return m;
 }
 
@@ -158,7 +129,7 @@ START_TEST(zero_table1_all_cells)
     csv_row rows[32];
     int n = read_csv("validation/papers/zero_table1_model_state_memory.csv", rows, 32);
     ck_assert_int_eq(n, 18); /* 3 models x 6 DP degrees */
-    cs_cluster c = cluster("dgx-h100");
+    cs_cluster c = cs_test_cluster("dgx-h100");
     static const cs_strategy stage_strategy[4] = {CS_STRAT_DDP, CS_STRAT_ZERO1,
                                                   CS_STRAT_FSDP_SHARD_GRAD_OP,
                                                   CS_STRAT_FSDP_FULL_SHARD};
@@ -169,7 +140,7 @@ START_TEST(zero_table1_all_cells)
         ck_assert_int_ge(r->n, 6);
         double psi = strtod(r->f[1], NULL);
         int dp = atoi(r->f[2]);
-        cs_topology topo = topo_of(&c, dp, 0);
+        cs_topology topo = cs_test_topology(&c, dp, 0);
         cs_model m = bare_model(psi);
         if (dp == 1) baseline_GB[i / 6] = strtod(r->f[3], NULL);
         for (int stage = 0; stage < 4; stage++) {
@@ -216,8 +187,8 @@ START_TEST(zero_table1_catches_wrong)
     int beyond;
     /* 7.5B, DP 4: P_os+g = 41.25 GB against P_os printed 52.5 */
     ck_assert(!matches_printed(zero_formula_GB(7.5e9, 4, 2), "52.5", 1.0, &beyond));
-    cs_cluster c = cluster("dgx-h100");
-    cs_topology topo = topo_of(&c, 64, 0);
+    cs_cluster c = cs_test_cluster("dgx-h100");
+    cs_topology topo = cs_test_topology(&c, 64, 0);
     cs_model m = bare_model(128e9);
     cs_training t = training(CS_STRAT_ZERO1);
     t.master_weights_fp32 = 0; /* K = 4 in bf16: 2 + 2 + 4 */
@@ -236,7 +207,7 @@ START_TEST(zero_table2_max_model_size)
     csv_row rows[16];
     int n = read_csv("validation/papers/zero_table2_max_model_size.csv", rows, 16);
     ck_assert_int_eq(n, 5);
-    cs_cluster c = cluster("dgx-h100");
+    cs_cluster c = cs_test_cluster("dgx-h100");
     c.gpu.memory_bytes = 32e9;
     static const cs_strategy col_strategy[4] = {CS_STRAT_DDP, CS_STRAT_ZERO1,
                                                 CS_STRAT_FSDP_SHARD_GRAD_OP,
@@ -244,7 +215,7 @@ START_TEST(zero_table2_max_model_size)
     int checked = 0;
     for (int i = 0; i < n; i++) {
         int mp = atoi(rows[i].f[0]), gpus = atoi(rows[i].f[1]);
-        cs_topology topo = topo_of(&c, gpus / mp, 0);
+        cs_topology topo = cs_test_topology(&c, gpus / mp, 0);
         cs_model m = bare_model(1e9);
         for (int col = 0; col < 4; col++) {
             cs_training t = training(col_strategy[col]);
@@ -277,8 +248,8 @@ END_TEST
 
 START_TEST(shard_degrees_every_strategy)
 {
-    cs_cluster c = cluster("dgx-h100");
-    cs_topology t16 = topo_of(&c, 16, 0); /* 2 nodes x 8 */
+    cs_cluster c = cs_test_cluster("dgx-h100");
+    cs_topology t16 = cs_test_topology(&c, 16, 0); /* 2 nodes x 8 */
     static const struct {
         cs_strategy s;
         int shard_group;
@@ -302,14 +273,14 @@ START_TEST(shard_degrees_every_strategy)
                       "case %zu (%s): got %d,%d,%d", i, cs_strategy_name(cases[i].s), p, g, o);
     }
     /* "One node" is the ranks on a node: 16 ranks on 4 nodes -> 4. */
-    cs_topology t16x4 = topo_of(&c, 16, 4);
+    cs_topology t16x4 = cs_test_topology(&c, 16, 4);
     cs_training t = training(CS_STRAT_FSDP_HYBRID_SHARD);
     cs_strategy_groups groups;
     ck_assert_int_eq(cs_strategy_groups_of(&t, &t16x4, &groups, NULL), 0);
     ck_assert_int_eq(groups.shard, 4);
     ck_assert_int_eq(groups.replica, 4);
     /* One rank: nothing to shard. */
-    cs_topology t1 = topo_of(&c, 1, 0);
+    cs_topology t1 = cs_test_topology(&c, 1, 0);
     int p, g, o;
     cs_strategy_degrees(&t, &t1, &p, &g, &o);
     ck_assert_int_eq(p * g * o, 1);
@@ -317,9 +288,9 @@ START_TEST(shard_degrees_every_strategy)
     t.shard_group = 3;
     cs_memory mem;
     cs_diag d;
-    cs_model m = preset_model("gpt3-1.3b");
+    cs_model m = cs_test_model("gpt3-1.3b");
     ck_assert_int_eq(cs_memory_estimate(&m, &t, &t16, 0, &mem, &d), CS_EINVAL);
-    ck_assert_ptr_nonnull(strstr(d.message, "divide"));
+    CS_ASSERT_CONTAINS(d.message, "divide");
 }
 END_TEST
 
@@ -329,12 +300,12 @@ END_TEST
  * left out of the sum must be noticed. */
 START_TEST(every_row_terms_sum_and_groups_divide)
 {
-    cs_cluster c = cluster("dgx-h100");
-    cs_model m = preset_model("gpt3-1.3b");
+    cs_cluster c = cs_test_cluster("dgx-h100");
+    cs_model m = cs_test_model("gpt3-1.3b");
     static const int layouts[][3] = {{1, 0, 0}, {8, 0, 0}, {16, 0, 0}, {16, 4, 4}, {64, 0, 16}};
     for (size_t li = 0; li < sizeof layouts / sizeof *layouts; li++)
         for (int s = 0; s < CS_STRAT_COUNT; s++) {
-            cs_topology topo = topo_of(&c, layouts[li][0], layouts[li][1]);
+            cs_topology topo = cs_test_topology(&c, layouts[li][0], layouts[li][1]);
             cs_training t = training((cs_strategy)s);
             t.shard_group = cs_strategy_knob_applies((cs_strategy)s, CS_KNOB_SHARD_GROUP)
                                 ? layouts[li][2]
@@ -382,9 +353,9 @@ END_TEST
  * memory estimate, the graph builder and the scenario loader alike. */
 START_TEST(hybrid_groups_one_check_one_message)
 {
-    cs_cluster c = cluster("dgx-h100");
-    cs_topology t16 = topo_of(&c, 16, 0);
-    cs_model m = preset_model("gpt3-1.3b");
+    cs_cluster c = cs_test_cluster("dgx-h100");
+    cs_topology t16 = cs_test_topology(&c, 16, 0);
+    cs_model m = cs_test_model("gpt3-1.3b");
     cs_training t = training(CS_STRAT_FSDP_HYBRID_SHARD);
     t.shard_group = 3;
     cs_strategy_groups g;
@@ -408,11 +379,11 @@ END_TEST
 
 START_TEST(strategy_ordering)
 {
-    cs_cluster c = cluster("dgx-h100");
-    cs_model m = preset_model("llama2-7b");
+    cs_cluster c = cs_test_cluster("dgx-h100");
+    cs_model m = cs_test_model("llama2-7b");
     static const int ns[] = {2, 8, 64, 512};
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
-        cs_topology topo = topo_of(&c, ns[i], 0);
+        cs_topology topo = cs_test_topology(&c, ns[i], 0);
         for (int only = 1; only >= 0; only--) {
             cs_training tf = training(CS_STRAT_FSDP_FULL_SHARD);
             cs_training tg = training(CS_STRAT_FSDP_SHARD_GRAD_OP);
@@ -439,8 +410,8 @@ END_TEST
  * Adam need more than 200 GB of static memory per GPU. */
 START_TEST(ddp_13b_over_200GB)
 {
-    cs_cluster c = cluster("dgx-h100");
-    cs_topology topo = topo_of(&c, 8, 0);
+    cs_cluster c = cs_test_cluster("dgx-h100");
+    cs_topology topo = cs_test_topology(&c, 8, 0);
     cs_model m;
     cs_diag d;
     ck_assert_int_eq(cs_model_generic(13e9, &m, &d), 0);
@@ -454,7 +425,7 @@ START_TEST(ddp_13b_over_200GB)
     ck_assert(full.peak_bytes > states.peak_bytes);
     ck_assert(!full.fits);
     /* Fully sharded over 64 GPUs the states are 3.25 GB. */
-    cs_topology t64 = topo_of(&c, 64, 0);
+    cs_topology t64 = cs_test_topology(&c, 64, 0);
     t.strategy = CS_STRAT_FSDP_FULL_SHARD;
     ck_assert_double_eq_tol(estimate(&m, &t, &t64, 1).model_states_bytes, 3.25e9, 1.0);
 }
@@ -487,9 +458,9 @@ END_TEST
  * MLP, multi-head attention): its activations are sbh(34 + 5as/h). */
 START_TEST(full_estimate_lines)
 {
-    cs_cluster c = cluster("dgx-h100");
-    cs_topology topo = topo_of(&c, 64, 0);
-    cs_model m = preset_model("gpt3-13b");
+    cs_cluster c = cs_test_cluster("dgx-h100");
+    cs_topology topo = cs_test_topology(&c, 64, 0);
+    cs_model m = cs_test_model("gpt3-13b");
     cs_training t = training(CS_STRAT_FSDP_FULL_SHARD);
     t.micro_batch = 2;
     t.flash_attention = 0; /* Korthikanti Table 2 as printed: scores stored */
@@ -521,7 +492,7 @@ START_TEST(full_estimate_lines)
     ck_assert_double_eq_tol(mem.peak_bytes, allocated + mem.overhead_bytes, 1.0);
     ck_assert_double_eq(mem.capacity_bytes, 80 * GiB);
     ck_assert_int_eq(mem.fits, mem.peak_bytes <= 80 * GiB);
-    ck_assert_ptr_nonnull(strstr(mem.peak_phase, "backward"));
+    CS_ASSERT_CONTAINS(mem.peak_phase, "backward");
 
     /* Selective recomputation keeps 34 sbh; full keeps 2 sbh per layer
      * plus one layer's full set while it is recomputed. */
@@ -563,7 +534,7 @@ START_TEST(full_estimate_lines)
     dt.nccl_buffer_bytes = 123 * MiB;
     ck_assert_double_eq(estimate(&m, &dt, &topo, 0).nccl_bytes, 123 * MiB);
     dt.nccl_buffer_bytes = -1;
-    cs_topology t1 = topo_of(&c, 1, 0);
+    cs_topology t1 = cs_test_topology(&c, 1, 0);
     ck_assert_double_eq(estimate(&m, &dt, &t1, 0).nccl_bytes, 0);
     cs_training hy = training(CS_STRAT_FSDP_HYBRID_SHARD);
     ck_assert_double_eq_tol(estimate(&m, &hy, &topo, 0).nccl_bytes, 2 * mem.nccl_bytes, 1.0);
@@ -591,14 +562,14 @@ static int max_mb_linear(const cs_model *m, const cs_training *t, const cs_topol
 
 START_TEST(max_micro_batch)
 {
-    cs_cluster c = cluster("dgx-h100");
-    cs_model m = preset_model("llama2-7b");
+    cs_cluster c = cs_test_cluster("dgx-h100");
+    cs_model m = cs_test_model("llama2-7b");
     cs_training t = training(CS_STRAT_FSDP_FULL_SHARD);
     t.checkpointing = CS_CKPT_SELECTIVE;
     int prev = -1, saw_zero = 0, saw_many = 0;
     for (double gib = 8; gib <= 512; gib *= 1.25) {
         c.gpu.memory_bytes = gib * GiB;
-        cs_topology topo = topo_of(&c, 8, 0);
+        cs_topology topo = cs_test_topology(&c, 8, 0);
         int b = cs_memory_max_micro_batch(&m, &t, &topo);
         ck_assert_msg(b >= prev, "%.1f GiB: %d < %d", gib, b, prev);
         prev = b;
@@ -616,13 +587,13 @@ START_TEST(max_micro_batch)
     ck_assert(saw_zero && saw_many);
     /* The reference must disagree with a wrong answer. */
     c.gpu.memory_bytes = 80 * GiB;
-    cs_topology topo = topo_of(&c, 8, 0);
+    cs_topology topo = cs_test_topology(&c, 8, 0);
     int b = cs_memory_max_micro_batch(&m, &t, &topo);
     ck_assert_int_gt(b, 1);
     ck_assert_int_ne(b - 1, max_mb_linear(&m, &t, &topo, 65));
     /* Capacity beyond any micro-batch: the search's upper end. */
     c.gpu.memory_bytes = 1e18;
-    topo = topo_of(&c, 8, 0);
+    topo = cs_test_topology(&c, 8, 0);
     ck_assert_int_eq(cs_memory_max_micro_batch(&m, &t, &topo), 1 << 16);
 }
 END_TEST
@@ -648,9 +619,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return cs_test_run(suite());
 }

@@ -21,21 +21,12 @@
 #include "config/config.h"
 #include "train/model.h"
 #include "base/yamlnode.h"
+#include "testutil.h"
 
-#define GiB (1024.0 * 1024.0 * 1024.0)
 
 static double rel_err(double got, double want)
 {
     return fabs(got - want) / fabs(want);
-}
-
-static void load_preset(const char *name, cs_model *m)
-{
-    cs_diag d;
-    int rc = cs_model_load(name, m, &d);
-    char buf[1024];
-    cs_diag_format(&d, buf, sizeof buf);
-    ck_assert_msg(rc == 0, "preset %s: %s", name, buf);
 }
 
 /* A GPT-style shape built in code (the Korthikanti Table 3 models). */
@@ -92,12 +83,11 @@ END_TEST
 START_TEST(presets_match_their_files)
 {
     for (size_t i = 0; i < N_PRESETS; i++) {
-        cs_model a, b;
-        load_preset(PRESETS[i], &a);
+        cs_model a = cs_test_model(PRESETS[i]);
         ck_assert_str_eq(a.name, PRESETS[i]);
         char path[256];
         snprintf(path, sizeof path, "configs/models/%s.yaml", PRESETS[i]);
-        load_preset(path, &b);
+        cs_model b = cs_test_model(path);
         ck_assert_str_eq(a.name, b.name);
         ck_assert(a.generic == b.generic && a.layers == b.layers && a.hidden == b.hidden &&
                   a.heads == b.heads && a.kv_heads == b.kv_heads &&
@@ -133,8 +123,7 @@ START_TEST(preset_totals_match_published)
 {
     ck_assert_uint_eq(sizeof TOTALS / sizeof TOTALS[0], N_PRESETS);
     for (size_t i = 0; i < N_PRESETS; i++) {
-        cs_model m;
-        load_preset(TOTALS[i].name, &m);
+        cs_model m = cs_test_model(TOTALS[i].name);
         ck_assert_int_eq(m.generic, 0);
         ck_assert_msg(rel_err(m.params, TOTALS[i].published) < 0.03, "%s: %.6g vs published %.6g",
                       m.name, m.params, TOTALS[i].published);
@@ -149,8 +138,7 @@ END_TEST
 /* Shapes as the YAML comments cite them. */
 START_TEST(preset_shapes)
 {
-    cs_model m;
-    load_preset("gpt3-175b", &m);
+    cs_model m = cs_test_model("gpt3-175b");
     ck_assert_int_eq(m.layers, 96);
     ck_assert_int_eq(m.hidden, 12288);
     ck_assert_int_eq(m.heads, 96);
@@ -164,7 +152,7 @@ START_TEST(preset_shapes)
     ck_assert_double_eq_tol(m.params, 12 * L * h * h + 13 * L * h + (50257 + 2048) * h + 2 * h,
                             0.5);
 
-    load_preset("llama2-70b", &m);
+    m = cs_test_model("llama2-70b");
     ck_assert_int_eq(m.layers, 80);
     ck_assert_int_eq(m.hidden, 8192);
     ck_assert_int_eq(m.heads, 64);
@@ -174,13 +162,13 @@ START_TEST(preset_shapes)
     ck_assert_int_eq(m.vocab, 32000);
     ck_assert(!m.tied_embeddings && !m.biases && !m.learned_positions && m.gated_mlp);
 
-    load_preset("llama3-8b", &m);
+    m = cs_test_model("llama3-8b");
     ck_assert_int_eq(m.kv_heads, 8);
     ck_assert_int_eq(m.ffn_hidden, 14336);
     ck_assert_int_eq(m.seq_len, 8192);
     ck_assert_int_eq(m.vocab, 128256);
 
-    load_preset("gpt2-124m", &m);
+    m = cs_test_model("gpt2-124m");
     ck_assert_int_eq(m.seq_len, 1024);
     ck_assert_int_eq(m.vocab, 50257);
     ck_assert(m.tied_embeddings);
@@ -190,14 +178,13 @@ END_TEST
 /* The 3% comparison catches a plausible mistake: an untied head. */
 START_TEST(totals_catch_wrong_counting)
 {
-    cs_model m;
-    load_preset("gpt2-124m", &m);
+    cs_model m = cs_test_model("gpt2-124m");
     m.tied_embeddings = 0;
     ck_assert_int_eq(cs_model_derive(&m, NULL), 0);
     ck_assert(rel_err(m.params, 124.4e6) > 0.03);
     /* and LLaMA counted with GPT-style biases and learned positions: the
      * exact check (not the 3% one) is what catches this */
-    load_preset("llama2-7b", &m);
+    m = cs_test_model("llama2-7b");
     m.biases = 1;
     ck_assert_int_eq(cs_model_derive(&m, NULL), 0);
     ck_assert(m.params != 6738415616.0);
@@ -206,17 +193,16 @@ END_TEST
 
 START_TEST(derive_rejects_bad_shapes)
 {
-    cs_model m;
-    load_preset("llama2-70b", &m);
+    cs_model m = cs_test_model("llama2-70b");
     cs_model bad = m;
     cs_diag d;
     bad.kv_heads = 6; /* 64 % 6 != 0 */
     ck_assert_int_eq(cs_model_derive(&bad, &d), CS_EINVAL);
-    ck_assert_ptr_nonnull(strstr(d.message, "'kv_heads' (6) must divide 'heads' (64)"));
+    CS_ASSERT_CONTAINS(d.message, "'kv_heads' (6) must divide 'heads' (64)");
     bad = m;
     bad.heads = 60; /* 8192 % 60 != 0 */
     ck_assert_int_eq(cs_model_derive(&bad, &d), CS_EINVAL);
-    ck_assert_ptr_nonnull(strstr(d.message, "'heads' (60) must divide 'hidden' (8192)"));
+    CS_ASSERT_CONTAINS(d.message, "'heads' (60) must divide 'hidden' (8192)");
     bad = m;
     bad.kv_heads = 128;
     ck_assert_int_eq(cs_model_derive(&bad, &d), CS_EINVAL);
@@ -283,7 +269,7 @@ START_TEST(generic_small_and_invalid)
     }
     ck_assert_int_eq(cs_model_generic(5e4, &m, &d), CS_EINVAL); /* below 1e5 */
     ck_assert_int_eq(cs_model_generic(1e5, &m, &d), CS_EINVAL); /* 50257 x 1 > half */
-    ck_assert_ptr_nonnull(strstr(d.message, "too small for a vocabulary of 50257"));
+    CS_ASSERT_CONTAINS(d.message, "too small for a vocabulary of 50257");
     ck_assert_int_eq(cs_model_generic(-1, &m, &d), CS_EINVAL);
     ck_assert_int_eq(cs_model_generic(NAN, &m, &d), CS_EINVAL);
     ck_assert_int_eq(cs_model_generic(INFINITY, &m, &d), CS_EINVAL);
@@ -306,8 +292,7 @@ static double narayanan_flops(double B, double s, double L, double h, double V)
 
 START_TEST(flops_narayanan_gpt3_175b)
 {
-    cs_model m;
-    load_preset("gpt3-175b", &m);
+    cs_model m = cs_test_model("gpt3-175b");
     double s = m.seq_len, want = narayanan_flops(1, s, m.layers, m.hidden, m.vocab);
     double got = cs_model_flops_per_token(&m) * s;
     ck_assert_msg(rel_err(got, want) < 0.01, "%g vs %g", got, want);
@@ -325,8 +310,7 @@ END_TEST
 START_TEST(flops_about_6p_plus_attention)
 {
     for (size_t i = 0; i < N_PRESETS; i++) {
-        cs_model m;
-        load_preset(PRESETS[i], &m);
+        cs_model m = cs_test_model(PRESETS[i]);
         /* lookups cost nothing: an untied input embedding and learned
          * positions are parameters without FLOPs */
         double lookup = (m.tied_embeddings ? 0.0 : (double)m.vocab * m.hidden) +
@@ -516,10 +500,10 @@ static const struct {
 START_TEST(activations_table2)
 {
     cs_model shapes[4];
-    load_preset("gpt3-175b", &shapes[0]);                   /* s 2048, h 12288, a 96 */
+    shapes[0] = cs_test_model("gpt3-175b");                   /* s 2048, h 12288, a 96 */
     shapes[1] = gpt_shape(48, 6144, 64, 2048, 51200);       /* Korthikanti 22B */
     shapes[2] = gpt_shape(105, 20480, 128, 2048, 51200);    /* MT-NLG 530B */
-    load_preset("gpt2-124m", &shapes[3]);
+    shapes[3] = cs_test_model("gpt2-124m");
     static const int B[] = {1, 4, 1, 8};
 
     char **lines = read_lines("validation/papers/korthikanti_activation_memory.csv");
@@ -557,8 +541,7 @@ END_TEST
  * model.c's breakdown reproduces. */
 START_TEST(activations_breakdown)
 {
-    cs_model m;
-    load_preset("gpt3-175b", &m);
+    cs_model m = cs_test_model("gpt3-175b");
     char **lines = read_lines("validation/papers/korthikanti_activation_breakdown.csv");
     double attention = 0, mlp = 0, attention_total = -1, mlp_total = -1, norms = -1, total = -1;
     for (char **l = lines + 1; *l; l++) {
@@ -585,8 +568,7 @@ END_TEST
 /* SwiGLU, ffn != 4h and GQA scale the breakdown's MLP and K/V items. */
 START_TEST(activations_scaled_terms)
 {
-    cs_model m;
-    load_preset("llama2-7b", &m); /* h 4096, a 32, kv 32, f 11008, gated, s 4096 */
+    cs_model m = cs_test_model("llama2-7b"); /* h 4096, a 32, kv 32, f 11008, gated, s 4096 */
     double s = 4096, b = 2, h = 4096, f = 11008, a = 32;
     double kept = s * b * ((7 * h + 4 * h) + (3 * h + 6 * f) + 4 * h);
     ck_assert_double_eq_tol(cs_model_activation_bytes_per_layer(&m, 2, CS_CKPT_SELECTIVE), kept,
@@ -595,7 +577,7 @@ START_TEST(activations_scaled_terms)
                             kept + 5 * a * s * s * b, 1e-3);
     ck_assert_double_eq_tol(cs_model_activation_bytes_per_layer(&m, 2, CS_CKPT_FULL), 2 * s * b * h,
                             1e-3);
-    load_preset("llama2-70b", &m); /* kv 8 of 64: k = h / 8 */
+    m = cs_test_model("llama2-70b"); /* kv 8 of 64: k = h / 8 */
     s = 4096, b = 1, h = 8192, f = 28672;
     kept = s * b * ((7 * h + 4 * h / 8) + (3 * h + 6 * f) + 4 * h);
     ck_assert_double_eq_tol(cs_model_activation_bytes_per_layer(&m, 1, CS_CKPT_SELECTIVE), kept,
@@ -618,9 +600,7 @@ START_TEST(korthikanti_measured)
         int heads, hidden, layers, pp, gpus, batch;
     } t3[8];
     size_t n3 = 0, n5 = 0, ntext = 0;
-    cs_cluster a100;
-    cs_diag d;
-    ck_assert_int_eq(cs_config_cluster("dgx-a100", &a100, &d), 0); /* Selene: A100-80GB */
+    cs_cluster a100 = cs_test_cluster("dgx-a100"); /* Selene: A100-80GB */
     double peak = a100.gpu.peak_flops[CS_DTYPE_BF16];
     ck_assert_double_eq_tol(peak, 312e12, 1e6);
     for (char **l = lines; *l; l++) {
@@ -664,7 +644,7 @@ START_TEST(korthikanti_measured)
             field(*l, 1, f[0], sizeof f[0]);
             field(*l, 2, f[1], sizeof f[1]);
             cs_model gpt3, mtnlg;
-            load_preset("gpt3-175b", &gpt3);
+            gpt3 = cs_test_model("gpt3-175b");
             mtnlg = gpt_shape(105, 20480, 128, 2048, 51200);
             double sbh3 = 2048.0 * 12288, sbhm = 2048.0 * 20480;
             double none3 = cs_model_activation_bytes_per_layer(&gpt3, 1, CS_CKPT_NONE);
@@ -712,26 +692,15 @@ static int load(const char *yaml, cs_model *m, cs_diag *d)
 static void expect_ok(const char *yaml, cs_model *m, int line)
 {
     cs_diag d;
-    int rc = load(yaml, m, &d);
-    char buf[1024];
-    cs_diag_format(&d, buf, sizeof buf);
-    ck_assert_msg(rc == 0, "line %d: load failed: %s", line, buf);
+    cs_test_diag_ok(load(yaml, m, &d), &d, "line %d", line);
 }
 
 static void expect_error(const char *yaml, int want_line, int want_col, const char *text, int line)
 {
     cs_model m;
     cs_diag d;
-    int rc = load(yaml, &m, &d);
-    char buf[1024];
-    cs_diag_format(&d, buf, sizeof buf);
-    ck_assert_msg(rc == CS_ECONFIG, "line %d: want CS_ECONFIG, got %d (%s)", line, rc, buf);
-    ck_assert_msg(d.code == CS_ECONFIG, "line %d: diag code %d", line, d.code);
-    ck_assert_msg(!strcmp(d.file, "test.yaml"), "line %d: file '%s'", line, d.file);
-    ck_assert_msg(d.line == want_line && d.column == want_col, "line %d: at %d:%d, want %d:%d (%s)",
-                  line, d.line, d.column, want_line, want_col, buf);
-    ck_assert_msg(strstr(d.message, text) != NULL, "line %d: message '%s' lacks '%s'", line,
-                  d.message, text);
+    cs_test_diag_error(load(yaml, &m, &d), &d, "test.yaml", want_line, want_col, text, "line %d",
+                       line);
 }
 
 #define OK_YAML(yaml, m)        expect_ok(yaml, m, __LINE__)
@@ -846,7 +815,7 @@ START_TEST(yaml_error_check_can_fail)
     ck_assert_int_eq(load(SHAPE "kv_heads: 3\n", &m, &d), CS_ECONFIG);
     ck_assert_int_eq(d.line, 6);
     ck_assert_int_ne(d.column, 1);
-    ck_assert_ptr_null(strstr(d.message, "'heads' (4) must divide"));
+    CS_ASSERT_LACKS(d.message, "'heads' (4) must divide");
 }
 END_TEST
 
@@ -856,12 +825,12 @@ START_TEST(load_specs)
     cs_diag d;
     /* unknown preset: did-you-mean */
     ck_assert_int_eq(cs_model_load("llama2-7", &m, &d), CS_ENOENT);
-    ck_assert_ptr_nonnull(strstr(d.message, "unknown model 'llama2-7' (did you mean 'llama2-7b'?"));
-    ck_assert_ptr_nonnull(strstr(d.message, "presets: gpt2-1.5b, gpt2-124m"));
+    CS_ASSERT_CONTAINS(d.message, "unknown model 'llama2-7' (did you mean 'llama2-7b'?");
+    CS_ASSERT_CONTAINS(d.message, "presets: gpt2-1.5b, gpt2-124m");
     ck_assert_int_eq(cs_model_load("gpt3-175", &m, &d), CS_ENOENT);
-    ck_assert_ptr_nonnull(strstr(d.message, "did you mean 'gpt3-175b'?"));
+    CS_ASSERT_CONTAINS(d.message, "did you mean 'gpt3-175b'?");
     ck_assert_int_eq(cs_model_load("bertlarge", &m, &d), CS_ENOENT);
-    ck_assert_ptr_null(strstr(d.message, "did you mean"));
+    CS_ASSERT_LACKS(d.message, "did you mean");
     /* a missing file */
     ck_assert_int_eq(cs_model_load("configs/models/nope.yaml", &m, &d), CS_ENOENT);
     ck_assert_str_eq(d.file, "configs/models/nope.yaml");
@@ -908,11 +877,11 @@ START_TEST(model_from_node)
     ck_assert_str_eq(d.file, "scenario.yaml");
     ck_assert_int_eq(d.line, 2);
     ck_assert_int_eq(d.column, 8);
-    ck_assert_ptr_nonnull(strstr(d.message, "did you mean 'llama2-7b'?"));
+    CS_ASSERT_CONTAINS(d.message, "did you mean 'llama2-7b'?");
     ck_assert_int_eq(from_node("model:\n  layers: 2\n  hiden: 64\n", &m, &d), CS_ECONFIG);
     ck_assert_int_eq(d.line, 3);
     ck_assert_int_eq(d.column, 3);
-    ck_assert_ptr_nonnull(strstr(d.message, "unknown key 'hiden' in model (did you mean"));
+    CS_ASSERT_CONTAINS(d.message, "unknown key 'hiden' in model (did you mean");
     ck_assert_int_eq(from_node("model:\n  parameters: 7e9\n  heads: 4\n", &m, &d), CS_ECONFIG);
     ck_assert_int_eq(d.line, 3);
     ck_assert_int_eq(from_node("model: [1]\n", &m, &d), CS_ECONFIG);
@@ -960,9 +929,5 @@ static Suite *model_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(model_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return cs_test_run(model_suite());
 }

@@ -19,18 +19,9 @@
 
 #include "base/engine.h"
 #include "coll/network.h"
+#include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------- */
-
-typedef struct lcg {
-    uint64_t s;
-} lcg;
-
-static uint32_t lcg_next(lcg *g)
-{
-    g->s = g->s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (uint32_t)(g->s >> 33);
-}
 
 enum { MAXF = 1024 };
 
@@ -437,7 +428,7 @@ enum { NLINKS = 16, NFLOWS = 1000 };
 
 typedef struct many {
     rec *r;
-    lcg g;
+    cs_test_lcg g;
     int links[NFLOWS][CS_NET_MAX_PATH];
     int nlinks[NFLOWS];
     double bytes[NFLOWS], start_t[NFLOWS], lat[NFLOWS], mincap[NFLOWS];
@@ -463,25 +454,25 @@ static void run_many(double spread)
     m->r = rec_new(n);
     m->g.s = 2024;
     for (int k = 0; k < NLINKS; k++) {
-        m->caps[k] = 1e9 * (1 + lcg_next(&m->g) % 8);
+        m->caps[k] = 1e9 * (1 + cs_test_lcg_next(&m->g) % 8);
         ck_assert_int_eq(cs_network_add_link(n, m->caps[k]), k);
     }
     double want_link[NLINKS] = {0};
     for (int i = 0; i < NFLOWS; i++) {
-        int np = 1 + (int)(lcg_next(&m->g) % CS_NET_MAX_PATH);
+        int np = 1 + (int)(cs_test_lcg_next(&m->g) % CS_NET_MAX_PATH);
         /* distinct links: a random start and stride over 16 (odd stride) */
-        int l0 = (int)(lcg_next(&m->g) % NLINKS), st = 1 + 2 * (int)(lcg_next(&m->g) % 8);
+        int l0 = (int)(cs_test_lcg_next(&m->g) % NLINKS), st = 1 + 2 * (int)(cs_test_lcg_next(&m->g) % 8);
         m->nlinks[i] = np;
         m->mincap[i] = INFINITY;
-        m->bytes[i] = (double)(lcg_next(&m->g) % 1000000) * 64; /* 0 .. 64 MB, some zero */
-        m->lat[i] = (double)(lcg_next(&m->g) % 10) * 1e-6;
+        m->bytes[i] = (double)(cs_test_lcg_next(&m->g) % 1000000) * 64; /* 0 .. 64 MB, some zero */
+        m->lat[i] = (double)(cs_test_lcg_next(&m->g) % 10) * 1e-6;
         for (int k = 0; k < np; k++) {
             int l = (l0 + k * st) % NLINKS;
             m->links[i][k] = l;
             want_link[l] += m->bytes[i];
             m->mincap[i] = fmin(m->mincap[i], m->caps[l]);
         }
-        double t = spread > 0 ? spread * (lcg_next(&m->g) % 100000) / 100000.0 : 0;
+        double t = spread > 0 ? spread * (cs_test_lcg_next(&m->g) % 100000) / 100000.0 : 0;
         cs_engine_schedule(e, t, many_start, m, i, 0);
     }
     cs_engine_run(e);
@@ -598,9 +589,5 @@ static Suite *network_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(network_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return cs_test_run(network_suite());
 }

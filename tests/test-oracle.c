@@ -25,15 +25,9 @@
 
 #include "coll/collective.h"
 #include "config/config.h"
+#include "testutil.h"
 
 static const int ranks_list[] = {2, 3, 8, 16, 64, 512, 4096};
-#define GiB (1024.0 * 1024.0 * 1024.0)
-
-static void load(const char *preset, cs_cluster *c)
-{
-    cs_diag d;
-    ck_assert_msg(cs_config_cluster(preset, c, &d) == 0, "%s", d.message);
-}
 
 typedef double (*model_fn)(const cs_topology *t, cs_op op, double bytes, cs_algo_id a, cs_proto p);
 
@@ -96,11 +90,9 @@ static void check_all(const cs_topology *t, cs_algo_id a, double max_bytes, cons
 
 START_TEST(ring_on_dgx_nodes)
 {
-    cs_cluster c;
-    load("dgx-h100", &c);
+    cs_cluster c = cs_test_cluster("dgx-h100");
     int n = ranks_list[_i];
-    cs_topology t;
-    ck_assert_int_eq(cs_topology_build(&c, n, 0, &t, NULL), 0);
+    cs_topology t = cs_test_topology(&c, n, 0);
     /* chains (broadcast/reduce) are pipelined: O(N x chunks) events */
     for (int op = 0; op < CS_OP_COUNT; op++) {
         int chain = op == CS_OP_BROADCAST || op == CS_OP_REDUCE;
@@ -117,25 +109,21 @@ END_TEST
 
 START_TEST(tree_in_one_nvlink_domain)
 {
-    cs_cluster c;
-    load("dgx-h100", &c);
+    cs_cluster c = cs_test_cluster("dgx-h100");
     int n = ranks_list[_i];
     c.gpus_per_node = n; /* one NVLink domain of n GPUs */
-    cs_topology t;
-    ck_assert_int_eq(cs_topology_build(&c, n, 1, &t, NULL), 0);
+    cs_topology t = cs_test_topology(&c, n, 1);
     check_all(&t, CS_ALGO_TREE, n >= 4096 ? 256 * 1024.0 * 1024.0 : 16 * GiB, "one domain");
 }
 END_TEST
 
 START_TEST(ring_and_chain_in_one_nvlink_domain)
 {
-    cs_cluster c;
-    load("pcie-l40s", &c);
+    cs_cluster c = cs_test_cluster("pcie-l40s");
     int n = ranks_list[_i];
     if (n > 512) return; /* a 4096-GPU PCIe box is not a thing; covered on DGX above */
     c.gpus_per_node = n;
-    cs_topology t;
-    ck_assert_int_eq(cs_topology_build(&c, n, 1, &t, NULL), 0);
+    cs_topology t = cs_test_topology(&c, n, 1);
     check_all(&t, CS_ALGO_RING, n >= 512 ? 1 * GiB : 16 * GiB, "pcie domain");
 }
 END_TEST
@@ -144,13 +132,11 @@ START_TEST(nvls_on_one_nvswitch)
 {
     /* NVLS (NVLink SHARP) inside one NVSwitch domain: all_reduce,
      * all_gather and reduce_scatter, Simple only */
-    cs_cluster c;
-    load("dgx-h100", &c);
+    cs_cluster c = cs_test_cluster("dgx-h100");
     int n = ranks_list[_i];
     if (n > 64) return; /* one NVSwitch domain; 64 stands for a large one */
     c.gpus_per_node = n;
-    cs_topology t;
-    ck_assert_int_eq(cs_topology_build(&c, n, 1, &t, NULL), 0);
+    cs_topology t = cs_test_topology(&c, n, 1);
     double tm;
     ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_REDUCE, GiB, CS_ALGO_NVLS, CS_PROTO_SIMPLE, &tm), 0);
     ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_REDUCE, GiB, CS_ALGO_NVLS, CS_PROTO_LL, &tm),
@@ -169,12 +155,10 @@ START_TEST(tree_across_nodes_is_bounded)
 {
     /* multi-node trees: DES never slower than the closed form by > 1%,
      * never faster by > 40%, and within 3% for large messages */
-    cs_cluster c;
-    load("dgx-h100", &c);
+    cs_cluster c = cs_test_cluster("dgx-h100");
     static const int ns[] = {16, 24, 64};
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
-        cs_topology t;
-        ck_assert_int_eq(cs_topology_build(&c, ns[k], 0, &t, NULL), 0);
+        cs_topology t = cs_test_topology(&c, ns[k], 0);
         for (int p = 0; p < CS_PROTO_COUNT; p++) {
             for (double b = 8; b <= 4 * GiB; b *= 4) {
                 double m = closed_form(&t, CS_OP_ALL_REDUCE, b, CS_ALGO_TREE, (cs_proto)p);
@@ -192,10 +176,8 @@ END_TEST
 
 START_TEST(wrong_model_is_caught)
 {
-    cs_cluster c;
-    load("dgx-h100", &c);
-    cs_topology t;
-    ck_assert_int_eq(cs_topology_build(&c, 16, 0, &t, NULL), 0);
+    cs_cluster c = cs_test_cluster("dgx-h100");
+    cs_topology t = cs_test_topology(&c, 16, 0);
     double wb = 0;
     double right = max_rel_err(&t, CS_OP_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, GiB,
                                closed_form, &wb);
@@ -211,7 +193,6 @@ int main(void)
 {
     Suite *s = suite_create("oracle");
     TCase *tc = tcase_create("des-vs-closed-form");
-    tcase_set_timeout(tc, 600);
     int nr = (int)(sizeof ranks_list / sizeof ranks_list[0]);
     tcase_add_loop_test(tc, ring_on_dgx_nodes, 0, nr);
     tcase_add_loop_test(tc, tree_in_one_nvlink_domain, 0, nr);
@@ -220,9 +201,5 @@ int main(void)
     tcase_add_test(tc, tree_across_nodes_is_bounded);
     tcase_add_test(tc, wrong_model_is_caught);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return cs_test_run(s);
 }

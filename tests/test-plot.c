@@ -23,8 +23,8 @@
 #include "config/config.h"
 #include "out/plot.h"
 #include "study/sweep.h"
+#include "testutil.h"
 
-#define GiB (1024.0 * 1024.0 * 1024.0)
 
 static cs_sweep_spec spec;
 static cs_sweep_point pts[64];
@@ -41,8 +41,7 @@ static const cs_crossing crossings[] = {
 static void make_points(void)
 {
     memset(&spec, 0, sizeof spec);
-    cs_diag d;
-    ck_assert_int_eq(cs_config_cluster("dgx-h100", &spec.cluster, &d), 0);
+    spec.cluster = cs_test_cluster("dgx-h100");
     const int ranks[] = {8, 64};
     const double params[] = {1e9, 3e9, 10e9, 30e9, 70e9};
     const cs_strategy st[] = {CS_STRAT_DDP, CS_STRAT_FSDP_SHARD_GRAD_OP, CS_STRAT_FSDP_FULL_SHARD};
@@ -70,22 +69,6 @@ static void make_points(void)
             }
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(s);
-    ck_assert_int_eq(fread(s, 1, (size_t)n, f), n);
-    s[n] = 0;
-    fclose(f);
-    if (len) *len = (size_t)n;
-    return s;
-}
-
 /* Non-empty SVG: an XML declaration or <svg first, and </svg> at the end. */
 static int is_svg(const char *s, size_t len)
 {
@@ -105,28 +88,6 @@ static int count_entries(const char *dir)
     return n;
 }
 
-static void rm_dir(const char *dir)
-{
-    DIR *dp = opendir(dir);
-    if (!dp) return;
-    struct dirent *e;
-    char p[1024];
-    while ((e = readdir(dp)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            remove(p);
-        }
-    closedir(dp);
-    rmdir(dir);
-}
-
-static char *make_tmpdir(void)
-{
-    char tmpl[] = "/tmp/test-plot-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(tmpl));
-    return strdup(tmpl);
-}
-
 static const char *const kinds[4] = {"throughput", "memory", "winner", "wire"};
 
 static char *out_file(const char *dir, const char *kind, const char *ext)
@@ -144,7 +105,7 @@ static void assert_contains(const char *file, const char *text, const char *need
 START_TEST(svg_four_files)
 {
     make_points();
-    char *dir = make_tmpdir(), *tmp = make_tmpdir();
+    char *dir = cs_test_tmpdir(), *tmp = cs_test_tmpdir();
     setenv("TMPDIR", tmp, 1);
     char path[512];
     snprintf(path, sizeof path, "%s/cross.svg", dir);
@@ -165,7 +126,7 @@ START_TEST(svg_four_files)
     for (int k = 0; k < 4; k++) {
         char *f = out_file(dir, kinds[k], "svg");
         size_t len = 0;
-        char *s = slurp(f, &len);
+        char *s = cs_test_slurp(f, &len);
         ck_assert_msg(s != NULL, "%s missing", f);
         ck_assert_msg(is_svg(s, len), "%s is not SVG", f);
         assert_contains(f, s, "dgx-h100");
@@ -176,14 +137,14 @@ START_TEST(svg_four_files)
     }
     /* the crossing's label and a panel per rank count */
     char *f = out_file(dir, "throughput", "svg");
-    char *s = slurp(f, NULL);
+    char *s = cs_test_slurp(f, NULL);
     assert_contains(f, s, "5B");
     assert_contains(f, s, "N = 8 GPUs");
     assert_contains(f, s, "N = 64 GPUs");
     free(s);
     free(f);
-    rm_dir(dir);
-    rm_dir(tmp);
+    cs_test_rmdir(dir);
+    cs_test_rmdir(tmp);
     free(dir);
     free(tmp);
 }
@@ -192,7 +153,7 @@ END_TEST
 START_TEST(deterministic)
 {
     make_points();
-    char *a = make_tmpdir(), *b = make_tmpdir();
+    char *a = cs_test_tmpdir(), *b = cs_test_tmpdir();
     char pa[512], pb[512];
     snprintf(pa, sizeof pa, "%s/cross.svg", a);
     snprintf(pb, sizeof pb, "%s/cross.svg", b);
@@ -208,15 +169,15 @@ START_TEST(deterministic)
     for (int k = 0; k < 4; k++) {
         char *fa = out_file(a, kinds[k], "svg"), *fb = out_file(b, kinds[k], "svg");
         size_t la, lb;
-        char *sa = slurp(fa, &la), *sb = slurp(fb, &lb);
+        char *sa = cs_test_slurp(fa, &la), *sb = cs_test_slurp(fb, &lb);
         ck_assert_msg(la == lb && !memcmp(sa, sb, la), "%s and %s differ", fa, fb);
         free(sa);
         free(sb);
         free(fa);
         free(fb);
     }
-    rm_dir(a);
-    rm_dir(b);
+    cs_test_rmdir(a);
+    cs_test_rmdir(b);
     free(a);
     free(b);
 }
@@ -225,7 +186,7 @@ END_TEST
 START_TEST(png_files)
 {
     make_points();
-    char *dir = make_tmpdir();
+    char *dir = cs_test_tmpdir();
     char path[512];
     snprintf(path, sizeof path, "%s/cross.png", dir);
     cs_diag d;
@@ -236,14 +197,14 @@ START_TEST(png_files)
     for (int k = 0; k < 4; k++) {
         char *f = out_file(dir, kinds[k], "png");
         size_t len = 0;
-        char *s = slurp(f, &len);
+        char *s = cs_test_slurp(f, &len);
         ck_assert_msg(s && len > 8 && !memcmp(s, "\x89PNG\r\n\x1a\n", 8), "%s is not PNG", f);
         /* the SVG check must reject it */
         ck_assert(!is_svg(s, len));
         free(s);
         free(f);
     }
-    if (!getenv("TEST_PLOT_KEEP")) rm_dir(dir);
+    if (!getenv("TEST_PLOT_KEEP")) cs_test_rmdir(dir);
     free(dir);
 }
 END_TEST
@@ -251,7 +212,7 @@ END_TEST
 START_TEST(gnuplot_missing)
 {
     make_points();
-    char *dir = make_tmpdir(), *empty = make_tmpdir();
+    char *dir = cs_test_tmpdir(), *empty = cs_test_tmpdir();
     const char *old = getenv("PATH");
     char *saved = old ? strdup(old) : NULL;
     setenv("PATH", empty, 1);
@@ -270,8 +231,8 @@ START_TEST(gnuplot_missing)
     /* PATH is back: it works again */
     ck_assert_int_eq(cs_plot_crossover(&spec, pts, npts, crossings, 2, path, &d), 0);
     ck_assert_int_eq(count_entries(dir), 4);
-    rm_dir(dir);
-    rm_dir(empty);
+    cs_test_rmdir(dir);
+    cs_test_rmdir(empty);
     free(dir);
     free(empty);
 }
@@ -280,13 +241,13 @@ END_TEST
 START_TEST(bad_requests)
 {
     make_points();
-    char *dir = make_tmpdir();
+    char *dir = cs_test_tmpdir();
     char path[512];
     cs_diag d;
     /* the extension picks the format: anything else is refused */
     snprintf(path, sizeof path, "%s/cross.pdf", dir);
     ck_assert_int_eq(cs_plot_crossover(&spec, pts, npts, NULL, 0, path, &d), CS_EINVAL);
-    ck_assert_ptr_nonnull(strstr(d.message, ".svg or .png"));
+    CS_ASSERT_CONTAINS(d.message, ".svg or .png");
     snprintf(path, sizeof path, "%s/cross", dir);
     ck_assert_int_eq(cs_plot_crossover(&spec, pts, npts, NULL, 0, path, &d), CS_EINVAL);
     /* no points */
@@ -296,13 +257,13 @@ START_TEST(bad_requests)
     /* a directory that does not exist: CS_EIO naming the file */
     snprintf(path, sizeof path, "%s/no/such/dir/cross.svg", dir);
     ck_assert_int_eq(cs_plot_crossover(&spec, pts, npts, NULL, 0, path, &d), CS_EIO);
-    ck_assert_ptr_nonnull(strstr(d.file, "cross-throughput.svg"));
+    CS_ASSERT_CONTAINS(d.file, "cross-throughput.svg");
     ck_assert_int_eq(count_entries(dir), 0);
     /* one strategy, one point, no crossings: still four plots */
     snprintf(path, sizeof path, "%s/one.svg", dir);
     ck_assert_int_eq(cs_plot_crossover(&spec, pts, 1, NULL, 0, path, &d), 0);
     ck_assert_int_eq(count_entries(dir), 4);
-    rm_dir(dir);
+    cs_test_rmdir(dir);
     free(dir);
 }
 END_TEST
@@ -326,7 +287,6 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("plot");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, svg_four_files);
     tcase_add_test(tc, deterministic);
     tcase_add_test(tc, png_files);
@@ -342,9 +302,5 @@ int main(void)
         fprintf(stderr, "test-plot: gnuplot not installed, skipped (tools/install-deps.sh)\n");
         return 77;
     }
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return cs_test_run(suite());
 }

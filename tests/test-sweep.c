@@ -17,13 +17,13 @@
 #include "train/iteration.h"
 #include "study/sweep.h"
 #include "train/workload.h"
+#include "testutil.h"
 
 static cs_sweep_spec *spec_new(const char *cluster, int ranks, double pmin, double pmax, int points)
 {
     cs_sweep_spec *s = calloc(1, sizeof *s);
     ck_assert_ptr_nonnull(s);
-    cs_diag d;
-    ck_assert_msg(cs_config_cluster(cluster, &s->cluster, &d) == 0, "%s", d.message);
+    s->cluster = cs_test_cluster(cluster);
     cs_training_defaults(&s->training, CS_STRAT_DDP);
     s->nranks = 1;
     s->ranks[0] = ranks;
@@ -95,8 +95,8 @@ START_TEST(grid_size_and_order)
     /* a list of models replaces the P axis; it has no crossings */
     cs_diag d;
     s->nmodels = 2;
-    ck_assert_int_eq(cs_model_load("gpt2-124m", &s->models[0], &d), 0);
-    ck_assert_int_eq(cs_model_load("llama2-7b", &s->models[1], &d), 0);
+    s->models[0] = cs_test_model("gpt2-124m");
+    s->models[1] = cs_test_model("llama2-7b");
     ck_assert_uint_eq(cs_sweep_size(s), 2 * 2 * 3);
     int ranks, model;
     double p;
@@ -128,7 +128,7 @@ START_TEST(point_matches_the_simulate_path)
     cs_training t = s->training;
     t.strategy = CS_STRAT_FSDP_FULL_SHARD;
     ck_assert_int_eq(cs_model_generic(13e9, &m, &d), 0);
-    ck_assert_int_eq(cs_topology_build(&s->cluster, 64, 0, &topo, &d), 0);
+    topo = cs_test_topology(&s->cluster, 64, 0);
     cs_workload *w;
     cs_iteration it;
     ck_assert_int_eq(cs_workload_build(&m, &t, &topo, &w, &d), 0);
@@ -327,7 +327,6 @@ int main(void)
 {
     Suite *s = suite_create("sweep");
     TCase *tc = tcase_create("sweep");
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, grid_size_and_order);
     tcase_add_test(tc, point_matches_the_simulate_path);
     tcase_add_test(tc, throughput_crossing_on_a_slow_network);
@@ -336,9 +335,5 @@ int main(void)
     tcase_add_test(tc, deterministic_and_split_invariant);
     tcase_add_test(tc, errors_name_the_failing_point);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return cs_test_run(s);
 }

@@ -23,6 +23,7 @@
 #include "out/report.h"
 #include "out/sweep_report.h"
 #include "out/table.h"
+#include "testutil.h"
 
 #define N(a) (sizeof a / sizeof a[0])
 #define TABLE(doc, name, cols, audience, flags)                                                    \
@@ -478,9 +479,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return cs_test_run(suite());
 }

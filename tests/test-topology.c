@@ -15,6 +15,7 @@
 
 #include "coll/topology.h"
 #include "config/config.h"
+#include "testutil.h"
 
 /* 4 GPUs per node, 2 NICs of 100 GB/s at 0.9, NVLink at 0.8. */
 static const char *base_yaml =
@@ -28,19 +29,7 @@ static cs_cluster cluster(const char *inter_extra, const char *tail)
 {
     char buf[2048];
     snprintf(buf, sizeof buf, base_yaml, inter_extra, tail);
-    cs_cluster c;
-    cs_diag d;
-    ck_assert_msg(cs_config_load_cluster_string("t.yaml", buf, strlen(buf), &c, &d) == 0,
-                  "%d:%d %s", d.line, d.column, d.message);
-    return c;
-}
-
-static cs_topology build(const cs_cluster *c, int ranks, int nodes)
-{
-    cs_topology t;
-    cs_diag d;
-    ck_assert_msg(cs_topology_build(c, ranks, nodes, &t, &d) == 0, "%s", d.message);
-    return t;
+    return cs_test_cluster_yaml("t.yaml", buf);
 }
 
 /* Builds a layout that must fail; returns the message. */
@@ -54,7 +43,7 @@ static const char *fails(const cs_cluster *c, int ranks, int nodes, cs_diag *d)
 START_TEST(neither_given_takes_the_cluster)
 {
     cs_cluster c = cluster("", "");
-    cs_topology t = build(&c, 0, 0);
+    cs_topology t = cs_test_topology(&c, 0, 0);
     ck_assert_int_eq(t.nodes, 8);
     ck_assert_int_eq(t.ranks, 32);
     ck_assert_int_eq(t.ppn_max, 4);
@@ -66,21 +55,21 @@ END_TEST
 START_TEST(ranks_alone_take_the_fewest_nodes)
 {
     cs_cluster c = cluster("", "");
-    cs_topology t = build(&c, 16, 0);
+    cs_topology t = cs_test_topology(&c, 16, 0);
     ck_assert_int_eq(t.nodes, 4);
     for (int r = 0; r < 16; r++) {
         ck_assert_int_eq(cs_topology_node_of(&t, r), r / 4);
         ck_assert_int_eq(cs_topology_local_of(&t, r), r % 4);
     }
     /* 6 ranks need 2 nodes and spread over them evenly: 3 + 3 */
-    t = build(&c, 6, 0);
+    t = cs_test_topology(&c, 6, 0);
     ck_assert_int_eq(t.nodes, 2);
     ck_assert_int_eq(t.ppn_max, 3);
     ck_assert_int_eq(cs_topology_ranks_on(&t, 0), 3);
     ck_assert_int_eq(cs_topology_node_of(&t, 3), 1);
     /* more nodes than the cluster describes are allowed: the YAML's node
      * count is a default, the CLI's --ranks / --nodes scale it */
-    t = build(&c, 4096, 0);
+    t = cs_test_topology(&c, 4096, 0);
     ck_assert_int_eq(t.nodes, 1024);
 }
 END_TEST
@@ -88,7 +77,7 @@ END_TEST
 START_TEST(nodes_alone_take_every_gpu)
 {
     cs_cluster c = cluster("", "");
-    cs_topology t = build(&c, 0, 3);
+    cs_topology t = cs_test_topology(&c, 0, 3);
     ck_assert_int_eq(t.ranks, 12);
     ck_assert_int_eq(t.ppn_max, 4);
 }
@@ -97,7 +86,7 @@ END_TEST
 START_TEST(nodes_and_ranks_spread_first_nodes_get_one_more)
 {
     cs_cluster c = cluster("", "");
-    cs_topology t = build(&c, 10, 4); /* 3, 3, 2, 2 */
+    cs_topology t = cs_test_topology(&c, 10, 4); /* 3, 3, 2, 2 */
     ck_assert(!t.uniform);
     ck_assert_int_eq(t.ppn_max, 3);
     static const int node[10] = {0, 0, 0, 1, 1, 1, 2, 2, 3, 3};
@@ -135,7 +124,7 @@ START_TEST(placement_matches_a_plain_reference)
     int uneven = 0;
     for (int k = 1; k <= 9; k++)
         for (int n = k; n <= 4 * k; n++) {
-            cs_topology t = build(&c, n, k);
+            cs_topology t = cs_test_topology(&c, n, k);
             ck_assert_msg(matches_reference(&t, 0), "%d ranks on %d nodes", n, k);
             ck_assert_int_eq(t.uniform, n % k == 0);
             ck_assert_int_eq(t.ppn_max, (n + k - 1) / k);
@@ -152,7 +141,7 @@ END_TEST
 START_TEST(capacities_follow_the_cluster)
 {
     cs_cluster c = cluster("", "");
-    cs_topology t = build(&c, 8, 2);
+    cs_topology t = cs_test_topology(&c, 8, 2);
     ck_assert_double_eq_tol(t.port_Bps, 400e9 * 0.8, 1);
     ck_assert_double_eq_tol(t.nic_Bps, 100e9 * 0.9, 1);
     ck_assert_double_eq_tol(t.node_net_Bps, 2 * 100e9 * 0.9, 1);
@@ -160,11 +149,11 @@ START_TEST(capacities_follow_the_cluster)
     ck_assert_int_eq(t.arch, CS_ARCH_HOPPER);
     /* a fat-tree core taper divides the node's network, rail-optimized not */
     cs_cluster ft = cluster(", topology: fat-tree, oversubscription: 2", "");
-    cs_topology f = build(&ft, 8, 2);
+    cs_topology f = cs_test_topology(&ft, 8, 2);
     ck_assert_double_eq_tol(f.node_net_Bps, 2 * 100e9 * 0.9 / 2, 1);
     ck_assert_double_eq_tol(f.nic_Bps, 100e9 * 0.9, 1);
     cs_cluster ro = cluster(", oversubscription: 2", "");
-    ck_assert_double_eq_tol(build(&ro, 8, 2).node_net_Bps, 2 * 100e9 * 0.9, 1);
+    ck_assert_double_eq_tol(cs_test_topology(&ro, 8, 2).node_net_Bps, 2 * 100e9 * 0.9, 1);
     /* the topology carries its own copy of the cluster */
     ck_assert_int_eq(t.cluster.gpus_per_node, 4);
 }
@@ -172,10 +161,8 @@ END_TEST
 
 START_TEST(pcie_and_ada_gpus_pick_nccl_rows)
 {
-    cs_cluster c;
-    cs_diag d;
-    ck_assert_msg(cs_config_cluster("pcie-l40s", &c, &d) == 0, "%s", d.message);
-    cs_topology t = build(&c, 0, 0);
+    cs_cluster c = cs_test_cluster("pcie-l40s");
+    cs_topology t = cs_test_topology(&c, 0, 0);
     ck_assert_int_eq(t.intra_hw, CS_HW_PCI);
     ck_assert_int_eq(t.arch, CS_ARCH_AMPERE); /* sm_89 uses NCCL's Ampere row */
     ck_assert_int_eq(cs_ncclmodel_arch(70), CS_ARCH_VOLTA);
@@ -186,9 +173,9 @@ END_TEST
 START_TEST(des_overrides_mark_it_heterogeneous)
 {
     cs_cluster c = cluster("", "des:\n  stragglers:\n    - {rank: 5, slowdown: 2}\n");
-    ck_assert(build(&c, 8, 2).heterogeneous);
+    ck_assert(cs_test_topology(&c, 8, 2).heterogeneous);
     cs_cluster l = cluster("", "des:\n  links:\n    - {node: 1, nic: 0, bandwidth: 1GB/s}\n");
-    ck_assert(build(&l, 8, 2).heterogeneous);
+    ck_assert(cs_test_topology(&l, 8, 2).heterogeneous);
 }
 END_TEST
 
@@ -200,9 +187,8 @@ START_TEST(layouts_the_cluster_cannot_hold_fail)
                      "3 ranks cannot occupy 4 nodes (at least one rank per node)");
     ck_assert_str_eq(fails(&c, 9, 2, &d),
                      "9 ranks on 2 nodes needs 5 GPUs per node, but 't4' has 4");
-    cs_cluster one;
-    ck_assert_msg(cs_config_cluster("pcie-l40s", &one, &d) == 0, "%s", d.message);
-    ck_assert_ptr_nonnull(strstr(fails(&one, 0, 2, &d), "describes no inter-node network"));
+    cs_cluster one = cs_test_cluster("pcie-l40s");
+    CS_ASSERT_CONTAINS(fails(&one, 0, 2, &d), "describes no inter-node network");
 }
 END_TEST
 
@@ -215,8 +201,8 @@ START_TEST(overrides_must_name_present_ranks)
     ck_assert_int_gt(d.line, 0); /* where the override was written */
     /* a GPU the layout leaves empty: 6 ranks on 2 nodes use GPUs 0..2 */
     cs_cluster g = cluster("", "des:\n  links:\n    - {node: 0, gpu: 3, bandwidth: 1GB/s}\n");
-    ck_assert_ptr_nonnull(strstr(fails(&g, 6, 2, &d), "absent with 6 ranks on 2 nodes"));
-    ck_assert(build(&g, 8, 2).heterogeneous);
+    CS_ASSERT_CONTAINS(fails(&g, 6, 2, &d), "absent with 6 ranks on 2 nodes");
+    ck_assert(cs_test_topology(&g, 8, 2).heterogeneous);
     cs_cluster s = cluster("", "des:\n  stragglers:\n    - {rank: 20}\n");
     ck_assert_str_eq(fails(&s, 16, 0, &d), "straggler rank 20 does not exist with 16 ranks");
 }
@@ -237,9 +223,5 @@ int main(void)
     tcase_add_test(tc, layouts_the_cluster_cannot_hold_fail);
     tcase_add_test(tc, overrides_must_name_present_ranks);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return cs_test_run(s);
 }

@@ -19,8 +19,8 @@
 #include "train/scenario.h"
 #include "train/strategy.h"
 #include "train/training.h"
+#include "testutil.h"
 
-#define MiB (1024.0 * 1024.0)
 
 /* Line numbers in the tests refer to this text. */
 static const char BASE[] = "cluster: dgx-h100\n"           /* 1 */
@@ -39,25 +39,14 @@ static int load(const char *yaml, cs_scenario *sc, cs_diag *d)
  * is appended). Caller frees. */
 static char *edit(const char *from, const char *to)
 {
-    const char *at = from[0] ? strstr(BASE, from) : BASE + strlen(BASE);
-    ck_assert_msg(at != NULL, "'%s' not in BASE", from);
-    size_t pre = (size_t)(at - BASE), fl = strlen(from), tl = strlen(to);
-    char *s = malloc(strlen(BASE) - fl + tl + 1);
-    ck_assert_ptr_nonnull(s);
-    memcpy(s, BASE, pre);
-    memcpy(s + pre, to, tl);
-    strcpy(s + pre + tl, at + fl);
-    return s;
+    return cs_test_replace(BASE, from, to);
 }
 
 static cs_scenario expect_ok(const char *yaml)
 {
     cs_scenario sc;
     cs_diag d;
-    int rc = load(yaml, &sc, &d);
-    char buf[1024];
-    cs_diag_format(&d, buf, sizeof buf);
-    ck_assert_msg(rc == 0, "unexpected error: %s", buf);
+    cs_test_diag_ok(load(yaml, &sc, &d), &d, "'%s'", yaml);
     return sc;
 }
 
@@ -65,14 +54,7 @@ static void expect_error(const char *yaml, int line, int column, const char *nee
 {
     cs_scenario sc;
     cs_diag d;
-    int rc = load(yaml, &sc, &d);
-    ck_assert_msg(rc != 0, "expected an error containing '%s'", needle);
-    char buf[1024];
-    cs_diag_format(&d, buf, sizeof buf);
-    ck_assert_msg(d.line == line && d.column == column, "expected %d:%d, got %s", line, column,
-                  buf);
-    ck_assert_msg(strstr(d.message, needle) != NULL, "expected '%s' in: %s", needle, buf);
-    ck_assert_str_eq(d.file, "s.yaml");
+    cs_test_diag_error(load(yaml, &sc, &d), &d, "s.yaml", line, column, needle, "'%s'", yaml);
 }
 
 static void expect_edit_error(const char *from, const char *to, int line, int column,
@@ -454,22 +436,14 @@ END_TEST
 /* A scenario's file references are relative to the scenario file. */
 START_TEST(scenario_files_and_relative_paths)
 {
-    char dir[] = "/tmp/cs-scenario-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char *dir = cs_test_tmpdir();
     char path[256], cl[256], sc_path[256];
     snprintf(cl, sizeof cl, "%s/mine.yaml", dir);
-    FILE *f = fopen(cl, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs("nodes: 1\ngpus_per_node: 2\ngpu: {model: G, memory: 24GiB, compute_capability: 89, "
-          "tflops: {bf16: 100}, hbm_bandwidth: 1TB/s}\nintra: {fabric: pcie, bandwidth: "
-          "32GB/s}\n",
-          f);
-    fclose(f);
+    cs_test_write(cl, "nodes: 1\ngpus_per_node: 2\ngpu: {model: G, memory: 24GiB, "
+                      "compute_capability: 89, tflops: {bf16: 100}, hbm_bandwidth: 1TB/s}\n"
+                      "intra: {fabric: pcie, bandwidth: 32GB/s}\n");
     snprintf(sc_path, sizeof sc_path, "%s/s.yaml", dir);
-    f = fopen(sc_path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs("cluster: mine.yaml\nmodel: gpt2-124m\ntraining: {strategy: ddp}\n", f);
-    fclose(f);
+    cs_test_write(sc_path, "cluster: mine.yaml\nmodel: gpt2-124m\ntraining: {strategy: ddp}\n");
     cs_scenario sc;
     cs_diag d;
     int rc = cs_scenario_load_file(sc_path, &sc, &d);
@@ -478,55 +452,33 @@ START_TEST(scenario_files_and_relative_paths)
     ck_assert_int_eq(sc.cluster.gpus_per_node, 2);
 
     /* A missing referenced file is reported at the scenario's node. */
-    f = fopen(sc_path, "w");
-    fputs("cluster: absent.yaml\nmodel: gpt2-124m\ntraining: {strategy: ddp}\n", f);
-    fclose(f);
+    cs_test_write(sc_path, "cluster: absent.yaml\nmodel: gpt2-124m\ntraining: {strategy: ddp}\n");
     ck_assert_int_ne(cs_scenario_load_file(sc_path, &sc, &d), 0);
     ck_assert_str_eq(d.file, sc_path);
     ck_assert_int_eq(d.line, 1);
     ck_assert_int_eq(d.column, 10);
-    ck_assert_ptr_nonnull(strstr(d.message, "absent.yaml"));
+    CS_ASSERT_CONTAINS(d.message, "absent.yaml");
 
     /* An error inside the referenced file names that file. */
-    f = fopen(cl, "w");
-    fputs("nodes: 1\ngpus_per_node: two\n", f);
-    fclose(f);
-    f = fopen(sc_path, "w");
-    fputs("cluster: mine.yaml\nmodel: gpt2-124m\ntraining: {strategy: ddp}\n", f);
-    fclose(f);
+    cs_test_write(cl, "nodes: 1\ngpus_per_node: two\n");
+    cs_test_write(sc_path, "cluster: mine.yaml\nmodel: gpt2-124m\ntraining: {strategy: ddp}\n");
     ck_assert_int_ne(cs_scenario_load_file(sc_path, &sc, &d), 0);
     ck_assert_str_eq(d.file, cl);
     ck_assert_int_eq(d.line, 2);
 
     snprintf(path, sizeof path, "%s/none.yaml", dir);
     ck_assert_int_eq(cs_scenario_load_file(path, &sc, &d), CS_ENOENT);
-    unlink(cl);
-    unlink(sc_path);
-    rmdir(dir);
+    cs_test_rmdir(dir);
+    free(dir);
 }
 END_TEST
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(s);
-    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
 
 /* Every example loads, builds a topology, fits, and is documented. */
 START_TEST(example_scenarios)
 {
     DIR *dir = opendir("configs/scenarios");
     ck_assert_ptr_nonnull(dir);
-    char *readme = slurp("configs/scenarios/README.md");
+    char *readme = cs_test_slurp("configs/scenarios/README.md", NULL);
     int count = 0;
     struct dirent *e;
     while ((e = readdir(dir))) {
@@ -536,12 +488,8 @@ START_TEST(example_scenarios)
         snprintf(path, sizeof path, "configs/scenarios/%s", e->d_name);
         cs_scenario sc;
         cs_diag d;
-        int rc = cs_scenario_load_file(path, &sc, &d);
-        char buf[1024];
-        cs_diag_format(&d, buf, sizeof buf);
-        ck_assert_msg(rc == 0, "%s", buf);
-        cs_topology topo;
-        ck_assert_int_eq(cs_topology_build(&sc.cluster, sc.ranks, sc.nodes, &topo, &d), 0);
+        cs_test_diag_ok(cs_scenario_load_file(path, &sc, &d), &d, "%s", path);
+        cs_topology topo = cs_test_topology(&sc.cluster, sc.ranks, sc.nodes);
         cs_memory mem;
         ck_assert_int_eq(cs_memory_estimate(&sc.model, &sc.training, &topo, 0, &mem, &d), 0);
         ck_assert_msg(mem.fits, "%s: %.1f GB > %.1f GB", path, mem.peak_bytes / 1e9,
@@ -575,9 +523,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return cs_test_run(suite());
 }

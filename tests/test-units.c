@@ -9,11 +9,8 @@
 
 #include "base/error.h"
 #include "base/units.h"
+#include "testutil.h"
 
-#define KiB 1024.0
-#define MiB (1024.0 * KiB)
-#define GiB (1024.0 * MiB)
-#define TiB (1024.0 * GiB)
 
 typedef int (*parse_fn)(const char *, double *, char *, size_t);
 
@@ -303,9 +300,5 @@ static Suite *units_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(units_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return cs_test_run(units_suite());
 }

@@ -21,6 +21,7 @@
 
 #include "coll/collective.h"
 #include "config/config.h"
+#include "testutil.h"
 
 static const struct {
     const char *file;
@@ -40,11 +41,8 @@ static int cmp(const void *a, const void *b)
 
 START_TEST(preset_predicts_ring_measurements)
 {
-    cs_cluster c;
-    cs_diag d;
-    ck_assert_int_eq(cs_config_cluster("dgx-h100", &c, &d), 0);
-    cs_topology t;
-    ck_assert_int_eq(cs_topology_build(&c, 8, 0, &t, &d), 0);
+    cs_cluster c = cs_test_cluster("dgx-h100");
+    cs_topology t = cs_test_topology(&c, 8, 0);
     FILE *f = fopen(datasets[_i].file, "r");
     ck_assert_msg(f != NULL, "cannot open %s", datasets[_i].file);
     char line[512];
@@ -60,6 +58,7 @@ START_TEST(preset_predicts_ring_measurements)
         if (size < 1048576) continue;
         cs_coll_request rq = {datasets[_i].op, size, CS_ALGO_RING, CS_CHOICE_AUTO, CS_ENGINE_ANALYTIC};
         cs_coll_result r;
+        cs_diag d;
         ck_assert_int_eq(cs_collective_run(&t, &rq, &r, &d), 0);
         double e = 100.0 * fabs(r.time_s * 1e6 - time_us) / time_us;
         printf("%s %12.0f B measured %10.2f us predicted %10.2f us (%s) error %5.1f%%\n",
@@ -89,9 +88,5 @@ int main(void)
     tcase_add_loop_test(tc, preset_predicts_ring_measurements, 0,
                         (int)(sizeof datasets / sizeof datasets[0]));
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return cs_test_run(s);
 }

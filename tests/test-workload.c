@@ -18,6 +18,7 @@
 #include "train/scenario.h"
 #include "train/strategy.h"
 #include "train/workload.h"
+#include "testutil.h"
 
 typedef struct setup {
     cs_cluster c;
@@ -28,11 +29,10 @@ typedef struct setup {
 
 static void make(setup *s, const char *cluster, const char *model, cs_strategy st, int ranks)
 {
-    cs_diag d;
-    ck_assert_msg(cs_config_cluster(cluster, &s->c, &d) == 0, "%s", d.message);
-    ck_assert_msg(cs_model_load(model, &s->m, &d) == 0, "%s", d.message);
+    s->c = cs_test_cluster(cluster);
+    s->m = cs_test_model(model);
     cs_training_defaults(&s->t, st);
-    ck_assert_msg(cs_topology_build(&s->c, ranks, 0, &s->topo, &d) == 0, "%s", d.message);
+    s->topo = cs_test_topology(&s->c, ranks, 0);
 }
 
 static void simulate(const setup *s, cs_iteration *it)
@@ -135,8 +135,7 @@ START_TEST(overlap_hides_communication_on_fast_networks)
     s.t.micro_batch = 2;
     simulate(&s, &fast);
     s.c.inter.nic_bw_Bps /= 20; /* 20 Gb/s NICs */
-    cs_diag d;
-    ck_assert_int_eq(cs_topology_build(&s.c, 64, 0, &s.topo, &d), 0);
+    s.topo = cs_test_topology(&s.c, 64, 0);
     simulate(&s, &slow);
     ck_assert(fast.exposed_comm_s < 0.25 * fast.iteration_time_s);
     ck_assert(slow.exposed_comm_s > 3 * fast.exposed_comm_s);
@@ -282,8 +281,7 @@ START_TEST(des_collectives_match_closed_form_on_one_node)
 
         /* fault: DES on a slower fabric must not pass for the closed form */
         s.c.intra.bw_Bps /= 2;
-        cs_diag d;
-        ck_assert(cs_topology_build(&s.c, 8, 0, &s.topo, &d) == 0);
+        s.topo = cs_test_topology(&s.c, 8, 0);
         simulate_cached(&s, NULL, &wd, &b);
         double comm_b = 0;
         for (size_t i = 0; i < cs_workload_count(wd); i++)
@@ -348,8 +346,7 @@ START_TEST(des_cache_changes_nothing)
     s.t.collective_engine = CS_ENGINE_DES;
     /* another rank count is another topology: misses, not wrong hits */
     setup t = s;
-    cs_diag d;
-    ck_assert(cs_topology_build(&t.c, 32, 0, &t.topo, &d) == 0);
+    t.topo = cs_test_topology(&t.c, 32, 0);
     cs_workload *w3;
     cs_iteration i3;
     simulate_cached(&t, c, &w3, &i3);
@@ -419,7 +416,7 @@ START_TEST(builder_hybrid_message_is_the_tables)
     cs_memory mem;
     ck_assert_int_eq(cs_memory_estimate(&s.m, &s.t, &s.topo, 0, &mem, &dm), CS_EINVAL);
     ck_assert_str_eq(d.message, dm.message);
-    ck_assert_ptr_nonnull(strstr(d.message, "whole replicas"));
+    CS_ASSERT_CONTAINS(d.message, "whole replicas");
 }
 END_TEST
 
@@ -438,7 +435,7 @@ START_TEST(scenario_collective_engine_key)
     snprintf(yaml, sizeof yaml, "%s  collective_engine: simgrid\n", base);
     ck_assert(cs_scenario_load_string("s.yaml", yaml, strlen(yaml), &sc, &d) != 0);
     ck_assert_int_eq(d.line, 5);
-    ck_assert_ptr_nonnull(strstr(d.message, "collective_engine"));
+    CS_ASSERT_CONTAINS(d.message, "collective_engine");
 }
 END_TEST
 
@@ -446,7 +443,6 @@ int main(void)
 {
     Suite *s = suite_create("workload");
     TCase *tc = tcase_create("iteration");
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, wire_bytes_match_the_seed);
     tcase_add_test(tc, ddp_communicates_once_per_step_fsdp_per_micro_batch);
     tcase_add_test(tc, time_accounting_is_consistent);
@@ -462,9 +458,5 @@ int main(void)
     tcase_add_test(tc, every_row_builds_a_well_formed_graph);
     tcase_add_test(tc, builder_hybrid_message_is_the_tables);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return cs_test_run(s);
 }

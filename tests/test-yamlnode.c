@@ -22,14 +22,14 @@
 #include <string.h>
 
 #include "base/yamlnode.h"
+#include "testutil.h"
 
 static cs_ynode *parse_ok(const char *text)
 {
     cs_diag d;
     cs_diag_clear(&d);
     cs_ynode *root = NULL;
-    int rc = cs_yamlnode_parse("t.yaml", text, strlen(text), &root, &d);
-    ck_assert_msg(rc == 0, "%s:%d:%d: %s", d.file, d.line, d.column, d.message);
+    cs_test_diag_ok(cs_yamlnode_parse("t.yaml", text, strlen(text), &root, &d), &d, "'%s'", text);
     return root;
 }
 
@@ -40,12 +40,8 @@ static void parse_fails(const char *text, int line, int column, const char *need
     cs_diag_clear(&d);
     cs_ynode *root = (cs_ynode *)1;
     int rc = cs_yamlnode_parse("bad.yaml", text, strlen(text), &root, &d);
-    ck_assert_msg(rc == CS_ECONFIG, "'%s' parsed", text);
+    cs_test_diag_error(rc, &d, "bad.yaml", line, column, needle, "'%s'", text);
     ck_assert_ptr_null(root);
-    ck_assert_str_eq(d.file, "bad.yaml");
-    ck_assert_msg(d.line == line && d.column == column, "'%s': %d:%d, want %d:%d (%s)", text,
-                  d.line, d.column, line, column, d.message);
-    ck_assert_msg(strstr(d.message, needle), "'%s' lacks '%s'", d.message, needle);
 }
 
 /* ---- the tree -------------------------------------------------------------------- */
@@ -403,9 +399,5 @@ int main(void)
     TCase *tg = tcase_create("suggest");
     tcase_add_test(tg, edit_distance_against_reference);
     suite_add_tcase(s, tg);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return cs_test_run(s);
 }

@@ -31,6 +31,7 @@
 #include "train/training.h"
 #include "train/workload.h"
 #include "out/schedule.h"
+#include "testutil.h"
 
 /* ---- json ---------------------------------------------------------------- */
 
@@ -39,8 +40,7 @@ static cs_json *parse_ok(const char *s)
     cs_json *v = NULL;
     cs_diag d;
     cs_diag_clear(&d);
-    int rc = cs_json_parse(s, strlen(s), "t.json", &v, &d);
-    ck_assert_msg(rc == 0, "%s: %s", s, d.message);
+    cs_test_diag_ok(cs_json_parse(s, strlen(s), "t.json", &v, &d), &d, "%s", s);
     return v;
 }
 
@@ -49,12 +49,9 @@ static void parse_bad(const char *s, int line, int col, const char *needle)
     cs_json *v = NULL;
     cs_diag d;
     cs_diag_clear(&d);
-    ck_assert_int_eq(cs_json_parse(s, strlen(s), "t.json", &v, &d), CS_ECONFIG);
+    int rc = cs_json_parse(s, strlen(s), "t.json", &v, &d);
+    cs_test_diag_error(rc, &d, "t.json", line, col, needle, "%s", s);
     ck_assert_ptr_null(v);
-    ck_assert_msg(d.line == line && d.column == col, "%s: at %d:%d, want %d:%d (%s)", s, d.line,
-                  d.column, line, col, d.message);
-    ck_assert_msg(strstr(d.message, needle), "%s: message '%s' lacks '%s'", s, d.message, needle);
-    ck_assert_str_eq(d.file, "t.json");
 }
 
 START_TEST(json_values)
@@ -158,10 +155,7 @@ END_TEST
 
 static void sched_bad(const char *from, const char *to, int line, const char *needle)
 {
-    char buf[4096];
-    const char *p = strstr(mini, from);
-    ck_assert_ptr_nonnull(p);
-    snprintf(buf, sizeof buf, "%.*s%s%s", (int)(p - mini), mini, to, p + strlen(from));
+    char *buf = cs_test_replace(mini, from, to);
     cs_hw_schedule s;
     cs_diag d;
     cs_diag_clear(&d);
@@ -169,6 +163,7 @@ static void sched_bad(const char *from, const char *to, int line, const char *ne
     ck_assert_msg(d.line == line && strstr(d.message, needle), "%s -> %s: %d: %s", from, to, d.line,
                   d.message);
     ck_assert_uint_eq(s.n, 0);
+    free(buf);
 }
 
 START_TEST(schedule_errors)
@@ -389,7 +384,7 @@ START_TEST(stats_and_rows)
     ck_assert_int_eq(cs_hw_rowfile_close(&r), 0);
     remove(path);
     ck_assert_int_eq(cs_hw_rowfile_open(&r, "/nonexistent-dir/x.csv", "x", &d), CS_EIO);
-    ck_assert_ptr_nonnull(strstr(d.message, "cannot create"));
+    CS_ASSERT_CONTAINS(d.message, "cannot create");
     ck_assert_int_eq(cs_hw_exit_code(CS_HW_ETIMEOUT), 5);
     ck_assert_int_eq(cs_hw_exit_code(CS_HW_EUNAVAIL), 77);
 }
@@ -468,9 +463,5 @@ int main(void)
     tcase_add_test(tg, stats_and_rows);
     tcase_add_test(tg, replay_needs);
     suite_add_tcase(s, tg);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return cs_test_run(s);
 }
