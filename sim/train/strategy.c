@@ -94,18 +94,6 @@ static void join(char *buf, size_t len, unsigned set, const char *last)
     }
 }
 
-void cs_strategy_list(char *buf, size_t len, const char *last)
-{
-    join(buf, len, (1u << CS_STRAT_COUNT) - 1, last);
-}
-
-void cs_strategy_unknown(const char *name, char *buf, size_t len)
-{
-    char names[512];
-    cs_strategy_list(names, sizeof names, "or");
-    snprintf(buf, len, "unknown strategy '%s' (expected %s)", name, names);
-}
-
 const char *cs_strategy_knob_key(cs_knob k)
 {
     CS_ASSERT(k >= 0 && k < CS_KNOB_COUNT);

@@ -105,13 +105,6 @@ const char *cs_strategy_name(cs_strategy s);
 int cs_strategy_parse(const char *s, cs_strategy *out);
 /* The names in table order, NULL-terminated (the scenario schema's enum). */
 extern const char *const cs_strategy_names[CS_STRAT_COUNT + 1];
-/* Every name, comma-separated, the last two joined by " <last> " ("ddp,
- * zero1, ... or fsdp_hybrid_shard" with last = "or"), into buf; names that
- * do not fit are left out whole. */
-void cs_strategy_list(char *buf, size_t len, const char *last);
-/* "unknown strategy '<name>' (expected ddp, ... or fsdp_hybrid_shard)",
- * for a name cs_strategy_parse refused, into buf. */
-void cs_strategy_unknown(const char *name, char *buf, size_t len);
 
 /* ---- knobs ---- */
 const char *cs_strategy_knob_key(cs_knob k);
