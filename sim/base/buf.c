@@ -13,14 +13,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void cs_buf_printf(cs_buf *b, const char *fmt, ...)
+void cs_buf_vprintf(cs_buf *b, const char *fmt, va_list ap)
 {
-    va_list ap;
     for (;;) {
         size_t avail = b->cap - b->len;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->data ? b->data + b->len : NULL, avail, fmt, ap);
-        va_end(ap);
+        va_list aq;
+        va_copy(aq, ap);
+        int n = vsnprintf(b->data ? b->data + b->len : NULL, avail, fmt, aq);
+        va_end(aq);
         CS_ASSERT(n >= 0);
         if ((size_t)n < avail) {
             b->len += (size_t)n;
@@ -32,6 +32,14 @@ void cs_buf_printf(cs_buf *b, const char *fmt, ...)
         b->data = cs_xrealloc(b->data, cap);
         b->cap = cap;
     }
+}
+
+void cs_buf_printf(cs_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cs_buf_vprintf(b, fmt, ap);
+    va_end(ap);
 }
 
 void cs_buf_free(cs_buf *b)

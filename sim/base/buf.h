@@ -10,6 +10,7 @@
 #ifndef CS_BUF_H
 #define CS_BUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "base/error.h"
@@ -21,6 +22,8 @@ typedef struct cs_buf {
 
 /* Appends formatted text (the buffer grows; aborts on out-of-memory). */
 void cs_buf_printf(cs_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with a va_list (ap is copied, not consumed: the caller still va_ends it). */
+void cs_buf_vprintf(cs_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Frees the buffer's text and leaves it empty (reusable). */
 void cs_buf_free(cs_buf *b);
 /* Writes b to path atomically (path.tmp + rename), or to stdout if path is

@@ -84,15 +84,8 @@ void cs_doc_note(cs_doc *doc, const char *fmt, ...)
     cs__part *p = last && !last->table && !last->group ? last : add_part(doc);
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    cs_buf_vprintf(&p->note, fmt, ap);
     va_end(ap);
-    CS_ASSERT(n >= 0);
-    char *s = cs_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    cs_buf_printf(&p->note, "%s", s);
-    free(s);
 }
 
 cs_table *cs_doc_table(cs_doc *doc, const cs_table_spec *spec)
