@@ -21,9 +21,9 @@
 #include <strings.h>
 
 static const cs__writer *const writers[CS_FORMAT_COUNT] = {
-    [CS_FORMAT_TABLE] = &cs__writer_text,
-    [CS_FORMAT_CSV] = &cs__writer_csv,
-    [CS_FORMAT_JSON] = &cs__writer_json,
+#define CS_FORMAT(id, file) [CS_FORMAT_##id] = &cs__writer_##file,
+#include "out/formats.def"
+#undef CS_FORMAT
 };
 
 const char *cs_format_name(cs_format f)

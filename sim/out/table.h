@@ -40,12 +40,12 @@
 
 #include "base/buf.h"
 
-/* The output formats, one writer each (the --format names: table, csv,
- * json, in this order). */
+/* The output formats, one writer each (out/formats.def; the --format
+ * names are the writers': table, csv, json, in this order). */
 typedef enum cs_format {
-    CS_FORMAT_TABLE,
-    CS_FORMAT_CSV,
-    CS_FORMAT_JSON,
+#define CS_FORMAT(id, file) CS_FORMAT_##id,
+#include "out/formats.def"
+#undef CS_FORMAT
     CS_FORMAT_COUNT
 } cs_format;
 

@@ -54,7 +54,10 @@ typedef struct cs__writer {
     void (*end)(cs_buf *b);
 } cs__writer;
 
-extern const cs__writer cs__writer_text, cs__writer_csv, cs__writer_json;
+/* One per row of out/formats.def, defined in table_<file>.c. */
+#define CS_FORMAT(id, file) extern const cs__writer cs__writer_##file;
+#include "out/formats.def"
+#undef CS_FORMAT
 
 /* The audiences that see part p. */
 unsigned cs__part_audience(const cs__part *p);
