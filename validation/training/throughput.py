@@ -1,0 +1,303 @@
+# SPDX-License-Identifier: MIT
+"""validation/training/throughput.py - `collsim simulate` against measured training throughput.
+
+Imported by validation/run (not a command of its own). Every row of
+mpt_llm_foundry_a100_80gb_h100.csv (MosaicML llm-foundry's MPT benchmark tables, copied with
+their provenance header) becomes one scenario YAML: the row's cluster preset and GPU count, its
+model shape written out (GeLU MLP, biases, learned positions, tied embeddings: the schema of
+configs/models/README.md expresses all of them), and its training configuration. The scenario is
+run with `collsim simulate --format csv`; predicted tokens/s per GPU and MFU are compared with the
+measured ones. Scores per source table: median / nearest-rank p90 / max of the absolute % error of
+tokens/s/GPU and of the absolute MFU error in points, and the signed median (positive: collsim
+predicts faster than measured).
+
+How a row maps (each choice cited; what the schema cannot say is in GAPS, printed in the report):
+  precision amp_bf16/DEFAULT  bf16 compute and all-gathers, fp32 gradient reduction, fp32 master
+                              weights: Composer's get_mixed_precision, mixed_precision DEFAULT =
+                              param_dtype = autocast dtype, reduce_dtype = float32.
+  precision bf16/PURE         pure bf16 (param, reduce and buffer dtype bf16; no fp32 master copy).
+  activation_checkpointing    printed True = Composer checkpoints every transformer block = full.
+  backward prefetch           post: Composer's FSDP default (fsdp_config backward_prefetch
+                              'BACKWARD_POST'; the MPT yamls do not set it).
+  limit_all_gathers           true in the yamls: collsim's default (2 in flight).
+  attention                   flash (llm-foundry's benchmark default attn_impl): collsim's default.
+Standard library only; deterministic (rows in file order, fixed formats).
+"""
+import csv
+import io
+import math
+import os
+import shutil
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = "mpt_llm_foundry_a100_80gb_h100.csv"
+TOLERANCE = 1.0  # points a score may grow before --check fails
+# (column, what it is): checked by --check
+METRICS = [("median_pct", "tokens/s/GPU abs % error, median"), ("p90_pct", "p90"), ("max_pct", "max"),
+           ("mfu_median_pts", "MFU abs error (points), median"), ("mfu_p90_pts", "p90"), ("mfu_max_pts", "max")]
+PRECISION = {  # precision column -> scenario training keys
+    "amp_bf16/DEFAULT": [("param_dtype", "bf16"), ("grad_reduce_dtype", "fp32"), ("master_weights", "true")],
+    "bf16/PURE": [("param_dtype", "bf16"), ("grad_reduce_dtype", "bf16"), ("master_weights", "false")],
+}
+CHECKPOINTING = {"none": "none", "full": "full"}
+MODEL_KEYS = ["layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "biases",
+              "position_embedding", "tied_embeddings", "seq_len", "vocab"]
+GAPS = [
+    "**Compute efficiency.** The schema has one `compute_efficiency` (default 0.5) for every "
+    "GEMM of every model on every GPU; measured MFU depends on GPU generation, width, sequence "
+    "length and checkpointing. Left at its default: this section measures the model as it is.",
+    "**Element-wise kernels.** LayerNorm, GeLU, softmax, dropout, bias adds and the position "
+    "lookup cost no time in collsim (FLOPs of the matrices only); they are memory-bound on the GPU.",
+    "**Attention kernel.** `--attention flash` means no stored s x s scores; which kernel ran "
+    "(llm-foundry's flash / triton) and its speed at long sequences cannot be said.",
+    "**MFU numerator.** collsim counts 3 (L (2 P_matmul + 4sh) + 2vh) FLOPs per token; the tables "
+    "count 6 x all parameters (embeddings and biases included) plus attention. The implied FLOPs "
+    "per token differ by the ratio printed above, so MFU and tokens/s errors differ slightly.",
+    "**Interconnect.** A100 rows: 8 x 200 Gb/s RoCE per node, priced as the `dgx-a100` preset's "
+    "8 x 200 Gb/s InfiniBand (same line rate; RoCE's efficiency is not described). H100 rows: the "
+    "interconnect is not stated; the `dgx-h100` preset (8 x 400 Gb/s NDR) is assumed.",
+    "**bf16/PURE** (the two 70B A100 rows): read as pure bf16 (no fp32 master weights); FSDP may "
+    "still have kept fp32 sharded parameters. Affects memory and the optimizer step, not the GEMMs.",
+    "**Short runs.** About 12 steps per run (llm-foundry README): warm-up and noise are in the "
+    "measurement, not in the model.",
+    "**Uneven micro-batching.** Expressible gap, but absent: every row has "
+    "micro_batch x grad_accum x gpus = global_batch (%s).",
+]
+
+
+def read_rows():
+    with open(os.path.join(HERE, DATA)) as f:
+        return list(csv.DictReader([l for l in f if not l.startswith("#")]))
+
+
+def scenario_yaml(r, prefetch="post"):
+    """The scenario YAML text that describes row r (backward_prefetch: prefetch)."""
+    lines = ["cluster: %s" % r["cluster"], "ranks: %s" % r["gpus"], "model:", "  name: %s" % r["model"]]
+    lines += ["  %s: %s" % (k, r[k]) for k in MODEL_KEYS]
+    lines += ["training:", "  strategy: %s" % r["strategy"]]
+    lines += ["  %s: %s" % kv for kv in PRECISION[r["precision"]]]
+    lines += ["  micro_batch: %s" % r["micro_batch"], "  grad_accum: %s" % r["grad_accum"],
+              "  activation_checkpointing: %s" % CHECKPOINTING[r["activation_checkpointing"]],
+              "  backward_prefetch: %s" % prefetch, "  limit_all_gathers: true"]
+    if r["shard_group"]:
+        lines.append("  shard_group: %s" % r["shard_group"])
+    return "\n".join(lines) + "\n"
+
+
+def simulate(collsim, run, tmp, prefetch="post"):
+    """One result per row: the row plus predicted tokens/s/GPU, MFU (%) and their errors."""
+    out = []
+    for i, r in enumerate(read_rows()):
+        path = os.path.join(tmp, "training-%03d.yaml" % i)
+        with open(path, "w") as f:
+            f.write(scenario_yaml(r, prefetch))
+        sim = next(csv.DictReader(io.StringIO(run([collsim, "simulate", path, "--format", "csv"]))))
+        if int(sim["params"]) != int(r["params"]):
+            raise RuntimeError("%s seq %s: collsim counts %s parameters, the table %s"
+                               % (r["model"], r["seq_len"], sim["params"], r["params"]))
+        gpus = int(r["gpus"])
+        tps, mfu = float(sim["tokens_per_s"]) / gpus, 100.0 * float(sim["mfu"])
+        meas_tps, meas_mfu = float(r["tokens_per_s_per_gpu"]), float(r["mfu_pct"])
+        out.append(dict(r, pred_tps=tps, pred_mfu=mfu, err_pct=100.0 * (tps - meas_tps) / meas_tps,
+                        mfu_err=mfu - meas_mfu, meas_tps=meas_tps, meas_mfu=meas_mfu,
+                        # measured / predicted FLOPs per token (the two MFU numerators)
+                        flops_ratio=(meas_mfu / meas_tps) / (mfu / tps)))
+    return out
+
+
+# ---- scores ------------------------------------------------------------------------------
+
+def stats(v):
+    """median, nearest-rank p90, max (as sim/study/calib_compare.c)."""
+    v = sorted(v)
+    n = len(v)
+    if not n:
+        return float("nan"), float("nan"), float("nan")
+    med = v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+    return med, v[max(int(math.ceil(0.9 * n)) - 1, 0)], v[-1]
+
+
+def median(v):
+    return stats(v)[0]
+
+
+def tables(results):
+    """[(name, rows)]: each source table in file order, then all."""
+    names = list(dict.fromkeys(r["source_table"] for r in results))
+    return [(t, [r for r in results if r["source_table"] == t]) for t in names] + [("all", results)]
+
+
+def scores(results):
+    out = []
+    for t, rows in tables(results):
+        s = {"table": t, "n": len(rows)}
+        s["median_pct"], s["p90_pct"], s["max_pct"] = stats([abs(r["err_pct"]) for r in rows])
+        s["signed_median_pct"] = median([r["err_pct"] for r in rows])
+        s["mfu_median_pts"], s["mfu_p90_pts"], s["mfu_max_pts"] = stats([abs(r["mfu_err"]) for r in rows])
+        s["mfu_signed_median_pts"] = median([r["mfu_err"] for r in rows])
+        out.append(s)
+    return out
+
+
+COLUMNS = ["table", "n", "median_pct", "p90_pct", "max_pct", "signed_median_pct",
+           "mfu_median_pts", "mfu_p90_pts", "mfu_max_pts", "mfu_signed_median_pts"]
+
+
+def scores_csv(sc):
+    f = io.StringIO()
+    f.write("# Written by validation/run: collsim simulate against validation/training/%s.\n"
+            "# Per source table (and all rows): absolute %% error of tokens/s per GPU (median / p90 /\n"
+            "# max), its signed median (positive: predicted faster), and the same for MFU in points.\n"
+            "# tests/validation-scores.sh fails when a median / p90 / max grows by more than %.0f point.\n"
+            % (DATA, TOLERANCE))
+    w = csv.DictWriter(f, COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for s in sc:
+        w.writerow({k: ("%.2f" % v if isinstance(v, float) else v) for k, v in s.items()})
+    return f.getvalue()
+
+
+def check(sc, path):
+    """Printed lines and the number of scores worse than recorded by more than TOLERANCE."""
+    with open(path) as f:
+        recorded = list(csv.DictReader([l for l in f if not l.startswith("#")]))
+    now = {s["table"]: s for s in sc}
+    lines, bad = [], 0
+    for r in recorded:
+        if r["table"] not in now:
+            lines.append("FAIL training %s: no longer scored" % r["table"])
+            bad += 1
+            continue
+        for m, _ in METRICS:
+            if now[r["table"]][m] > float(r[m]) + TOLERANCE:
+                lines.append("FAIL training %s %s: %.2f now, recorded %s (+%.0f point allowed)"
+                             % (r["table"], m, now[r["table"]][m], r[m], TOLERANCE))
+                bad += 1
+    for t in sorted(set(now) - {r["table"] for r in recorded}):
+        lines.append("note: training %s is scored but not recorded" % t)
+    lines.append("validation: %d training scores checked against %s, %d worse by more than %.0f point"
+                 % (len(recorded) * len(METRICS), os.path.relpath(path, os.path.dirname(os.path.dirname(HERE))),
+                    bad, TOLERANCE))
+    return lines, bad
+
+
+# ---- report ------------------------------------------------------------------------------
+
+def cell(rows):
+    return "%+.1f (%d)" % (median([r["err_pct"] for r in rows]), len(rows)) if rows else "-"
+
+
+def breakdown(results, title, key, order):
+    """A table of signed median error (rows) per value of key, one column per source table."""
+    ts = tables(results)
+    L = ["", "Signed median error of tokens/s/GPU (n) by %s:" % title, "",
+         "| %s | %s |" % (title, " | ".join(t for t, _ in ts)), "|---|" + "---|" * len(ts)]
+    for v in sorted({key(r) for r in results}, key=order):
+        L.append("| %s | %s |" % (v, " | ".join(cell([r for r in rows if key(r) == v]) for _, rows in ts)))
+    return L
+
+
+def plot_mfu(plots_dir, results):
+    """Predicted vs measured MFU, one series per (GPU, checkpointing); None without gnuplot."""
+    if not shutil.which("gnuplot"):
+        return None
+    os.makedirs(plots_dir, exist_ok=True)
+    series = {}
+    for r in results:
+        series.setdefault((r["gpu"], r["activation_checkpointing"]), []).append((r["meas_mfu"], r["pred_mfu"]))
+    keys = sorted(series)
+    dat = os.path.join(plots_dir, "training_mfu.dat.tmp")
+    with open(dat, "w") as f:
+        for i, k in enumerate(keys):
+            f.write("# %d\n" % i)
+            for x, y in sorted(series[k]):
+                f.write("%.4f %.4f\n" % (x, y))
+            f.write("\n\n")
+    svg = os.path.join(plots_dir, "training_mfu.svg")
+    plots = ["x with lines lw 1 dt 2 lc rgb '#808080' title 'predicted = measured'"]
+    for i, (gpu, ck) in enumerate(keys):
+        plots.append("'%s' index %d using 1:2 with points pt %d ps 0.7 title '%s, checkpointing %s'"
+                     % (dat, i, 7 if ck == "none" else 5, gpu, ck))
+    script = "\n".join([
+        "set terminal svg size 760,440 noenhanced font 'Helvetica,11' background '#ffffff'",
+        "set output '%s'" % svg,
+        "set title 'MPT training (llm-foundry, FSDP full shard): MFU predicted vs measured' noenhanced",
+        "set xlabel 'measured MFU (%)'",
+        "set ylabel 'collsim MFU (%)'",
+        "set key bottom right",
+        "set grid",
+        "set xrange [20:70]",
+        "set yrange [20:70]",
+        "plot " + ", ".join(plots),
+        "",
+    ])
+    subprocess.run(["gnuplot"], input=script, text=True, check=True, capture_output=True)
+    os.remove(dat)
+    return svg
+
+
+def sensitivity(sc_pre):
+    """One line: the scores with backward_prefetch pre (collsim's FSDP default)."""
+    return ("- With `backward_prefetch: pre` (collsim's default; PyTorch's BACKWARD_PRE) in place of "
+            "Composer's BACKWARD_POST, tokens/s/GPU abs %% error median / p90 / max and signed median "
+            "would be %s." % "; ".join("%s %.1f / %.1f / %.1f, %+.1f%%" % (
+                s["table"], s["median_pct"], s["p90_pct"], s["max_pct"], s["signed_median_pct"]) for s in sc_pre))
+
+
+def report_lines(results, sc, sc_pre, plots_dir, no_plots, report_dir):
+    even = sum(int(r["micro_batch"]) * int(r["grad_accum"]) * int(r["gpus"]) == int(r["global_batch"])
+               for r in results)
+    L = ["", "## Training throughput", "",
+         "`collsim simulate` (uncalibrated, compute efficiency at its default) on every row of "
+         "`validation/training/%s` (MosaicML llm-foundry's MPT benchmark tables, Composer + PyTorch "
+         "FSDP FULL_SHARD, copied with their provenance header): %d runs, MPT 125M..70B, "
+         "seq 1k..64k, 8..64 GPUs. Each row becomes a scenario with its cluster preset, GPU count, "
+         "model shape (every parameter count matches the table's exactly), precision, micro-batch, "
+         "gradient accumulation and checkpointing (`validation/training/throughput.py` says how each "
+         "column maps). Error = (predicted - measured) / measured: positive means collsim predicts "
+         "faster than measured. MFU is compared as printed (the tables' convention: no recompute)."
+         % (DATA, len(results)), "",
+         "Scores are recorded in `validation/training_scores.csv`; `tests/validation-scores.sh` fails "
+         "when a table's median / p90 / max grows by more than %.0f point." % TOLERANCE, "",
+         "| table | GPU | rows | tokens/s/GPU abs % error median / p90 / max | signed median | "
+         "MFU abs error (points) median / p90 / max | MFU signed median |",
+         "|---|---|---|---|---|---|---|"]
+    gpus = {t: ", ".join(sorted({r["gpu"] for r in rows})) for t, rows in tables(results)}
+    for s in sc:
+        L.append("| %s | %s | %d | %.1f / %.1f / %.1f | %+.1f%% | %.1f / %.1f / %.1f | %+.1f |" % (
+            s["table"], gpus[s["table"]] if s["table"] != "all" else "both", s["n"], s["median_pct"],
+            s["p90_pct"], s["max_pct"], s["signed_median_pct"], s["mfu_median_pts"], s["mfu_p90_pts"],
+            s["mfu_max_pts"], s["mfu_signed_median_pts"]))
+    size = {r["model"]: int(r["params"]) for r in results}
+    L += breakdown(results, "model", lambda r: r["model"], lambda v: size[v])
+    L += breakdown(results, "sequence length", lambda r: int(r["seq_len"]), lambda v: v)
+    L += breakdown(results, "activation checkpointing", lambda r: r["activation_checkpointing"], str)
+    L += breakdown(results, "GPU", lambda r: r["gpu"], str)
+    L += breakdown(results, "GPUs", lambda r: int(r["gpus"]), lambda v: v)
+    L.append("")
+    for ck in ("none", "full"):
+        p = [r["pred_mfu"] for r in results if r["activation_checkpointing"] == ck]
+        m = [r["meas_mfu"] for r in results if r["activation_checkpointing"] == ck]
+        L.append("- checkpointing %s: predicted MFU %.2f..%.2f%% over %d rows, measured %.2f..%.2f%%."
+                 % (ck, min(p), max(p), len(p), min(m), max(m)))
+    fr = [r["flops_ratio"] for r in results]
+    L.append("- FLOPs per token, the tables' / collsim's (implied by each side's MFU and tokens/s): "
+             "median %.4f, range %.4f..%.4f." % (median(fr), min(fr), max(fr)))
+    L.append(sensitivity(sc_pre))
+    L += ["", "What the model or the schema cannot express, and what was used instead:", ""]
+    even_text = "%d of %d rows" % (even, len(results))
+    L += ["- " + (g % even_text if "%s" in g else g) for g in GAPS]
+    if not no_plots:
+        svg = plot_mfu(plots_dir, results)
+        if svg:
+            L += ["", "![training MFU](%s)" % os.path.relpath(svg, report_dir)]
+    L += ["", "Every row (tokens/s per GPU and MFU %, measured / collsim):", "",
+          "| table | model | seq | GPUs | micro x accum | checkpointing | tokens/s/GPU | error | MFU |",
+          "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        L.append("| %s | %s | %s | %s | %s x %s | %s | %.0f / %.0f | %+.1f%% | %.2f / %.2f |" % (
+            r["source_table"], r["model"], r["seq_len"], r["gpus"], r["micro_batch"], r["grad_accum"],
+            r["activation_checkpointing"], r["meas_tps"], r["pred_tps"], r["err_pct"], r["meas_mfu"],
+            r["pred_mfu"]))
+    return L
