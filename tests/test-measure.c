@@ -405,98 +405,105 @@ END_TEST
 
 /* ---- garbage ---------------------------------------------------------------------- */
 
-/* garbage: each must fail with the right line (and leave the set as it was) */
+/* garbage: each must fail with the right line (and leave the set as it
+ * was); csv picks the reader (0: nccl-tests log, 1: CSV). */
+static const struct {
+    int csv;
+    const char *text;
+    int line, column;
+    const char *needle;
+} GARBAGE[] = {
+    {0,
+     "# all_reduce_perf\n"
+     "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
+     "   1024    256  float  sum     -1  abc   0.01   0.01   0      1.0  0.01  0.01  0\n",
+     3, 36, "out-of-place time"},
+    {0, "just some text\nno table here\n", 1, 1, "no nccl-tests result table"},
+    {0,
+     "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
+     "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n",
+     1, 1, "which collective"},
+    {0,
+     "# all_reduce_perf\n"
+     "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
+     "   1024    256  float  sum\n",
+     3, 24, "columns"},
+    {1, "# collective: all_reduce\n# ranks: 8\nsize_bytes,time_us\n8,1.0\n16\n", 5, 1,
+     "fields"},
+    {1, "# collective: allreduce_x\nsize_bytes,time_us\n", 1, 15, "unknown collective"},
+    {1, "# ranks: 8\nsize_bytes,time_us\n8,1.0\n", 3, 1, "which collective"},
+    {1, "# collective: all_reduce\n# ranks: 8\nsize_bytes,time_us\n8,-3\n", 4, 3, "time_us"},
+    {1, "hello,world\n1,2\n", 1, 1, "header row"},
+    {0, "#  size  count  type redop root time algbw busbw #wrong time algbw busbw #wrong\n", 1,
+     1, "without result rows"},
+    {0,
+     "# all_reduce_perf\n"
+     "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
+     "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n",
+     3, 1, "without result rows"}, /* a repeated header renews the table's line */
+    {0,
+     "# alltoall_perf\n"
+     "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
+     "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n",
+     2, 1, "does not model"},
+    {0,
+     "# all_reduce_perf\n"
+     "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
+     "   1024    256  float  sum     -1  9.0   0.11   0.11   0      9.0  0.11  0.11  0\n",
+     2, 1, "rank count"},
+    {0,
+     "# all_reduce_perf\n"
+     "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
+     "   1024    256  float  sum     -1  9.0   0.11   x.y   0      9.0  0.11  0.21  0\n",
+     3, 49, "busbw"},
+    {1, "# ranks: many\n", 1, 10, "positive integer"},
+    {1, "# nodes: 0\n", 1, 10, "positive integer"},
+    {1, "size_bytes,time_us,op,ranks\n8,1,foo,8\n", 2, 5, "unknown op 'foo'"},
+    {1, "size_bytes,time_us,op\n8,1,all_reduce\n", 2, 1, "how many ranks"},
+    {1, "size_bytes,time_us,op,ranks\n8,1,all_reduce,0.5\n", 2, 16, "ranks must be"},
+    {1, "size_bytes,time_us,op,ranks,nodes\n8,1,all_reduce,4,x\n", 2, 18, "nodes must be"},
+    {1, "size_bytes,time_us,op,ranks,nodes\n8,1,all_reduce,4,8\n", 2, 1,
+     "4 ranks cannot fill 8 nodes"},
+    {1, "size_bytes,time_us,op,ranks\n-8,1,all_reduce,4\n", 2, 1, "size_bytes must be"},
+    {1, "size_bytes,time_median_us,op,ranks\n8,0,all_reduce,4\n", 2, 3, "time_median_us"},
+    {1, "size_bytes,busbw_GBps,op,ranks\n8,-1,all_reduce,4\n", 2, 3, "busbw_GBps must be"},
+    {1, "size_bytes,time_us,op,ranks\n0,1,all_reduce,4\n", 1, 1, "no measurement rows"},
+    {1, "", 1, 1, "no header row"},
+    {1, "a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,"
+        "a,a,a,a,a,a,a\n", 1, 1, "more than 48 columns"},
+};
+
 START_TEST(garbage_errors)
 {
-    static const struct {
-        int csv;
-        const char *text;
-        int line, column;
-        const char *needle;
-    } cases[] = {
-        {0,
-         "# all_reduce_perf\n"
-         "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
-         "   1024    256  float  sum     -1  abc   0.01   0.01   0      1.0  0.01  0.01  0\n",
-         3, 36, "out-of-place time"},
-        {0, "just some text\nno table here\n", 1, 1, "no nccl-tests result table"},
-        {0,
-         "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
-         "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n",
-         1, 1, "which collective"},
-        {0,
-         "# all_reduce_perf\n"
-         "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
-         "   1024    256  float  sum\n",
-         3, 24, "columns"},
-        {1, "# collective: all_reduce\n# ranks: 8\nsize_bytes,time_us\n8,1.0\n16\n", 5, 1,
-         "fields"},
-        {1, "# collective: allreduce_x\nsize_bytes,time_us\n", 1, 15, "unknown collective"},
-        {1, "# ranks: 8\nsize_bytes,time_us\n8,1.0\n", 3, 1, "which collective"},
-        {1, "# collective: all_reduce\n# ranks: 8\nsize_bytes,time_us\n8,-3\n", 4, 3, "time_us"},
-        {1, "hello,world\n1,2\n", 1, 1, "header row"},
-        {0, "#  size  count  type redop root time algbw busbw #wrong time algbw busbw #wrong\n", 1,
-         1, "without result rows"},
-        {0,
-         "# all_reduce_perf\n"
-         "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
-         "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n",
-         3, 1, "without result rows"}, /* a repeated header renews the table's line */
-        {0,
-         "# alltoall_perf\n"
-         "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
-         "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n",
-         2, 1, "does not model"},
-        {0,
-         "# all_reduce_perf\n"
-         "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
-         "   1024    256  float  sum     -1  9.0   0.11   0.11   0      9.0  0.11  0.11  0\n",
-         2, 1, "rank count"},
-        {0,
-         "# all_reduce_perf\n"
-         "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
-         "   1024    256  float  sum     -1  9.0   0.11   x.y   0      9.0  0.11  0.21  0\n",
-         3, 49, "busbw"},
-        {1, "# ranks: many\n", 1, 10, "positive integer"},
-        {1, "# nodes: 0\n", 1, 10, "positive integer"},
-        {1, "size_bytes,time_us,op,ranks\n8,1,foo,8\n", 2, 5, "unknown op 'foo'"},
-        {1, "size_bytes,time_us,op\n8,1,all_reduce\n", 2, 1, "how many ranks"},
-        {1, "size_bytes,time_us,op,ranks\n8,1,all_reduce,0.5\n", 2, 16, "ranks must be"},
-        {1, "size_bytes,time_us,op,ranks,nodes\n8,1,all_reduce,4,x\n", 2, 18, "nodes must be"},
-        {1, "size_bytes,time_us,op,ranks,nodes\n8,1,all_reduce,4,8\n", 2, 1,
-         "4 ranks cannot fill 8 nodes"},
-        {1, "size_bytes,time_us,op,ranks\n-8,1,all_reduce,4\n", 2, 1, "size_bytes must be"},
-        {1, "size_bytes,time_median_us,op,ranks\n8,0,all_reduce,4\n", 2, 3, "time_median_us"},
-        {1, "size_bytes,busbw_GBps,op,ranks\n8,-1,all_reduce,4\n", 2, 3, "busbw_GBps must be"},
-        {1, "size_bytes,time_us,op,ranks\n0,1,all_reduce,4\n", 1, 1, "no measurement rows"},
-        {1, "", 1, 1, "no header row"},
-        {1, "a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,"
-            "a,a,a,a,a,a,a\n", 1, 1, "more than 48 columns"},
-    };
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    for (size_t k = 0; k < sizeof GARBAGE / sizeof GARBAGE[0]; k++) {
         cs_meas_set s = {0};
         cs_diag d;
         cs_diag_clear(&d);
+        const char *text = GARBAGE[k].text;
         /* one good dataset first: a failed read must not disturb it */
         const char *good = "# collective: all_reduce\n# ranks: 2\nsize_bytes,time_us\n8,10\n";
         ck_assert_int_eq(cs_meas_read_csv_string(&s, "good.csv", good, strlen(good), &d), 0);
-        int rc = cases[k].csv
-                     ? cs_meas_read_csv_string(&s, "bad.csv", cases[k].text, strlen(cases[k].text), &d)
-                     : cs_meas_read_nccl_tests_string(&s, "bad.log", cases[k].text,
-                                                      strlen(cases[k].text), &d);
+        int rc = GARBAGE[k].csv
+                     ? cs_meas_read_csv_string(&s, "bad.csv", text, strlen(text), &d)
+                     : cs_meas_read_nccl_tests_string(&s, "bad.log", text, strlen(text), &d);
         ck_assert_msg(rc == CS_ECONFIG, "case %zu: rc %d", k, rc);
-        ck_assert_str_eq(d.file, cases[k].csv ? "bad.csv" : "bad.log");
-        ck_assert_msg(d.line == cases[k].line, "case %zu: line %d, want %d (%s)", k, d.line,
-                      cases[k].line, d.message);
-        ck_assert_msg(d.column == cases[k].column, "case %zu: column %d, want %d (%s)", k,
-                      d.column, cases[k].column, d.message);
-        ck_assert_msg(strstr(d.message, cases[k].needle), "case %zu: '%s' lacks '%s'", k,
-                      d.message, cases[k].needle);
+        ck_assert_str_eq(d.file, GARBAGE[k].csv ? "bad.csv" : "bad.log");
+        ck_assert_msg(d.line == GARBAGE[k].line, "case %zu: line %d, want %d (%s)", k, d.line,
+                      GARBAGE[k].line, d.message);
+        ck_assert_msg(d.column == GARBAGE[k].column, "case %zu: column %d, want %d (%s)", k,
+                      d.column, GARBAGE[k].column, d.message);
+        ck_assert_msg(strstr(d.message, GARBAGE[k].needle), "case %zu: '%s' lacks '%s'", k,
+                      d.message, GARBAGE[k].needle);
         ck_assert_int_eq((int)s.n, 1);
         ck_assert_int_eq((int)s.ndatasets, 1);
         cs_meas_free(&s);
     }
-    /* a file that does not exist */
+}
+END_TEST
+
+/* a file that does not exist, and a directory */
+START_TEST(missing_files)
+{
     cs_meas_set s = {0};
     cs_diag d;
     ck_assert_int_eq(cs_meas_read_nccl_tests(&s, DATA "no-such.log", &d), CS_ENOENT);
@@ -526,6 +533,7 @@ static Suite *suite(void)
     suite_add_tcase(s, tc);
     TCase *tg = tcase_create("garbage");
     tcase_add_test(tg, garbage_errors);
+    tcase_add_test(tg, missing_files);
     suite_add_tcase(s, tg);
     return s;
 }

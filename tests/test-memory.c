@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-memory.c - per-rank memory: ZeRO Table 1 (all 54 cells, read from
- * validation/papers/zero_table1_model_state_memory.csv) and Table 2 (the
- * theoretical maximum model sizes) against the model-states view, the
- * sharding degrees of every strategy, every row of the strategy table
- * (groups divide, degrees, lines summing to the peak, the row's own
- * terms; one check and one message for hybrid groups), the strategies'
- * ordering, the lines of the full estimate against Korthikanti et al.'s
- * formulas, and the micro-batch search against a linear scan. Each comparison has a
- * deliberately wrong case it must reject. Runs from the project root.
+ * test-memory.c - per-rank memory: the sharding degrees of every strategy,
+ * every row of the strategy table (groups divide, degrees, lines summing
+ * to the peak, the row's own terms; one check and one message for hybrid
+ * groups), the strategies' ordering, the lines of the full estimate
+ * against Korthikanti et al.'s formulas, and the micro-batch search
+ * against a linear scan. ZeRO's Tables 1 and 2 are in test-memory-zero.c.
+ * Each comparison has a deliberately wrong case it must reject. Runs from
+ * the project root.
  */
 #include <check.h>
 #include <math.h>
@@ -17,232 +16,8 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "coll/topology.h"
-#include "train/memory.h"
-#include "train/model.h"
-#include "train/strategy.h"
-#include "train/training.h"
-#include "testutil.h"
+#include "test-memory.h"
 
-/* A bare parameter count: all the model-states view reads. */
-static cs_model bare_model(double psi)
-{
-    cs_model m;
-    memset(&m, 0, sizeof m);
-    snprintf(m.name, sizeof m.name, "bare");
-    m.params = psi;
-    return m;
-}
-
-static cs_memory estimate(const cs_model *m, const cs_training *t, const cs_topology *topo,
-                          int states_only)
-{
-    cs_memory mem;
-    cs_diag d;
-    int rc = cs_memory_estimate(m, t, topo, states_only, &mem, &d);
-    ck_assert_msg(rc == 0, "%s", d.message);
-    return mem;
-}
-
-static cs_training training(cs_strategy s)
-{
-    cs_training t;
-    cs_training_defaults(&t, s);
-    return t;
-}
-
-/* ---- reading the paper tables ---- */
-
-typedef struct csv_row {
-    int n;
-    char f[8][32];
-} csv_row;
-
-/* Data rows of a CSV with '#' comments and one header line. Returns the
- * row count; rows[] filled. */
-static int read_csv(const char *path, csv_row *rows, int max)
-{
-    FILE *fp = fopen(path, "r");
-    ck_assert_msg(fp != NULL, "cannot open %s", path);
-    char line[512];
-    int n = 0, header = 0;
-    while (fgets(line, sizeof line, fp)) {
-        if (line[0] == '#' || line[0] == '\n') continue;
-        if (!header) {
-            header = 1;
-            continue;
-        }
-        ck_assert_int_lt(n, max);
-        csv_row *r = &rows[n++];
-        memset(r, 0, sizeof *r);
-        char *p = line;
-        for (;;) {
-            size_t len = strcspn(p, ",\r\n");
-            ck_assert_int_lt(r->n, 8);
-            ck_assert_uint_lt(len, sizeof r->f[0]);
-            memcpy(r->f[r->n], p, len);
-            r->n++;
-            if (p[len] != ',') break;
-            p += len + 1;
-        }
-    }
-    fclose(fp);
-    return n;
-}
-
-/* The paper prints numbers rounded, and some truncated (Table 1 prints
- * 4187.5 as 4187): a value matches if within 1%, or within one unit of
- * the printed last digit. *beyond is set when only the second holds.
- * scale multiplies the printed number (1e9 for "7.6B"). */
-static int matches_printed(double value, const char *printed, double scale, int *beyond)
-{
-    double x = strtod(printed, NULL) * scale;
-    const char *dot = strchr(printed, '.');
-    int decimals = 0;
-    if (dot)
-        for (const char *p = dot + 1; *p >= '0' && *p <= '9'; p++) decimals++;
-    double unit = pow(10.0, -decimals) * scale;
-    double err = fabs(value - x);
-    *beyond = err > 0.01 * x;
-    return err <= 0.01 * x || err <= unit;
-}
-
-/* ---- ZeRO Table 1 ---- */
-
-/* ZeRO Sec 5 formulas, GB = 1e9 bytes, K = 12. */
-static double zero_formula_GB(double psi, int n, int stage)
-{
-    switch (stage) {
-    case 1:
-        return (4 * psi + 12 * psi / n) / 1e9;
-    case 2:
-        return (2 * psi + 14 * psi / n) / 1e9;
-    case 3:
-        return 16 * psi / n / 1e9;
-    default:
-        return 16 * psi / 1e9;
-    }
-}
-
-START_TEST(zero_table1_all_cells)
-{
-    csv_row rows[32];
-    int n = read_csv("validation/papers/zero_table1_model_state_memory.csv", rows, 32);
-    ck_assert_int_eq(n, 18); /* 3 models x 6 DP degrees */
-    cs_cluster c = cs_test_cluster("dgx-h100");
-    static const cs_strategy stage_strategy[4] = {CS_STRAT_DDP, CS_STRAT_ZERO1,
-                                                  CS_STRAT_FSDP_SHARD_GRAD_OP,
-                                                  CS_STRAT_FSDP_FULL_SHARD};
-    int cells = 0, beyond_1pct = 0;
-    double baseline_GB[3] = {0};
-    for (int i = 0; i < n; i++) {
-        const csv_row *r = &rows[i];
-        ck_assert_int_ge(r->n, 6);
-        double psi = strtod(r->f[1], NULL);
-        int dp = atoi(r->f[2]);
-        cs_topology topo = cs_test_topology(&c, dp, 0);
-        cs_model m = bare_model(psi);
-        if (dp == 1) baseline_GB[i / 6] = strtod(r->f[3], NULL);
-        for (int stage = 0; stage < 4; stage++) {
-            cs_training t = training(stage_strategy[stage]);
-            cs_memory mem = estimate(&m, &t, &topo, 1);
-            ck_assert_double_eq(mem.peak_bytes, mem.model_states_bytes);
-            ck_assert_double_eq(mem.activations_bytes + mem.unsharded_bytes + mem.buckets_bytes +
-                                    mem.temp_bytes + mem.overhead_bytes,
-                                0.0);
-            double gb = mem.model_states_bytes / 1e9;
-            /* Against the paper's own formulas: exact up to rounding. */
-            ck_assert_double_eq_tol(gb, zero_formula_GB(psi, dp, stage),
-                                    1e-12 * zero_formula_GB(psi, dp, stage));
-            if (stage == 0) {
-                /* DDP = ZeRO's baseline, the DP = 1 column at any N. */
-                ck_assert_double_eq_tol(gb, baseline_GB[i / 6], 1e-9 * gb);
-                continue;
-            }
-            /* Against the printed cell. */
-            int beyond;
-            ck_assert_msg(matches_printed(gb, r->f[2 + stage], 1.0, &beyond),
-                          "%s DP=%d stage %d: %.4f GB vs printed %s", r->f[0], dp, stage, gb,
-                          r->f[2 + stage]);
-            if (beyond) {
-                beyond_1pct++;
-                /* The one cell the paper rounds by more than 1%: 7.5B at
-                 * DP 1024 under P_os+g+p, 0.1171875 GB printed 0.12. */
-                ck_assert_str_eq(r->f[0], "7.5B");
-                ck_assert_int_eq(dp, 1024);
-                ck_assert_int_eq(stage, 3);
-            }
-            cells++;
-        }
-    }
-    ck_assert_int_eq(cells, 54);
-    ck_assert_int_eq(beyond_1pct, 1);
-}
-END_TEST
-
-/* The comparison must reject a wrong model: ZeRO-2's numbers in ZeRO-1's
- * column, and Adam without master weights (K = 8). */
-START_TEST(zero_table1_catches_wrong)
-{
-    int beyond;
-    /* 7.5B, DP 4: P_os+g = 41.25 GB against P_os printed 52.5 */
-    ck_assert(!matches_printed(zero_formula_GB(7.5e9, 4, 2), "52.5", 1.0, &beyond));
-    cs_cluster c = cs_test_cluster("dgx-h100");
-    cs_topology topo = cs_test_topology(&c, 64, 0);
-    cs_model m = bare_model(128e9);
-    cs_training t = training(CS_STRAT_ZERO1);
-    t.master_weights_fp32 = 0; /* K = 4 in bf16: 2 + 2 + 4 */
-    cs_memory mem = estimate(&m, &t, &topo, 1);
-    ck_assert(!matches_printed(mem.model_states_bytes / 1e9, "536", 1.0, &beyond));
-    t.master_weights_fp32 = 1;
-    mem = estimate(&m, &t, &topo, 1);
-    ck_assert(matches_printed(mem.model_states_bytes / 1e9, "536", 1.0, &beyond));
-}
-END_TEST
-
-/* ZeRO Table 2: the largest model whose states fit 32 GB V100s with model
- * parallelism MP (each GPU holds Psi / MP parameters) and DP = GPUs / MP. */
-START_TEST(zero_table2_max_model_size)
-{
-    csv_row rows[16];
-    int n = read_csv("validation/papers/zero_table2_max_model_size.csv", rows, 16);
-    ck_assert_int_eq(n, 5);
-    cs_cluster c = cs_test_cluster("dgx-h100");
-    c.gpu.memory_bytes = 32e9;
-    static const cs_strategy col_strategy[4] = {CS_STRAT_DDP, CS_STRAT_ZERO1,
-                                                CS_STRAT_FSDP_SHARD_GRAD_OP,
-                                                CS_STRAT_FSDP_FULL_SHARD};
-    int checked = 0;
-    for (int i = 0; i < n; i++) {
-        int mp = atoi(rows[i].f[0]), gpus = atoi(rows[i].f[1]);
-        cs_topology topo = cs_test_topology(&c, gpus / mp, 0);
-        cs_model m = bare_model(1e9);
-        for (int col = 0; col < 4; col++) {
-            cs_training t = training(col_strategy[col]);
-            cs_memory mem = estimate(&m, &t, &topo, 1);
-            double per_param = mem.model_states_bytes / m.params;
-            double psi_max = mp * topo.cluster.gpu.memory_bytes / per_param;
-            const char *printed = rows[i].f[2 + col];
-            size_t len = strlen(printed);
-            double scale = printed[len - 1] == 'T' ? 1e12 : 1e9;
-            int beyond;
-            ck_assert_msg(matches_printed(psi_max, printed, scale, &beyond),
-                          "MP %d, %d GPUs, column %d: %.4g vs printed %s", mp, gpus, col, psi_max,
-                          printed);
-            /* The model at the printed size fits; 2% more does not. */
-            cs_model at = bare_model(psi_max / mp * 0.999);
-            ck_assert(estimate(&at, &t, &topo, 1).fits);
-            at = bare_model(psi_max / mp * 1.02);
-            ck_assert(!estimate(&at, &t, &topo, 1).fits);
-            checked++;
-        }
-    }
-    ck_assert_int_eq(checked, 20);
-    /* Wrong: the baseline's 2B read as ZeRO-1's maximum. */
-    int beyond;
-    ck_assert(!matches_printed(2e9, "7.6B", 1e9, &beyond));
-}
-END_TEST
 
 /* ---- degrees and ordering ---- */
 
@@ -455,36 +230,55 @@ END_TEST
 /* ---- the full estimate, line by line ---- */
 
 /* GPT-3 13B is the case Korthikanti Table 2 describes exactly (GeLU 4h
- * MLP, multi-head attention): its activations are sbh(34 + 5as/h). */
+ * MLP, multi-head attention): its activations are sbh(34 + 5as/h). The
+ * case: FSDP full shard, micro-batch 2, scores stored (Korthikanti Table 2
+ * as printed), on 64 H100 ranks. */
+typedef struct full_case {
+    cs_cluster c;
+    cs_topology topo;
+    cs_model m;
+    cs_training t;
+    double P, s, b, h, a, L, v;
+    double act, unit, root; /* the activations, one layer unit, the root unit */
+} full_case;
+
+static full_case full_case_make(void)
+{
+    full_case f;
+    f.c = cs_test_cluster("dgx-h100");
+    f.topo = cs_test_topology(&f.c, 64, 0);
+    f.m = cs_test_model("gpt3-13b");
+    f.t = training(CS_STRAT_FSDP_FULL_SHARD);
+    f.t.micro_batch = 2;
+    f.t.flash_attention = 0;
+    f.P = f.m.params, f.s = 2048, f.b = 2, f.h = 5120, f.a = 40, f.L = 40, f.v = 50257;
+    f.act = f.L * f.s * f.b * f.h * (34 + 5 * f.a * f.s / f.h);
+    f.unit = 2 * f.m.layer_params, f.root = 2 * f.m.embedding_params;
+    return f;
+}
+
 START_TEST(full_estimate_lines)
 {
-    cs_cluster c = cs_test_cluster("dgx-h100");
-    cs_topology topo = cs_test_topology(&c, 64, 0);
-    cs_model m = cs_test_model("gpt3-13b");
-    cs_training t = training(CS_STRAT_FSDP_FULL_SHARD);
-    t.micro_batch = 2;
-    t.flash_attention = 0; /* Korthikanti Table 2 as printed: scores stored */
-    cs_memory mem = estimate(&m, &t, &topo, 0);
-    cs_training tf = t;
+    full_case f = full_case_make();
+    cs_memory mem = estimate(&f.m, &f.t, &f.topo, 0);
+    cs_training tf = f.t;
     tf.flash_attention = 1; /* fused attention keeps no s x s scores */
-    cs_memory memf = estimate(&m, &tf, &topo, 0);
+    cs_memory memf = estimate(&f.m, &tf, &f.topo, 0);
 
-    double P = m.params, s = 2048, b = 2, h = 5120, a = 40, L = 40, v = 50257;
+    double P = f.P, s = f.s, b = f.b, h = f.h, L = f.L, v = f.v;
     ck_assert_double_eq_tol(memf.activations_bytes, L * s * b * h * 34, 1e-9 * L * s * b * h * 34);
     ck_assert_double_eq_tol(mem.params_bytes, 2 * P / 64, 1e-6 * P);
     ck_assert_double_eq_tol(mem.grads_bytes, 2 * P / 64, 1e-6 * P);
     ck_assert_double_eq_tol(mem.optimizer_bytes, 12 * P / 64, 1e-6 * P);
-    double act = L * s * b * h * (34 + 5 * a * s / h);
-    ck_assert_double_eq_tol(mem.activations_bytes, act, 1e-9 * act);
+    ck_assert_double_eq_tol(mem.activations_bytes, f.act, 1e-9 * f.act);
     /* root unit (embeddings) kept, current + one prefetched layer, and the
      * unsharded gradients of the root and the current layer */
-    double unit = 2 * m.layer_params, root = 2 * m.embedding_params;
-    ck_assert_double_eq_tol(mem.unsharded_bytes, 2 * root + 3 * unit, 1.0);
+    ck_assert_double_eq_tol(mem.unsharded_bytes, 2 * f.root + 3 * f.unit, 1.0);
     ck_assert_double_eq(mem.buckets_bytes, 0);
     ck_assert_double_eq_tol(mem.temp_bytes, b * s * v * 4, 1.0);
     ck_assert_double_eq(mem.cuda_context_bytes, 512 * MiB);
     ck_assert_double_eq_tol(mem.nccl_bytes, 2 * 16 * (4 + 0.5 + 4.6875) * MiB, 1.0);
-    double allocated = mem.model_states_bytes + act + mem.unsharded_bytes + mem.temp_bytes;
+    double allocated = mem.model_states_bytes + f.act + mem.unsharded_bytes + mem.temp_bytes;
     ck_assert_double_eq_tol(mem.fragmentation_bytes, 0.05 * allocated, 1.0);
     ck_assert_double_eq_tol(mem.overhead_bytes,
                             mem.cuda_context_bytes + mem.nccl_bytes + mem.fragmentation_bytes,
@@ -493,54 +287,74 @@ START_TEST(full_estimate_lines)
     ck_assert_double_eq(mem.capacity_bytes, 80 * GiB);
     ck_assert_int_eq(mem.fits, mem.peak_bytes <= 80 * GiB);
     CS_ASSERT_CONTAINS(mem.peak_phase, "backward");
+}
+END_TEST
 
+/* The same case with checkpointing, prefetch and resharding changed. */
+START_TEST(full_estimate_knobs)
+{
+    full_case f = full_case_make();
+    cs_training t = f.t;
+    double P = f.P, s = f.s, b = f.b, h = f.h, L = f.L, root = f.root, unit = f.unit;
     /* Selective recomputation keeps 34 sbh; full keeps 2 sbh per layer
      * plus one layer's full set while it is recomputed. */
     t.checkpointing = CS_CKPT_SELECTIVE;
-    ck_assert_double_eq_tol(estimate(&m, &t, &topo, 0).activations_bytes, L * 34 * s * b * h, 1.0);
+    ck_assert_double_eq_tol(estimate(&f.m, &t, &f.topo, 0).activations_bytes, L * 34 * s * b * h,
+                            1.0);
     t.checkpointing = CS_CKPT_FULL;
-    ck_assert_double_eq_tol(estimate(&m, &t, &topo, 0).activations_bytes,
-                            L * 2 * s * b * h + act / L, 1.0);
+    ck_assert_double_eq_tol(estimate(&f.m, &t, &f.topo, 0).activations_bytes,
+                            L * 2 * s * b * h + f.act / L, 1.0);
 
     /* No prefetch: one layer unit gathered at a time. */
     t.checkpointing = CS_CKPT_NONE;
     t.backward_prefetch = CS_PREFETCH_NONE;
-    ck_assert_double_eq_tol(estimate(&m, &t, &topo, 0).unsharded_bytes, 2 * root + 2 * unit, 1.0);
+    ck_assert_double_eq_tol(estimate(&f.m, &t, &f.topo, 0).unsharded_bytes, 2 * root + 2 * unit,
+                            1.0);
     /* Prefetch, but the limiter allows one all-gather: still one. */
     t.backward_prefetch = CS_PREFETCH_PRE;
     t.limit_all_gathers = 1;
-    ck_assert_double_eq_tol(estimate(&m, &t, &topo, 0).unsharded_bytes, 2 * root + 2 * unit, 1.0);
+    ck_assert_double_eq_tol(estimate(&f.m, &t, &f.topo, 0).unsharded_bytes, 2 * root + 2 * unit,
+                            1.0);
     /* No resharding after forward: every unit stays gathered. */
     t.limit_all_gathers = 2;
     t.reshard_after_forward = 0;
-    ck_assert_double_eq_tol(estimate(&m, &t, &topo, 0).unsharded_bytes, 2 * P + root + unit, 1.0);
+    ck_assert_double_eq_tol(estimate(&f.m, &t, &f.topo, 0).unsharded_bytes, 2 * P + root + unit,
+                            1.0);
+}
+END_TEST
 
+/* The same model under the other strategies, and the overhead lines. */
+START_TEST(full_estimate_other_strategies)
+{
+    full_case f = full_case_make();
+    double P = f.P;
     /* SHARD_GRAD_OP: full parameters in params_bytes, gradients gathered. */
     cs_training g = training(CS_STRAT_FSDP_SHARD_GRAD_OP);
-    cs_memory gm = estimate(&m, &g, &topo, 0);
+    cs_memory gm = estimate(&f.m, &g, &f.topo, 0);
     ck_assert_double_eq_tol(gm.params_bytes, 2 * P, 1.0);
-    ck_assert_double_eq_tol(gm.unsharded_bytes, root + unit, 1.0);
+    ck_assert_double_eq_tol(gm.unsharded_bytes, f.root + f.unit, 1.0);
 
     /* DDP: bucket buffers are a second gradient copy unless views. */
     cs_training dt = training(CS_STRAT_DDP);
-    cs_memory dm = estimate(&m, &dt, &topo, 0);
+    cs_memory dm = estimate(&f.m, &dt, &f.topo, 0);
     ck_assert_double_eq_tol(dm.buckets_bytes, 2 * P, 1.0);
     ck_assert_double_eq(dm.unsharded_bytes, 0);
     dt.gradient_as_bucket_view = 1;
-    ck_assert_double_eq(estimate(&m, &dt, &topo, 0).buckets_bytes, 0);
+    ck_assert_double_eq(estimate(&f.m, &dt, &f.topo, 0).buckets_bytes, 0);
 
     /* Overheads: explicit NCCL bytes win; one rank has no communicator;
      * hybrid sharding over nodes has two. */
     dt.nccl_buffer_bytes = 123 * MiB;
-    ck_assert_double_eq(estimate(&m, &dt, &topo, 0).nccl_bytes, 123 * MiB);
+    ck_assert_double_eq(estimate(&f.m, &dt, &f.topo, 0).nccl_bytes, 123 * MiB);
     dt.nccl_buffer_bytes = -1;
-    cs_topology t1 = cs_test_topology(&c, 1, 0);
-    ck_assert_double_eq(estimate(&m, &dt, &t1, 0).nccl_bytes, 0);
+    cs_topology t1 = cs_test_topology(&f.c, 1, 0);
+    ck_assert_double_eq(estimate(&f.m, &dt, &t1, 0).nccl_bytes, 0);
     cs_training hy = training(CS_STRAT_FSDP_HYBRID_SHARD);
-    ck_assert_double_eq_tol(estimate(&m, &hy, &topo, 0).nccl_bytes, 2 * mem.nccl_bytes, 1.0);
+    double full_shard_nccl = estimate(&f.m, &f.t, &f.topo, 0).nccl_bytes;
+    ck_assert_double_eq_tol(estimate(&f.m, &hy, &f.topo, 0).nccl_bytes, 2 * full_shard_nccl, 1.0);
     dt.fragmentation = 0;
     dt.cuda_context_bytes = 0;
-    cs_memory bare = estimate(&m, &dt, &t1, 0);
+    cs_memory bare = estimate(&f.m, &dt, &t1, 0);
     ck_assert_double_eq(bare.overhead_bytes, 0);
 }
 END_TEST
@@ -602,9 +416,6 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("memory");
     TCase *tc = tcase_create("core");
-    tcase_add_test(tc, zero_table1_all_cells);
-    tcase_add_test(tc, zero_table1_catches_wrong);
-    tcase_add_test(tc, zero_table2_max_model_size);
     tcase_add_test(tc, shard_degrees_every_strategy);
     tcase_add_test(tc, every_row_terms_sum_and_groups_divide);
     tcase_add_test(tc, hybrid_groups_one_check_one_message);
@@ -612,6 +423,8 @@ static Suite *suite(void)
     tcase_add_test(tc, ddp_13b_over_200GB);
     tcase_add_test(tc, optimizer_bytes);
     tcase_add_test(tc, full_estimate_lines);
+    tcase_add_test(tc, full_estimate_knobs);
+    tcase_add_test(tc, full_estimate_other_strategies);
     tcase_add_test(tc, max_micro_batch);
     suite_add_tcase(s, tc);
     return s;

@@ -157,9 +157,7 @@ static void join_names(char *buf, size_t len, unsigned set, const char *last)
 }
 
 /* Every row of the strategy table: its name parses back, the lists the
- * CLI prints come from the table, and each scenario knob is accepted
- * exactly where the row says it applies, refused elsewhere with the
- * table's scope text. */
+ * CLI prints come from the table, and ZeRO's stages nest. */
 START_TEST(strategy_rows)
 {
     for (int s = 0; s < CS_STRAT_COUNT; s++) {
@@ -182,7 +180,13 @@ START_TEST(strategy_rows)
         ck_assert_int_eq(cs_strategy_knob_applies((cs_strategy)s, CS_KNOB_BACKWARD_PREFETCH), fsdp);
     }
     ck_assert_ptr_null(cs_strategy_names[CS_STRAT_COUNT]);
+}
+END_TEST
 
+/* Each scenario knob is accepted exactly where the strategy table says it
+ * applies, refused elsewhere with the table's scope text. */
+START_TEST(strategy_knob_scopes)
+{
     /* a setting per knob; how messages name the strategies it applies to:
      * a family's name, else the list of those strategies, then a note */
     static const struct {
@@ -500,6 +504,7 @@ static Suite *suite(void)
     tcase_add_test(tc, defaults);
     tcase_add_test(tc, names_and_reshard);
     tcase_add_test(tc, strategy_rows);
+    tcase_add_test(tc, strategy_knob_scopes);
     tcase_add_test(tc, scenario_basic);
     tcase_add_test(tc, scenario_every_key);
     tcase_add_test(tc, scenario_inline_cluster_and_model);
