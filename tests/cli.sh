@@ -232,6 +232,11 @@ expect_ok sim-scenario simulate "$SCEN" --format json
 expect_usage sim-bad-strategy simulate --strategy fsdp_full_shrd
 expect_usage sim-bad-model simulate --model llama2-7 --ranks 8
 expect_usage sim-model-and-params memory --model llama2-7b --params 7e9
+# A Hugging Face config.json is the preset's shape: same bytes but the name.
+expect_ok mem-hf memory --model hf:tests/data/hf/llama2-7b/config.json
+expect_ok mem-preset memory --model llama2-7b
+sed 's|meta-llama/Llama-2-7b-hf|llama2-7b|' "$TMP/mem-hf.out" | cmp -s - "$TMP/mem-preset.out" ||
+    fail "memory --model hf:.../llama2-7b/config.json differs from --model llama2-7b beyond the name"
 printf 'cluster: dgx-h100\nmodel: llama2-7b\ntraining:\n  strategy: ddp\n  micro_bach: 2\n' >"$TMP/bad-scen.yaml"
 expect_usage sim-bad-scenario simulate "$TMP/bad-scen.yaml" -o "$TMP/never.csv"
 grep -q 'bad-scen.yaml:5:' "$TMP/sim-bad-scenario.err" || fail "bad scenario: no file:line in '$(cat "$TMP/sim-bad-scenario.err")'"

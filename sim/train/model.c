@@ -72,6 +72,7 @@
 
 #include "base/units.h"
 #include "base/yamlnode.h"
+#include "train/hfconfig.h"
 
 /* Defined in the generated model_presets_data.c. */
 extern const size_t cs__model_preset_count;
@@ -474,6 +475,8 @@ static int load_file(const char *path, cs_model *out, cs_diag *d)
 int cs_model_load(const char *spec, cs_model *out, cs_diag *d)
 {
     cs_diag_clear(d);
+    const char *hf = cs_hfconfig_path(spec); /* hf:PATH or .../config.json */
+    if (hf) return cs_hfconfig_load(hf, out, d);
     if (cs_textfile_is_path(spec))
         return load_file(spec, out, d);
 

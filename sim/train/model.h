@@ -59,6 +59,7 @@ int cs_model_generic_shape(double params, int seq_len, int vocab, cs_model *out,
 
 /* `spec` is a preset name (gpt2-124m ... llama3-70b), a YAML file path
  * (a name with '/' or ending in .yaml/.yml; otherwise presets come first),
+ * a Hugging Face config ("hf:PATH" or a path named config.json: hfconfig.h),
  * or a parameter count ("7e9", "1.3B", "350M": cs_model_generic). Unknown
  * names get a did-you-mean (CS_ENOENT); YAML errors are CS_ECONFIG with
  * file:line:column. The schema: configs/models/README.md. */

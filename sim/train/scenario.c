@@ -213,7 +213,9 @@ static int read_model(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v, v
                                  "a mapping of model keys, got %s",
                                  f->name, cs_yamlnode_describe(v));
     char spec[1024];
-    resolve_path(c->origin, v->text, spec, sizeof spec);
+    size_t hf = strncmp(v->text, "hf:", 3) ? 0 : 3; /* hf:PATH: PATH is resolved */
+    resolve_path(c->origin, v->text + hf, spec + hf, sizeof spec - hf);
+    memcpy(spec, v->text, hf);
     int rc = cs_model_load(spec, &sc->model, c->d);
     return rc ? relocate(c, v, "model", rc) : 0;
 }
