@@ -62,12 +62,12 @@ static void mem_change(exec *x, double delta, int task)
     o->nmem++;
 }
 
-/* Stream s starts task id, or (id = -1) goes idle: the counts by kind
- * follow. */
-static void set_running(exec *x, int s, int id)
+/* Stream s starts task id, or (id = -1) finishes its task tk: the counts
+ * by kind follow. tk is the task starting or finishing (the caller holds
+ * it: no lookup on this per-event path). */
+static void set_running(exec *x, int s, int id, const cs_task *tk)
 {
     int d = id >= 0 ? 1 : -1;
-    const cs_task *tk = cs_workload_task(x->w, (size_t)(id >= 0 ? id : x->running[s]));
     if (x->kind[s] == CS_STREAM_KIND_COMPUTE) {
         x->ncompute += d;
         if (tk->kind == CS_TASK_MEMORY) x->noptimizer += d;
@@ -144,7 +144,7 @@ static void try_start(exec *x)
             if (!deps_met(x, tk)) continue;
             account(x);
             x->state[id] = 1;
-            set_running(x, s, id);
+            set_running(x, s, id, tk);
             x->out->start_s[id] = cs_engine_now(x->eng);
             x->remaining[id] = tk->duration_s;
             x->last_t[id] = cs_engine_now(x->eng);
@@ -165,7 +165,7 @@ static void on_done(cs_engine *e, void *ctx, int64_t id, int64_t version)
     account(x);
     x->state[id] = 2;
     x->out->end_s[id] = cs_engine_now(e);
-    set_running(x, tk->stream, -1);
+    set_running(x, tk->stream, -1, tk);
     x->stream_head[tk->stream]++;
     mem_change(x, tk->mem_at_end, (int)id);
     reschedule(x);
