@@ -23,6 +23,7 @@
 #include "opts.h"
 #include "out/table.h"
 #include "train/training.h"
+#include "testutil.h"
 
 #define N(a) (sizeof a / sizeof a[0])
 
@@ -423,11 +424,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return cs_test_run(suite()); }

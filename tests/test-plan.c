@@ -22,6 +22,7 @@
 #include "config/config.h"
 #include "study/plan.h"
 #include "train/evaluate.h"
+#include "testutil.h"
 
 typedef struct fixture {
     cs_cluster cluster;
@@ -220,7 +221,6 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("plan");
     TCase *tc = tcase_create("plan");
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, recommendation_is_the_fastest_that_fits);
     tcase_add_test(tc, configurations_are_evaluate_s);
     tcase_add_test(tc, a_configuration_that_does_not_apply);
@@ -229,11 +229,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return cs_test_run(suite()); }
