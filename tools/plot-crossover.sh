@@ -4,7 +4,7 @@
 #       --crossings BASE-crossings.csv --plot BASE.EXT [OPTIONS...]
 # and lists what it wrote: the sweep table (BASE.csv), the crossings
 # (BASE-crossings.csv) and four plots, BASE-throughput.EXT, BASE-memory.EXT,
-# BASE-winner.EXT and BASE-wire.EXT (see sim/plot.h for what each shows).
+# BASE-winner.EXT and BASE-wire.EXT (see sim/out/plot.h for what each shows).
 #
 # Usage: tools/plot-crossover.sh [-b BUILD_DIR] CLUSTER [OUT.svg|OUT.png] [OPTIONS...]
 #   CLUSTER   a preset (dgx-h100, dgx-a100, hgx-h200, pcie-l40s) or a cluster YAML
