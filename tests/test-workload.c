@@ -245,6 +245,45 @@ static void simulate_cached(const setup *s, cs_pricing_cache *cache, cs_workload
     ck_assert_int_eq(cs_iteration_run(*w, &s->t, it, &d), 0);
 }
 
+/* An unnamed build (sweeps) is the named build without the names: the
+ * same tasks, durations and run, bit for bit, for every strategy. The
+ * fault: the named build must have names (else the check proves nothing). */
+START_TEST(unnamed_build_runs_the_same)
+{
+    for (int st = 0; st < CS_STRAT_COUNT; st++) {
+        setup s;
+        make(&s, "dgx-h100", "gpt2-355m", (cs_strategy)st, 16);
+        s.t.grad_accum = 2;
+        cs_diag d;
+        cs_workload *wn, *wu;
+        cs_iteration a, b;
+        cs_workload_opts named = {0}, unnamed = {.unnamed = 1};
+        ck_assert_int_eq(cs_workload_build_opts(&s.m, &s.t, &s.topo, &named, &wn, &d), 0);
+        ck_assert_int_eq(cs_workload_build_opts(&s.m, &s.t, &s.topo, &unnamed, &wu, &d), 0);
+        ck_assert_uint_eq(cs_workload_count(wn), cs_workload_count(wu));
+        int named_any = 0;
+        for (size_t i = 0; i < cs_workload_count(wn); i++) {
+            const cs_task *x = cs_workload_task(wn, i), *y = cs_workload_task(wu, i);
+            named_any |= x->name[0] != 0;
+            ck_assert_str_eq(y->name, "");
+            ck_assert(x->kind == y->kind && x->stream == y->stream && x->ndeps == y->ndeps);
+            ck_assert(memcmp(&x->duration_s, &y->duration_s, sizeof(double)) == 0);
+        }
+        ck_assert_msg(named_any, "%s: the named build has names", cs_strategy_name((cs_strategy)st));
+        ck_assert_int_eq(cs_iteration_run(wn, &s.t, &a, &d), 0);
+        ck_assert_int_eq(cs_iteration_run(wu, &s.t, &b, &d), 0);
+        ck_assert(memcmp(&a.iteration_time_s, &b.iteration_time_s, sizeof(double)) == 0);
+        ck_assert(memcmp(&a.exposed_comm_s, &b.exposed_comm_s, sizeof(double)) == 0);
+        ck_assert(memcmp(&a.peak_bytes, &b.peak_bytes, sizeof(double)) == 0);
+        ck_assert_str_eq(b.peak_task, "");
+        cs_iteration_free(&a);
+        cs_iteration_free(&b);
+        cs_workload_free(wn);
+        cs_workload_free(wu);
+    }
+}
+END_TEST
+
 /* On one uniform node the engines agree (the oracle), so DES collectives
  * leave the iteration within 1% of the closed form, with the same choice
  * of algorithm and protocol for every collective. The fault: the same
@@ -456,6 +495,7 @@ int main(void)
     tcase_add_test(tc, des_cache_changes_nothing);
     tcase_add_test(tc, scenario_collective_engine_key);
     tcase_add_test(tc, every_row_builds_a_well_formed_graph);
+    tcase_add_test(tc, unnamed_build_runs_the_same);
     tcase_add_test(tc, builder_hybrid_message_is_the_tables);
     suite_add_tcase(s, tc);
     return cs_test_run(s);

@@ -23,7 +23,8 @@ int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topolog
     out->fits = out->memory.fits;
     if (!o->simulate) return 0;
     cs_workload *w;
-    if ((rc = cs_workload_build_cached(m, t, topo, o->cache, &w, d))) return rc;
+    cs_workload_opts wo = {.cache = o->cache, .unnamed = o->unnamed};
+    if ((rc = cs_workload_build_opts(m, t, topo, &wo, &w, d))) return rc;
     rc = cs_iteration_run(w, t, &out->iteration, d);
     if (rc == 0) {
         out->simulated = 1;

@@ -23,6 +23,8 @@ typedef struct cs_evaluate_opts {
     int simulate;               /* 0: the memory estimate only */
     int model_states_only;      /* the estimate's ZeRO view (memory.h) */
     cs_pricing_cache *cache;    /* collective prices shared across calls; NULL: none */
+    int unnamed;                /* the graph's tasks unnamed (cs_workload_opts): the
+                                   iteration's peak_task is then empty */
     /* not NULL: receives the simulated graph (caller frees with
      * cs_workload_free), e.g. to write its schedule or trace */
     cs_workload **workload;

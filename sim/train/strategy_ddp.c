@@ -69,7 +69,7 @@ void cs__ddp_reduce_buckets(cs_wbuild *b)
     int nb = make_buckets(b->t, b->ready_bytes, b->ready_task, b->nready, &sizes, &ready);
     for (int k = 0; k < nb; k++) {
         char what[24];
-        cs__wb_name(what, sizeof what, "bucket", k);
+        cs__wb_name(b, what, sizeof what, "bucket", k);
         /* bucket tensors are static (cs_memory.buckets_bytes) */
         int r = cs__wb_collective(b, CS_STREAM_COMM, b->micro, -1, b->row->grad_op, sizes[k],
                                   b->t->grad_reduce_dtype, CS_GROUP_WORLD, what);

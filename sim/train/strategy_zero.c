@@ -24,7 +24,7 @@ static void gather_params(cs_wbuild *b, int opt)
     int k = 0;
     for (double left = total; left > 0; left -= cap, k++) {
         char what[24];
-        cs__wb_name(what, sizeof what, "params", k);
+        cs__wb_name(b, what, sizeof what, "params", k);
         int a = cs__wb_collective(b, CS_STREAM_COMM, -1, -1, CS_OP_ALL_GATHER, fmin(cap, left),
                                   t->param_dtype, CS_GROUP_WORLD, what);
         cs__wb_dep(b, a, opt, 0);

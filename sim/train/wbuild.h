@@ -61,8 +61,9 @@ cs_task *cs__wb_task(cs_wbuild *b, int id);
 /* Task `task` waits for `on` (an earlier task; -1: nothing) to end, or to
  * start when on_start. */
 void cs__wb_dep(cs_wbuild *b, int task, int on, int on_start);
-/* "<a> <num>" into dst (task names: "bucket 3"). */
-void cs__wb_name(char *dst, size_t len, const char *a, int num);
+/* "<a> <num>" into dst (task names: "bucket 3"); "" when the build is
+ * unnamed (cs_workload_opts). */
+void cs__wb_name(const cs_wbuild *b, char *dst, size_t len, const char *a, int num);
 
 /* Hooks one family lends another (strategy_ddp.c): DDP's bucketed
  * gradient reduction in the last micro-batch, and its bucket memory;

@@ -46,6 +46,7 @@ typedef struct choice {
 struct cs_workload {
     cs_task *tasks;
     size_t n, cap;
+    int unnamed;      /* cs_workload_opts.unnamed: names left empty */
     cs_topology topo[CS_GROUP_COUNT];
     int group_ranks[CS_GROUP_COUNT];
     cs_memory mem;
@@ -131,7 +132,13 @@ static void set_name(char *dst, size_t len, const char *a, const char *b, int nu
     dst[o] = 0;
 }
 
-void cs__wb_name(char *dst, size_t len, const char *a, int num) { set_name(dst, len, a, NULL, num); }
+void cs__wb_name(const cs_wbuild *b, char *dst, size_t len, const char *a, int num)
+{
+    if (b->w->unnamed)
+        dst[0] = 0;
+    else
+        set_name(dst, len, a, NULL, num);
+}
 
 /* Room for one more task. */
 static cs_task *grow(cs_workload *w)
@@ -149,7 +156,7 @@ static cs_task *add(cs_workload *w, cs_task_kind k, cs_stream s, int micro, int 
 {
     cs_task *t = grow(w);
     *t = (cs_task){.id = (int)w->n, .kind = k, .stream = s, .micro = micro, .layer = layer};
-    set_name(t->name, sizeof t->name, a, b, num);
+    if (!w->unnamed) set_name(t->name, sizeof t->name, a, b, num);
     w->n++;
     return t;
 }
@@ -458,9 +465,17 @@ int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology
 int cs_workload_build_cached(const cs_model *m, const cs_training *t, const cs_topology *topo,
                              cs_pricing_cache *cache, cs_workload **out, cs_diag *d)
 {
+    cs_workload_opts o = {.cache = cache};
+    return cs_workload_build_opts(m, t, topo, &o, out, d);
+}
+
+int cs_workload_build_opts(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                           const cs_workload_opts *o, cs_workload **out, cs_diag *d)
+{
     cs_workload *w = NULL;
-    int rc = begin(m, t, topo, cache, &w, d);
+    int rc = begin(m, t, topo, o->cache, &w, d);
     if (rc) return rc;
+    w->unnamed = o->unnamed;
     cs_wbuild b;
     start(&b, w, m, t, topo);
     for (int mi = 0; mi < t->grad_accum; mi++) build_micro(&b, mi);

@@ -98,6 +98,16 @@ int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology
  * may be NULL (= cs_workload_build). */
 int cs_workload_build_cached(const cs_model *m, const cs_training *t, const cs_topology *topo,
                              cs_pricing_cache *cache, cs_workload **out, cs_diag *d);
+/* What a build may share or leave out. */
+typedef struct cs_workload_opts {
+    cs_pricing_cache *cache; /* as for cs_workload_build_cached; NULL: none */
+    /* tasks get empty names: for callers that read no name (sweeps; a
+     * sweep point's names were about a sixth of its time). Traces,
+     * schedules and the iteration's peak_task need names. */
+    int unnamed;
+} cs_workload_opts;
+int cs_workload_build_opts(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                           const cs_workload_opts *o, cs_workload **out, cs_diag *d);
 void cs_workload_free(cs_workload *w);
 
 /* A graph written by hand (tests of the executor, replays): no tasks, no
