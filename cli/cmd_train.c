@@ -84,7 +84,9 @@ static void common_help(FILE *f)
             "  --grad-accum G         micro-steps per optimizer step (default 1)\n"
             "  --checkpointing C      activation checkpointing: none | selective | full\n"
             "  --attention A          flash (default: fused attention, no stored s x s scores,\n"
-            "                         as PyTorch SDPA) or standard (Korthikanti Table 2 as is)\n"
+            "                         as PyTorch SDPA: FlashAttention-2), flash2, flash1 (its\n"
+            "                         speed: gpu.compute of the cluster) or standard (unfused:\n"
+            "                         Korthikanti Table 2 as is)\n"
             "  --format F             table (default), csv or json;  -o FILE  output file\n");
 }
 

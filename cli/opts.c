@@ -101,10 +101,14 @@ const cs_choice cs_choice_ckpt = {CS_CKPT_COUNT, ckpt_name, NULL};
 
 const cs_opt cs_strategy_item = {"strategy", .choice = &cs_choice_strategy, .says = CS_SAYS_ITEM};
 
-/* Exactly "standard" (0) or "flash" (1), named flash first. */
-static const char *attention_name(int v) { return v ? "flash" : "standard"; }
-const cs_choice cs_choice_attention = {2, attention_name, NULL};
-const int cs_attention_order[] = {1, 0, CS_OPT_END};
+/* "standard" (0: unfused), "flash" (1: the default fused kernel) or a
+ * fused kernel by name (2 + cs_attn_kernel), named flash first. */
+static const char *attention_name(int v)
+{
+    return v == 0 ? "standard" : v == 1 ? "flash" : cs_attn_kernel_names[v - 2];
+}
+const cs_choice cs_choice_attention = {2 + CS_ATTN_COUNT, attention_name, NULL};
+const int cs_attention_order[] = {1, 2 + CS_ATTN_FLASH2, 2 + CS_ATTN_FLASH1, 0, CS_OPT_END};
 
 const int cs_training_dtypes[] = {CS_DTYPE_FP32, CS_DTYPE_BF16, CS_DTYPE_FP16, CS_OPT_END};
 
@@ -348,6 +352,7 @@ void cs_cli_knobs_apply(const cs_cli_knobs *k, cs_training *t)
     if (k->micro_batch) t->micro_batch = k->micro_batch;
     if (k->grad_accum) t->grad_accum = k->grad_accum;
     if (k->ckpt >= 0) t->checkpointing = (cs_ckpt)k->ckpt;
-    if (k->attention >= 0) t->flash_attention = k->attention;
+    if (k->attention >= 0) t->flash_attention = k->attention > 0;
+    if (k->attention >= 2) t->attention_kernel = (cs_attn_kernel)(k->attention - 2);
     if (k->engine >= 0) t->collective_engine = (cs_engine_kind)k->engine;
 }

@@ -121,7 +121,8 @@ int cs_opt_refuse(const char *cmd, const cs_opt *o, const char *arg, void *dst);
 #define CS_ARG_CKPT(T, f)                                                                          \
     {"checkpointing", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_ckpt,          \
      .says = CS_SAYS_EXPECTS}
-/* flash or standard: the training's flash_attention (1 or 0). */
+/* flash, flash2, flash1 or standard: the training's flash_attention (1
+ * or 0) and, named, its attention_kernel. */
 extern const int cs_attention_order[];
 #define CS_ARG_ATTENTION(T, f)                                                                     \
     {"attention", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_attention,         \

@@ -173,7 +173,13 @@ START_TEST(training_kinds)
     ck_assert_int_eq(a.strategies.v[0], CS_STRAT_FSDP_FULL_SHARD);
     ck_assert(refuses("--params 0", "--params expects a count > 0 such as 13e9 or 7B, got '0'", 1));
     ck_assert(refuses("--params 7X", "--params expects a count > 0 such as 13e9 or 7B, got '7X'", 1));
-    ck_assert(refuses("--attention Flash", "--attention expects flash or standard, got 'Flash'", 1));
+    ck_assert(refuses("--attention Flash",
+                      "--attention expects flash, flash2, flash1 or standard, got 'Flash'", 1));
+    /* a named kernel: fused, and that kernel */
+    rc = parse_line("--attention flash1", &a, &next, &err);
+    ck_assert_int_eq(rc, -1);
+    free(err);
+    ck_assert_int_eq(a.attention, 2 + CS_ATTN_FLASH1);
     char names[256], want[400];
     cs_opts_names(names, sizeof names, &cs_choice_strategy, NULL, 0);
     snprintf(want, sizeof want, "unknown strategy 'fsdp' (expected %s)", names);
@@ -355,6 +361,11 @@ START_TEST(knobs)
     ck_assert_int_eq(t.grad_accum, 2);
     ck_assert_int_eq(t.checkpointing, CS_CKPT_SELECTIVE);
     ck_assert_int_eq(t.flash_attention, 0);
+    k = (cs_cli_knobs)CS_CLI_KNOBS_UNSET;
+    k.attention = 2 + CS_ATTN_FLASH1;
+    cs_cli_knobs_apply(&k, &t);
+    ck_assert_int_eq(t.flash_attention, 1);
+    ck_assert_int_eq(t.attention_kernel, CS_ATTN_FLASH1);
     ck_assert_int_eq(t.collective_engine, CS_ENGINE_DES);
 }
 END_TEST

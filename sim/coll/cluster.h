@@ -49,6 +49,23 @@ typedef struct cs_cluster {
         double peak_flops[CS_DTYPE_COUNT]; /* dense, FLOP/s; 0 = unsupported */
         double hbm_Bps;
         int compute_capability;            /* 70, 80, 90, 100 */
+        /* the compute model's efficiencies (train/compute.h; the cited
+         * values are configs/clusters/NAME.yaml's `gpu.compute`); a field a
+         * YAML leaves out comes from the preset of the same compute
+         * capability (config.c) */
+        struct {
+            double gemm;               /* max achievable matmul fraction of peak */
+            double gemm_half_flops;    /* GEMM work at which it reaches half of gemm */
+            double tile;               /* GEMM tile edge for tile quantisation */
+            /* fused attention, forward + backward, causal, d = 128: the
+             * fraction of peak at long sequences and the sequence length at
+             * which a kernel reaches half of it; per kernel (cs_attn_kernel) */
+            double flash2, flash2_half_seq;
+            double flash1, flash1_half_seq;
+            double hbm;                /* achievable fraction of hbm_Bps, large streams */
+            double hbm_half_bytes;     /* kernel size at which it reaches half of hbm */
+            double kernel_floor_s;     /* shortest kernel */
+        } compute;
     } gpu;
 
     struct {

@@ -92,6 +92,24 @@ static int inter_present(const void *obj)
 }
 
 
+/* gpu.compute: the compute model's efficiencies (train/compute.c says
+ * what each means; configs/clusters/NAME.yaml cite the values). */
+#define FRACTION(key, member) {ROW(key, CS_YF_NUMBER, OFF(gpu.compute.member), CS_YF_LO_OPEN), .hi = 1}
+static const cs_yfield compute_fields[] = {
+    FRACTION("gemm", gemm),
+    {ROW("gemm_half", CS_YF_NUMBER, OFF(gpu.compute.gemm_half_flops), CS_YF_NO_HI)},
+    {ROW("tile", CS_YF_NUMBER, OFF(gpu.compute.tile), 0), .lo = 1, .hi = 1024},
+    FRACTION("flash2", flash2),
+    {ROW("flash2_half_seq", CS_YF_NUMBER, OFF(gpu.compute.flash2_half_seq), CS_YF_NO_HI)},
+    FRACTION("flash1", flash1),
+    {ROW("flash1_half_seq", CS_YF_NUMBER, OFF(gpu.compute.flash1_half_seq), CS_YF_NO_HI)},
+    FRACTION("hbm", hbm),
+    {ROW("hbm_half", CS_YF_SIZE, OFF(gpu.compute.hbm_half_bytes), CS_YF_NO_HI)},
+    {ROW("kernel_floor", CS_YF_TIME, OFF(gpu.compute.kernel_floor_s), CS_YF_NO_HI)},
+    {.name = NULL},
+};
+#undef FRACTION
+
 static const cs_yfield gpu_fields[] = {
     {ROW("model", CS_YF_STRING, OFF(gpu.model), REQUIRED), .size = STR_SIZE(gpu.model)},
     {ROW("memory", CS_YF_SIZE, OFF(gpu.memory_bytes), REQUIRED | POSITIVE)},
@@ -100,6 +118,7 @@ static const cs_yfield gpu_fields[] = {
     {ROW("tflops", CS_YF_CUSTOM, OFF(gpu.peak_flops), REQUIRED), .fn = cs__grid_read,
      .ext = &cs__grid_tflops},
     {ROW("hbm_bandwidth", CS_YF_RATE, OFF(gpu.hbm_Bps), REQUIRED | POSITIVE)},
+    {ROW("compute", CS_YF_MAPPING, 0, 0), .sub = compute_fields},
     {.name = NULL},
 };
 
@@ -214,6 +233,7 @@ void cs__cluster_set_defaults(cs_cluster *cl, const char *name)
     cl->coll.channels = 0;
     cl->coll.ll128_enabled = -1;
     cl->coll.net_overhead_s = 1e-6; /* NCCL getNetOverhead: 1 us on x86 Intel */
+    cs__cluster_compute_unset(cl);
     cl->coll.chunk_bytes[CS_PROTO_LL] = 32.0 * 1024;
     cl->coll.chunk_bytes[CS_PROTO_LL128] = 600.0 * 1024;
     cl->coll.chunk_bytes[CS_PROTO_SIMPLE] = 512.0 * 1024;
@@ -242,4 +262,30 @@ void cs__cluster_resolve_defaults(cs_cluster *cl)
     for (int a = 0; a < CS_ALGO_COUNT; a++)
         if (cl->coll.algo_enabled[a] < 0)
             cl->coll.algo_enabled[a] = cs_algo_hw_allows((cs_algo_id)a, cl);
+}
+
+/* The i-th compute field (every one is a double). */
+static double *compute_field(cs_cluster *cl, size_t i)
+{
+    return (double *)((char *)cl + compute_fields[i].offset);
+}
+
+void cs__cluster_compute_unset(cs_cluster *cl)
+{
+    for (size_t i = 0; compute_fields[i].name; i++) *compute_field(cl, i) = CS_UNSET;
+}
+
+int cs__cluster_compute_missing(const cs_cluster *cl)
+{
+    int n = 0;
+    for (size_t i = 0; compute_fields[i].name; i++)
+        n += *compute_field((cs_cluster *)cl, i) == CS_UNSET;
+    return n;
+}
+
+void cs__cluster_compute_fill(cs_cluster *cl, const cs_cluster *from)
+{
+    for (size_t i = 0; compute_fields[i].name; i++)
+        if (*compute_field(cl, i) == CS_UNSET)
+            *compute_field(cl, i) = *compute_field((cs_cluster *)from, i);
 }

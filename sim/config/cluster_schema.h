@@ -34,6 +34,12 @@ const cs_yfield *cs__cluster_schema_build(cs__cluster_schema *s);
  * cs__cluster_resolve_defaults after reading. */
 void cs__cluster_set_defaults(cs_cluster *cl, const char *name);
 void cs__cluster_resolve_defaults(cs_cluster *cl);
+/* gpu.compute: every field to CS_UNSET; how many are still unset; the
+ * unset ones copied from another cluster (config.c: the preset of the
+ * same compute capability). */
+void cs__cluster_compute_unset(cs_cluster *cl);
+int cs__cluster_compute_missing(const cs_cluster *cl);
+void cs__cluster_compute_fill(cs_cluster *cl, const cs_cluster *from);
 
 /* cluster_grid.c: the reader of every grid row, and each grid's hooks
  * (its shape in .data). */

@@ -17,6 +17,44 @@
 #include "config/cluster_schema.h"
 #include "config/presets.h"
 
+/* The preset whose gpu.compute a cluster without one (or with part of
+ * one) takes: the GPU generation's reference machine, by compute
+ * capability (the greatest one not above the GPU's; the first below
+ * all). Each preset cites its values. */
+static const struct {
+    int cc;
+    const char *preset;
+} compute_presets[] = {{80, "dgx-a100"}, {89, "pcie-l40s"}, {90, "dgx-h100"}, {100, "dgx-b200"}};
+
+static const char *compute_preset_for(int cc)
+{
+    const char *p = compute_presets[0].preset;
+    for (size_t i = 0; i < sizeof compute_presets / sizeof *compute_presets; i++)
+        if (compute_presets[i].cc <= cc) p = compute_presets[i].preset;
+    return p;
+}
+
+static int load(const char *origin, const char *default_name, const char *yaml, size_t len,
+                cs_cluster *out, cs_diag *d);
+
+/* Fills what gpu.compute left out from the generation's preset. */
+static void fill_compute(cs_cluster *cl)
+{
+    if (!cs__cluster_compute_missing(cl)) return;
+    const char *name = compute_preset_for(cl->gpu.compute_capability);
+    size_t len;
+    const char *text = cs_presets_cluster_yaml(name, &len);
+    CS_ASSERT(text);
+    cs_cluster *ref = cs_xmalloc(sizeof *ref);
+    cs_diag d;
+    if (load(name, name, text, len, ref, &d))
+        CS_PANIC("built-in preset %s does not load: %s", name, d.message);
+    if (cs__cluster_compute_missing(ref))
+        CS_PANIC("built-in preset %s lacks part of gpu.compute", name);
+    cs__cluster_compute_fill(cl, ref);
+    free(ref);
+}
+
 int cs_config_cluster_from_node(const cs_yctx *c, const cs_ynode *map, const char *path,
                                 const char *default_name, cs_cluster *out)
 {
@@ -26,6 +64,7 @@ int cs_config_cluster_from_node(const cs_yctx *c, const cs_ynode *map, const cha
     int rc = cs_yamlnode_apply(c, map, path, cs__cluster_schema_build(&s), cl);
     if (!rc) {
         cs__cluster_resolve_defaults(cl);
+        fill_compute(cl);
         *out = *cl;
     }
     free(cl);

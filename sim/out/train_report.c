@@ -60,7 +60,8 @@
     X(exposed_all_reduce_s, NUM, "%.6f", it->exposed_by_op_s[CS_OP_ALL_REDUCE])                    \
     X(exposed_all_gather_s, NUM, "%.6f", it->exposed_by_op_s[CS_OP_ALL_GATHER])                    \
     X(exposed_reduce_scatter_s, NUM, "%.6f", it->exposed_by_op_s[CS_OP_REDUCE_SCATTER])            \
-    X(peak_time_s, NUM, "%.6f", it->peak_time_s)
+    X(peak_time_s, NUM, "%.6f", it->peak_time_s)                                                   \
+    X(hfu, NUM, "%.5f", it->hfu)
 
 #define COL_ID(col, type, format, value) COL_##col,
 enum { MEMORY_COLUMNS(COL_ID) SIMULATE_COLUMNS(COL_ID) NCOLS };
@@ -153,7 +154,8 @@ static const card_line time_card[] = {
 static const card_line rate_card[] = {
     {"tokens/s (all GPUs)", NULL, COL_tokens_per_s, &whole},
     {"model TFLOPS per GPU", NULL, COL_tflops_per_gpu, &tenths},
-    {"MFU", NULL, COL_mfu, &in_pct},
+    {"MFU (model FLOPs, no recompute)", NULL, COL_mfu, &in_pct},
+    {"HFU (hardware FLOPs, + recompute)", NULL, COL_hfu, &in_pct},
 };
 
 static const cs_col card_cols[] = {
@@ -194,6 +196,7 @@ static void card(cs_doc *doc, const cs_train_report_head *h, const cs_train_row 
     card_line_printf(t, "verdict", "%s (peak at %s)", v[COL_fits].num ? "fits" : "OUT OF MEMORY",
                      h->simulated ? it->peak_task : r->ev->memory.peak_phase);
     card_line_printf(t, "largest micro-batch that fits", "%d", r->max_micro_batch);
+    if (r->ev->note) card_line_printf(t, "note", "%s", r->ev->note);
     if (!h->simulated) return;
     card_lines(t, time_card, N(time_card), v, 1);
     for (int op = 0; op < CS_OP_COUNT; op++) {

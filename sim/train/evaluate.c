@@ -21,6 +21,7 @@ int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topolog
     int rc = cs_memory_estimate(m, t, topo, o->model_states_only, &out->memory, d);
     if (rc) return rc;
     out->fits = out->memory.fits;
+    out->note = cs_training_note(t);
     if (!o->simulate) return 0;
     cs_workload *w;
     cs_workload_opts wo = {.cache = o->cache, .unnamed = o->unnamed};

@@ -36,6 +36,7 @@ typedef struct cs_evaluation {
     cs_iteration iteration;     /* simulated: the run, owned (cs_evaluate_free) */
     int fits;                   /* simulated: the timeline's peak is within the GPU's
                                    memory; else the estimate's verdict */
+    const char *note;           /* cs_training_note, or NULL */
 } cs_evaluation;
 
 /* Evaluates t on topo: the memory estimate first (its errors first: no

@@ -214,6 +214,7 @@ int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *o
         out->tokens_per_s = cs_workload_tokens(w) / it;
         out->tflops_per_gpu = cs_workload_model_flops_per_rank(w) / it / 1e12;
         out->mfu = cs_workload_model_flops_per_rank(w) / it / cs_workload_peak_flops(w);
+        out->hfu = cs_workload_hardware_flops_per_rank(w) / it / cs_workload_peak_flops(w);
     }
     cs_engine_free(x.eng);
     free(x.state);

@@ -28,7 +28,8 @@ typedef struct cs_iteration {
     double wire_bytes_by_op[CS_OP_COUNT]; /* bytes this rank sends per iteration */
     double tokens_per_s;
     double tflops_per_gpu;        /* model FLOPs (no recompute) per second per GPU / 1e12 */
-    double mfu;
+    double mfu;                   /* model FLOPs / (time x peak), Korthikanti Sec 6 */
+    double hfu;                   /* hardware FLOPs (+ recompute) / (time x peak) */
     double dyn_peak_bytes;        /* peak of the dynamic timeline */
     double peak_bytes;            /* static + dynamic, fragmentation applied */
     double peak_time_s;

@@ -377,6 +377,7 @@ static const cs_yfield model_fields[] = {
     {ROW("biases", CS_YF_BOOL, OFF(biases), 0)},
     {ROW("position_embedding", CS_YF_ENUM, OFF(learned_positions), 0), .names = position_names},
     {ROW("tied_embeddings", CS_YF_BOOL, OFF(tied_embeddings), 0)},
+    {ROW("dropout", CS_YF_NUMBER, OFF(dropout), CS_YF_HI_OPEN), .hi = 1},
     {ROW("seq_len", CS_YF_INT, OFF(seq_len), 0), .lo = 1, .hi = 100000000,
      .missing = shape_missing},
     {ROW("vocab", CS_YF_INT, OFF(vocab), 0), .lo = 1, .hi = 100000000, .missing = shape_missing},

@@ -38,6 +38,8 @@ typedef struct cs_model {
     int biases;            /* GPT-2/3: linear biases and LayerNorm (2h per norm);
                             * 0: no biases, RMSNorm (h per norm) as LLaMA */
     int learned_positions; /* GPT-2/3: a seq_len x hidden table; 0: rotary */
+    double dropout;        /* residual / attention dropout probability while
+                            * training; 0 (LLaMA, MPT): no dropout kernels */
     /* derived (cs_model_derive) */
     double layer_params;     /* one transformer layer */
     double embedding_params; /* token (+ position) embeddings, + untied head */

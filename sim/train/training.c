@@ -26,6 +26,9 @@ const char *const cs_optimizer_names[CS_OPT_COUNT + 1] = {
     NULL,
 };
 
+const char *const cs_attn_kernel_names[CS_ATTN_COUNT + 1] = {
+    [CS_ATTN_FLASH2] = "flash2", [CS_ATTN_FLASH1] = "flash1", NULL};
+
 const char *const cs_ckpt_names[CS_CKPT_COUNT + 1] = {
     [CS_CKPT_NONE] = "none", [CS_CKPT_SELECTIVE] = "selective", [CS_CKPT_FULL] = "full", NULL};
 
@@ -70,6 +73,10 @@ void cs_training_defaults(cs_training *t, cs_strategy s)
      * attention to FlashAttention (Dao et al. 2022) or memory-efficient
      * kernels, which never materialise the s x s score matrix */
     t->flash_attention = 1;
+    /* PyTorch's SDPA flash backend is FlashAttention-2 (aten/src/ATen/
+     * native/transformers/cuda/flash_attn/, vendored from Dao-AILab
+     * flash-attention v2 since torch 2.2) */
+    t->attention_kernel = CS_ATTN_FLASH2;
     /* torch DDP: bucket_cap_mb=25 and dist._DEFAULT_FIRST_BUCKET_BYTES =
      * 1 MiB (torch/nn/parallel/distributed.py); gradient_as_bucket_view
      * defaults to False. */
@@ -86,12 +93,11 @@ void cs_training_defaults(cs_training *t, cs_strategy s)
     t->forward_prefetch = 0;
     t->limit_all_gathers = 2;
     t->reshard_after_forward = -1;
-    /* Achieved / peak FLOP/s for GEMM-heavy work: Korthikanti et al. 2022
-     * (arXiv:2205.05198) Table 5 measure 41.5-56.3% model FLOPs
-     * utilisation for 22B-1T GPT models on A100 (validation data:
-     * korthikanti_measured.csv); 0.5 sits in that range. Calibrate per
-     * cluster. */
-    t->compute_efficiency = 0.5;
+    /* 0: every kernel at the efficiency the compute model gives its shape
+     * on the cluster's GPU (compute.h, gpu.compute in the cluster YAML).
+     * A value in (0, 1] is the scalar override: every GEMM and attention
+     * kernel at that fraction of peak. */
+    t->compute_efficiency = 0.0;
     /* Slowdown of compute and communication while they overlap (NCCL
      * kernels take SMs and memory bandwidth from GEMMs). A calibration
      * parameter: 0 until fitted to measurements of the cluster. */
@@ -132,6 +138,19 @@ double cs_training_optimizer_bytes_per_param(const cs_training *t)
     default:
         CS_PANIC("unknown optimizer %d", (int)t->optimizer);
     }
+}
+
+const char *cs_training_note(const cs_training *t)
+{
+    /* Korthikanti et al. 2022 Sec 4.2: selective recompute drops the
+     * attention core's s x s activations (softmax output, dropout mask);
+     * a fused kernel never stores them, so there is nothing to drop or
+     * recompute (memory and time as without checkpointing) */
+    if (t->checkpointing == CS_CKPT_SELECTIVE && t->flash_attention)
+        return "selective recompute with fused attention recomputes nothing: the fused kernel "
+               "stores no s x s scores, which is all selective recompute drops (memory and "
+               "time as with none)";
+    return NULL;
 }
 
 cs_ckpt cs_training_running_activations(const cs_training *t)

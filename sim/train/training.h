@@ -37,6 +37,8 @@ typedef enum cs_strategy {
 
 typedef enum cs_optimizer { CS_OPT_ADAM, CS_OPT_ADAMW, CS_OPT_SGD_MOMENTUM, CS_OPT_SGD, CS_OPT_COUNT } cs_optimizer;
 typedef enum cs_prefetch { CS_PREFETCH_NONE, CS_PREFETCH_PRE, CS_PREFETCH_POST } cs_prefetch;
+/* The fused attention kernel (its speed: the GPU's gpu.compute curves). */
+typedef enum cs_attn_kernel { CS_ATTN_FLASH2, CS_ATTN_FLASH1, CS_ATTN_COUNT } cs_attn_kernel;
 
 typedef struct cs_training {
     cs_strategy strategy;
@@ -53,6 +55,7 @@ typedef struct cs_training {
                                  * the s x s scores are never stored, so activation
                                  * memory is Korthikanti's selective-recompute
                                  * figure; default 1 */
+    cs_attn_kernel attention_kernel; /* which fused kernel; default FlashAttention-2 */
     /* DDP */
     double bucket_cap_bytes;    /* 25 MiB (torch DDP bucket_cap_mb) */
     double first_bucket_bytes;  /* 1 MiB (torch dist._DEFAULT_FIRST_BUCKET_BYTES) */
@@ -65,7 +68,8 @@ typedef struct cs_training {
     int limit_all_gathers;      /* all-gathers in flight; default 2 */
     int reshard_after_forward;  /* -1 = strategy default */
     /* compute and overlap model */
-    double compute_efficiency;  /* achieved / peak for GEMM-heavy work */
+    double compute_efficiency;  /* 0: the compute model's per-kernel efficiencies;
+                                 * (0, 1]: every GEMM / attention kernel at it */
     double comm_compute_slowdown; /* both slowed by this factor while overlapping */
     /* per-GPU overheads that are not model state */
     double cuda_context_bytes;
@@ -78,6 +82,9 @@ typedef struct cs_training {
     cs_engine_kind collective_engine;
 } cs_training;
 
+/* Fused attention kernel names indexed by cs_attn_kernel ("flash2",
+ * "flash1"), NULL-terminated. */
+extern const char *const cs_attn_kernel_names[CS_ATTN_COUNT + 1];
 /* Activation checkpointing names indexed by cs_ckpt, NULL-terminated. */
 extern const char *const cs_ckpt_names[CS_CKPT_COUNT + 1];
 const char *cs_ckpt_name(cs_ckpt c); /* "none", "selective", "full" */
@@ -92,6 +99,10 @@ extern const char *const cs_optimizer_names[CS_OPT_COUNT + 1];
  * checkpointing). */
 cs_ckpt cs_training_kept_activations(const cs_training *t);
 cs_ckpt cs_training_running_activations(const cs_training *t);
+
+/* What a user should know about these settings, or NULL (static
+ * storage): selective recompute with fused attention recomputes nothing. */
+const char *cs_training_note(const cs_training *t);
 
 /* Defaults for a strategy (everything documented in training.c). */
 void cs_training_defaults(cs_training *t, cs_strategy s);

@@ -39,8 +39,6 @@ struct cs_wbuild {
     double *ready_bytes;
     int *ready_task;
     /* work and memory, computed once per build */
-    double f_layer, f_head;   /* forward FLOPs of a layer, of the head */
-    double recompute;         /* FLOPs a layer's backward recomputes */
     double act_kept, act_full; /* a layer's activations kept / while it runs */
     double logits;            /* fp32 logits, head forward to head backward */
 };

@@ -8,10 +8,13 @@
  * strategy_fsdp.c). The build owns the graph under construction
  * (wbuild.h) and hands hooks the calls to extend it.
  *
- * Compute time is FLOPs / (peak x efficiency) for GEMM work (backward =
- * 2 x forward, + recompute) and bytes / HBM bandwidth for the optimizer
- * step (a memory-bound elementwise update; roofline, Williams et al.
- * 2009). Collective times come from pricing.c on the group's topology,
+ * Compute times come from the compute model (compute.h): a layer's
+ * forward, its backward (with what activation checkpointing recomputes)
+ * and the head's two passes are each the sum of their kernels' roofline
+ * times; a task's FLOPs are the hardware FLOPs its kernels execute. The
+ * optimizer step is one memory-bound pass over the shard (bytes / HBM
+ * bandwidth at the compute model's streaming efficiency; roofline,
+ * Williams et al. 2009). Collective times come from pricing.c on the group's topology,
  * with the dtype sizes of what each collective moves. Memory deltas on the
  * tasks follow memory.c's accounting: activations kept per layer from its
  * forward to its backward, the recomputed layer's activations during its
@@ -26,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/compute.h"
 #include "train/strategy.h"
 #include "train/wbuild.h"
 
@@ -52,9 +56,11 @@ struct cs_workload {
     cs_memory mem;
     double tokens;
     double model_flops;
+    double hw_flops;  /* model FLOPs + what checkpointing recomputes */
     double peak_flops;
     double eff;
-    double hbm_Bps;
+    cs_compute comp;  /* the priced layer and head */
+    const cs_cluster *cluster;
     choice cache[CHOICE_CACHE];
     int ncache, next_slot;
     /* during the build only */
@@ -89,6 +95,7 @@ int cs_workload_group_ranks(const cs_workload *w, cs_group g) { return w->group_
 double cs_workload_tokens(const cs_workload *w) { return w->tokens; }
 double cs_workload_model_flops_per_rank(const cs_workload *w) { return w->model_flops; }
 double cs_workload_peak_flops(const cs_workload *w) { return w->peak_flops; }
+double cs_workload_hardware_flops_per_rank(const cs_workload *w) { return w->hw_flops; }
 double cs_workload_compute_efficiency(const cs_workload *w) { return w->eff; }
 const cs_memory *cs_workload_memory(const cs_workload *w) { return &w->mem; }
 
@@ -202,25 +209,29 @@ int cs_workload_append(cs_workload *w, const cs_task *t)
     return x->id;
 }
 
-static int compute(cs_workload *w, int micro, int layer, double flops, const char *what, int l)
+/* A compute task running the passes [p0, p1] of the compute model. */
+static int compute(cs_workload *w, int micro, int layer, cs_kpass p0, cs_kpass p1,
+                   const char *what, int l)
 {
     CS_ASSERT(l >= 0);
     cs_task *t = add(w, CS_TASK_COMPUTE, CS_STREAM_COMPUTE, micro, layer, what, NULL, l);
-    t->flops = flops;
-    t->duration_s = flops / (w->peak_flops * w->eff);
+    for (int p = p0; p <= (int)p1; p++) {
+        t->flops += w->comp.pass[p].flops;
+        t->duration_s += w->comp.pass[p].time_s;
+    }
     return t->id;
 }
 
 int cs__wb_forward(cs_wbuild *b, int l)
 {
-    int id = compute(b->w, b->micro, l, b->f_layer, "forward", l);
+    int id = compute(b->w, b->micro, l, CS_KPASS_FORWARD, CS_KPASS_FORWARD, "forward", l);
     b->w->tasks[id].mem_at_start = b->act_kept;
     return b->fwd[l] = id;
 }
 
 int cs__wb_backward(cs_wbuild *b, int l)
 {
-    int id = compute(b->w, b->micro, l, 2 * b->f_layer + b->recompute, "backward", l);
+    int id = compute(b->w, b->micro, l, CS_KPASS_BACKWARD, CS_KPASS_RECOMPUTE, "backward", l);
     cs_task *t = &b->w->tasks[id];
     /* recomputed activations live during the layer's backward */
     t->mem_at_start = b->act_full - b->act_kept;
@@ -326,15 +337,11 @@ static int begin(const cs_model *m, const cs_training *t, const cs_topology *top
                  cs_pricing_cache *cache, cs_workload **out, cs_diag *d)
 {
     const cs_cluster *c = &topo->cluster;
-    double peak = c->gpu.peak_flops[t->param_dtype];
-    if (!(peak > 0))
-        return cs_diag_set(d, CS_EINVAL, NULL, 0, 0,
-                           "GPU '%s' has no peak %s TFLOPS in the cluster description",
-                           c->gpu.model, cs_dtype_name(t->param_dtype));
     if (t->micro_batch < 1 || t->grad_accum < 1)
         return cs_diag_set(d, CS_EINVAL, NULL, 0, 0, "micro_batch and grad_accum must be >= 1");
     cs_workload *w = cs_xcalloc(1, sizeof *w);
-    int rc = build_groups(w, t, topo, d);
+    int rc = cs_compute_price(m, t, c, &w->comp, d);
+    if (rc == 0) rc = build_groups(w, t, topo, d);
     if (rc == 0) rc = cs_memory_estimate(m, t, topo, 0, &w->mem, d);
     if (rc) {
         cs_workload_free(w);
@@ -346,9 +353,8 @@ static int begin(const cs_model *m, const cs_training *t, const cs_topology *top
     if (cache)
         for (int g = 0; g < CS_GROUP_COUNT; g++)
             w->xslot[g] = w->group_ranks[g] > 1 ? cs_pricing_cache_slot(cache, &w->topo[g]) : -1;
-    w->peak_flops = peak;
-    w->eff = t->compute_efficiency;
-    w->hbm_Bps = c->gpu.hbm_Bps;
+    w->peak_flops = c->gpu.peak_flops[t->param_dtype];
+    w->cluster = c;
     double tokens = (double)t->micro_batch * m->seq_len;
     w->tokens = tokens * t->grad_accum * topo->ranks;
     w->model_flops = cs_model_flops_per_token(m) * tokens * t->grad_accum;
@@ -369,13 +375,16 @@ static void start(cs_wbuild *b, cs_workload *w, const cs_model *m, const cs_trai
     b->layers = m->layers;
     const double tokens = (double)t->micro_batch * m->seq_len;
     const double psz = cs_dtype_size(t->param_dtype), gsz = cs_dtype_size(t->grad_reduce_dtype);
-    b->f_layer = cs_model_layer_forward_flops(m, tokens);
-    b->f_head = cs_model_head_forward_flops(m, tokens);
-    /* recompute in backward: full = the layer's forward again; selective =
-     * the attention core (QK^T and AV: 4 s h FLOPs per token) */
-    b->recompute = t->checkpointing == CS_CKPT_FULL        ? b->f_layer
-                   : t->checkpointing == CS_CKPT_SELECTIVE ? 4.0 * m->seq_len * m->hidden * tokens
-                                                           : 0;
+    /* hardware FLOPs in the model-FLOPs convention (Korthikanti et al.
+     * 2022 Sec 6): + the layer's forward again under full recompute, + the
+     * attention core (QK^T and AV: 4 s h per token) under selective
+     * recompute, which fused attention makes a no-op */
+    double f_layer = cs_model_layer_forward_flops(m, tokens);
+    double recompute = t->checkpointing == CS_CKPT_FULL ? f_layer
+                       : t->checkpointing == CS_CKPT_SELECTIVE && !t->flash_attention
+                           ? 4.0 * m->seq_len * m->hidden * tokens
+                           : 0;
+    w->hw_flops = w->model_flops + recompute * m->layers * t->grad_accum;
     b->act_kept = cs_model_activation_bytes_per_layer(m, t->micro_batch,
                                                       cs_training_kept_activations(t));
     b->act_full = cs_model_activation_bytes_per_layer(m, t->micro_batch,
@@ -419,9 +428,11 @@ static void build_micro(cs_wbuild *b, int mi)
         if (r->forward_unit) r->forward_unit(b, l);
         else cs__wb_forward(b, l);
     }
-    int head_f = compute(b->w, mi, -1, b->f_head, "head forward", 0);
+    int head_f =
+        compute(b->w, mi, -1, CS_KPASS_HEAD_FORWARD, CS_KPASS_HEAD_FORWARD, "head forward", 0);
     b->w->tasks[head_f].mem_at_start = b->logits;
-    b->head_bwd = compute(b->w, mi, -1, 2 * b->f_head, "head backward", 0);
+    b->head_bwd =
+        compute(b->w, mi, -1, CS_KPASS_HEAD_BACKWARD, CS_KPASS_HEAD_BACKWARD, "head backward", 0);
     b->w->tasks[b->head_bwd].mem_at_end = -b->logits;
     for (int l = b->layers - 1; l >= 0; l--) {
         if (r->backward_unit) r->backward_unit(b, l);
@@ -442,7 +453,8 @@ static void build_step(cs_wbuild *b)
     cs_strategy_degrees(b->t, b->topo, NULL, NULL, &deg_o);
     cs_task *opt = add(w, CS_TASK_MEMORY, CS_STREAM_COMPUTE, -1, -1, "optimizer step", NULL, -1);
     opt->mem_bytes = b->m->params / deg_o * optimizer_traffic_per_param(b->t);
-    opt->duration_s = opt->mem_bytes / w->hbm_Bps;
+    opt->duration_s = opt->mem_bytes / (w->cluster->gpu.hbm_Bps *
+                                         cs_compute_hbm_efficiency(w->cluster, opt->mem_bytes));
     /* after the last task of each communication stream */
     for (int s = 0; s < CS_STREAM_COUNT; s++) {
         if (streams[s].kind != CS_STREAM_KIND_COMM) continue;
@@ -454,6 +466,19 @@ static void build_step(cs_wbuild *b)
     }
     b->micro = -1;
     if (b->row->after_step) b->row->after_step(b, opt->id);
+}
+
+/* Executed FLOPs over peak x time of the compute kernels: what the
+ * schedule reports as the efficiency its compute tasks ran at. */
+static double effective_efficiency(const cs_workload *w)
+{
+    double flops = 0, busy = 0;
+    for (size_t i = 0; i < w->n; i++)
+        if (w->tasks[i].kind == CS_TASK_COMPUTE) {
+            flops += w->tasks[i].flops;
+            busy += w->tasks[i].duration_s;
+        }
+    return busy > 0 ? flops / (busy * w->peak_flops) : 0;
 }
 
 int cs_workload_build(const cs_model *m, const cs_training *t, const cs_topology *topo,
@@ -481,6 +506,8 @@ int cs_workload_build_opts(const cs_model *m, const cs_training *t, const cs_top
     for (int mi = 0; mi < t->grad_accum; mi++) build_micro(&b, mi);
     build_step(&b);
     finish(&b);
+    w->eff = effective_efficiency(w);
+    w->cluster = NULL;
     w->xc = NULL;
     w->d = NULL;
     if (w->err) {

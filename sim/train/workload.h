@@ -126,8 +126,13 @@ int cs_workload_group_ranks(const cs_workload *w, cs_group g);
 double cs_workload_tokens(const cs_workload *w);
 double cs_workload_model_flops_per_rank(const cs_workload *w);
 double cs_workload_peak_flops(const cs_workload *w);
-/* Achieved / peak FLOP/s the compute tasks were timed with. */
+/* Hardware FLOPs per rank per iteration: model FLOPs + what activation
+ * checkpointing recomputes, in the same convention (the HFU numerator). */
+double cs_workload_hardware_flops_per_rank(const cs_workload *w);
+/* Executed / (peak x time) over the compute tasks (the compute model's
+ * kernels; 1 for a hand-written graph). */
 double cs_workload_compute_efficiency(const cs_workload *w);
+
 /* The static footprint lines the timeline starts from. */
 const cs_memory *cs_workload_memory(const cs_workload *w);
 

@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * compute.c - the kernels of one transformer layer, the output head and
+ * the loss, each priced from its shape as a roofline (compute.h).
+ *
+ * Kernels. One row per forward kernel of a pre-norm decoder layer in the
+ * order PyTorch runs it (norm, QKV projection, rotary, attention core,
+ * output projection, dropout, residual add, norm, MLP up, activation, MLP
+ * down, dropout, residual add); a row exists only for the shapes that have
+ * it (rotary without learned positions, dropout when p > 0, the unfused
+ * attention core without fused attention). Each row carries its backward:
+ *   GEMM Y[M,N] = X[M,K] W[K,N]: dgrad dX = dY W^T (M, K, N) and wgrad
+ *     dW = X^T dY (K, N, M), each 2MNK FLOPs (the backward = 2 x forward
+ *     rule of Narayanan et al. 2021 App. A, op by op); with biases the
+ *     forward adds the bias in the GEMM epilogue (cuBLASLt) and the
+ *     backward reduces dY over tokens (a memory-bound kernel reading dY);
+ *   fused attention (FlashAttention-2, Dao 2023, arXiv:2307.08691 Sec 3):
+ *     forward 4 s h FLOPs per token, halved by the causal mask (the kernel
+ *     skips the masked blocks), backward 2.5 x forward (5 matmuls to the
+ *     forward's 2, Sec 3.1.2), reading Q, K, V, O and writing O forward,
+ *     reading those and dO, writing dQ, dK, dV backward;
+ *   unfused attention: the QK^T and AV batched GEMMs over b x heads
+ *     (the full s x s square: the mask is applied after), softmax over the
+ *     16-bit scores (Korthikanti et al. 2022 Sec 4.1's 2as^2b bytes);
+ *   memory-bound kernels: bytes read + written per token as counted in
+ *     each row (e.g. LayerNorm forward reads x and writes y: 2h elements,
+ *     backward reads x and dy, writes dx: 3h; GeLU forward 2f, backward
+ *     3f; a residual add reads two and writes one).
+ * The head: final norm, the logits GEMM (M = tokens, N = vocab, K = h) and
+ * cross-entropy, which PyTorch runs in fp32 under autocast (torch/csrc/
+ * autograd ... autocast_mode.cpp lists cross_entropy among fp32 ops):
+ * the 16-bit logits are cast to fp32, log_softmax writes fp32 and
+ * nll_loss gathers; backward writes the fp32 gradient, log_softmax's
+ * backward reads it and its output, and the cast back writes 16 bits.
+ * The token embedding is a gather (forward) and an index-add into a
+ * vocab x h gradient (backward); learned positions add one more lookup.
+ *
+ * Roofline. A kernel's time is
+ *     max(flops / (peak x eff), bytes / (hbm x eff_hbm), kernel_floor)
+ * - the max of the compute and memory bounds: Williams et al. 2009's
+ * roofline, llm-analysis (analysis.py get_latency_fwd_per_layer_attn:
+ * "the max of the compute latency and the memory latency") and Calculon's
+ * `roofline` mode (system.py get_processing_time; its shipped A100/H100
+ * files choose `no_overlap`, the sum). A GEMM or a streaming kernel
+ * loads its operands while it computes, so the max is what one kernel
+ * does; for the memory-bound kernels here the FLOPs are negligible and
+ * the two agree.
+ *   GEMM efficiency = gemm x quant(M) x quant(N) x W / (W + gemm_half):
+ *   gemm is the GPU's maximum achievable matmul fraction of peak
+ *   (measured, configs/clusters/NAME.yaml), quant(x) = x / (tile x
+ *   ceil(x / tile)) the tile quantisation of NVIDIA's Matrix
+ *   Multiplication Background guide (work in partial tiles is wasted), and
+ *   W / (W + gemm_half) the ramp of small GEMMs whose W FLOPs cannot fill
+ *   the GPU (gemm_half: the work at which a GEMM reaches half of gemm).
+ *   Attention efficiency = flashN x s / (s + flashN_half_seq) for the
+ *   kernel the training names (FlashAttention-2 or -1): the curve through
+ *   Dao 2023's measured forward + backward TFLOPS (causal, d = 128) on
+ *   the GPU; forward and backward take the one fraction (the figures
+ *   time them together).
+ *   Memory-bound efficiency = hbm x B / (B + hbm_half) for a kernel moving
+ *   B bytes (a kernel's fixed start-up cost expressed as the size at which
+ *   it reaches half the streaming bandwidth).
+ * Departures: head dimension is not modelled (at d = 64 Dao 2023 measure
+ * FlashAttention-2 about 12% slower and v1 about 15% faster than at
+ * d = 128); wave quantisation is not modelled (cuBLAS on sm_80+ splits
+ * K or streams tiles when the tile count is below a wave); fused epilogues
+ * beyond the bias (e.g. bias + GeLU) are not assumed; the optimizer step
+ * is priced by the task-graph builder (one memory-bound pass over the
+ * shard) with cs_compute_hbm_efficiency.
+ */
+#include "train/compute.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The shape the rows read: tokens in the micro-batch and the model's
+ * widths, all as doubles. */
+typedef struct shape {
+    double T, b, s, h, heads, kvw, d, f, V;
+    double he;       /* the embedding and head width (= h but for generic models) */
+    double e;        /* bytes per activation element (the compute dtype) */
+    int gated, biases, learned, flash, dropout, tied;
+    cs_attn_kernel kernel;
+} shape;
+
+/* A forward kernel's row: its class, its dimensions or traffic, and the
+ * traffic of its backward (memory-bound rows), per token, in elements. */
+typedef struct krow {
+    const char *name, *dgrad, *wgrad, *bias_grad, *backward;
+    cs_kclass cls;
+    int (*present)(const shape *s);
+    /* GEMM: M, N, K, batch */
+    void (*dims)(const shape *s, double dim[4]);
+    /* memory-bound: elements moved per token forward and backward (the
+     * dropout mask's byte is counted as half a 16-bit element) */
+    double (*fwd_elems)(const shape *s);
+    double (*bwd_elems)(const shape *s);
+} krow;
+
+static int always(const shape *s) { (void)s; return 1; }
+static int has_rotary(const shape *s) { return !s->learned; }
+static int has_dropout(const shape *s) { return s->dropout; }
+static int fused_attention(const shape *s) { return s->flash; }
+static int unfused_attention(const shape *s) { return !s->flash; }
+static int unfused_dropout(const shape *s) { return !s->flash && s->dropout; }
+
+static void dims_qkv(const shape *s, double d[4]) { d[0] = s->T, d[1] = s->h + 2 * s->kvw, d[2] = s->h, d[3] = 1; }
+static void dims_proj(const shape *s, double d[4]) { d[0] = s->T, d[1] = s->h, d[2] = s->h, d[3] = 1; }
+static void dims_up(const shape *s, double d[4]) { d[0] = s->T, d[1] = (s->gated ? 2 : 1) * s->f, d[2] = s->h, d[3] = 1; }
+static void dims_down(const shape *s, double d[4]) { d[0] = s->T, d[1] = s->h, d[2] = s->f, d[3] = 1; }
+static void dims_scores(const shape *s, double d[4]) { d[0] = s->s, d[1] = s->s, d[2] = s->d, d[3] = s->b * s->heads; }
+static void dims_context(const shape *s, double d[4]) { d[0] = s->s, d[1] = s->d, d[2] = s->s, d[3] = s->b * s->heads; }
+
+/* Elements per token. */
+static double norm_fwd(const shape *s) { return 2 * s->h; }
+static double norm_bwd(const shape *s) { return 3 * s->h; }
+static double rotary_elems(const shape *s) { return 2 * (s->h + s->kvw); }
+static double dropout_elems(const shape *s) { return 2.5 * s->h; }
+static double residual_elems(const shape *s) { return 3 * s->h; }
+static double act_fwd(const shape *s) { return (s->gated ? 3 : 2) * s->f; }
+static double act_bwd(const shape *s) { return (s->gated ? 5 : 3) * s->f; }
+/* softmax over b x heads x s x s scores: per token heads x s elements
+ * read and written (forward), three tensors backward */
+static double softmax_fwd(const shape *s) { return 2 * s->heads * s->s; }
+static double softmax_bwd(const shape *s) { return 3 * s->heads * s->s; }
+static double probs_dropout(const shape *s) { return 2.5 * s->heads * s->s; }
+
+#define GEMM(n, fn) {.name = n, .dgrad = n ".dgrad", .wgrad = n ".wgrad", \
+                     .bias_grad = n ".bias_grad", .cls = CS_KCLASS_GEMM, .present = always, .dims = fn}
+#define BGEMM(n, pres, fn) {.name = n, .dgrad = n ".dgrad", .wgrad = n ".wgrad", \
+                            .cls = CS_KCLASS_GEMM, .present = pres, .dims = fn}
+#define MEM(n, pres, f, b) {.name = n, .backward = n ".backward", .cls = CS_KCLASS_MEMORY, \
+                            .present = pres, .fwd_elems = f, .bwd_elems = b}
+
+/* One layer's forward, in order. Batched attention GEMMs have no bias;
+ * their "wgrad" is the second operand's gradient (dK from dS, dV from P). */
+static const krow layer_rows[] = {
+    MEM("norm_1", always, norm_fwd, norm_bwd),
+    GEMM("qkv", dims_qkv),
+    MEM("rotary", has_rotary, rotary_elems, rotary_elems),
+    {.name = "attention", .backward = "attention.backward", .cls = CS_KCLASS_ATTENTION,
+     .present = fused_attention},
+    BGEMM("scores", unfused_attention, dims_scores),
+    MEM("softmax", unfused_attention, softmax_fwd, softmax_bwd),
+    MEM("probs_dropout", unfused_dropout, probs_dropout, probs_dropout),
+    BGEMM("context", unfused_attention, dims_context),
+    GEMM("attention_out", dims_proj),
+    MEM("dropout_1", has_dropout, dropout_elems, dropout_elems),
+    MEM("residual_1", always, residual_elems, residual_elems),
+    MEM("norm_2", always, norm_fwd, norm_bwd),
+    GEMM("mlp_up", dims_up),
+    MEM("activation", always, act_fwd, act_bwd),
+    GEMM("mlp_down", dims_down),
+    MEM("dropout_2", has_dropout, dropout_elems, dropout_elems),
+    MEM("residual_2", always, residual_elems, residual_elems),
+};
+#define NROWS (sizeof layer_rows / sizeof *layer_rows)
+
+/* The attention core: the kernels selective recompute re-runs. */
+static int attention_core(const krow *r)
+{
+    return r->cls == CS_KCLASS_ATTENTION || r->dims == dims_scores || r->dims == dims_context ||
+           r->fwd_elems == softmax_fwd || r->fwd_elems == probs_dropout;
+}
+
+static const char *const pass_names[CS_KPASS_COUNT] = {"forward", "backward", "recompute",
+                                                        "head_forward", "head_backward"};
+const char *cs_kpass_name(cs_kpass p) { return pass_names[p]; }
+
+/* ---- efficiencies ---- */
+
+static double quant(double x, double tile)
+{
+    if (tile <= 1) return 1.0;
+    return x / (tile * ceil(x / tile));
+}
+
+double cs_compute_gemm_efficiency(const cs_cluster *c, double m, double n, double k, double batch)
+{
+    const double work = 2 * m * n * k * batch;
+    const double t = c->gpu.compute.tile;
+    return c->gpu.compute.gemm * quant(m, t) * quant(n, t) * work /
+           (work + c->gpu.compute.gemm_half_flops);
+}
+
+double cs_compute_hbm_efficiency(const cs_cluster *c, double bytes)
+{
+    return c->gpu.compute.hbm * bytes / (bytes + c->gpu.compute.hbm_half_bytes);
+}
+
+/* The fused kernel's curve: fraction of peak at long sequences, and the
+ * sequence length at half of it. */
+static double attention_efficiency(const cs_cluster *c, const shape *s)
+{
+    const double curve[CS_ATTN_COUNT][2] = {
+        [CS_ATTN_FLASH2] = {c->gpu.compute.flash2, c->gpu.compute.flash2_half_seq},
+        [CS_ATTN_FLASH1] = {c->gpu.compute.flash1, c->gpu.compute.flash1_half_seq},
+    };
+    const double *k = curve[s->kernel];
+    return k[0] * s->s / (s->s + k[1]);
+}
+
+/* ---- building the kernel list ---- */
+
+typedef struct sink {
+    const cs_cluster *c;
+    double peak;
+    double flat;     /* > 0: every GEMM and attention kernel at this efficiency */
+    cs_kernel *out;
+    size_t n, cap;
+    cs_compute *sum; /* NULL: listing only */
+} sink;
+
+static void emit(sink *k, cs_kernel x)
+{
+    const cs_cluster *c = k->c;
+    double t_mem = x.bytes > 0 ? x.bytes / (c->gpu.hbm_Bps * cs_compute_hbm_efficiency(c, x.bytes)) : 0;
+    double t_flop = 0;
+    if (x.cls == CS_KCLASS_MEMORY) {
+        x.efficiency = cs_compute_hbm_efficiency(c, x.bytes);
+    } else {
+        if (k->flat > 0) x.efficiency = k->flat;
+        t_flop = x.flops / (k->peak * x.efficiency);
+    }
+    if (x.cls != CS_KCLASS_MEMORY && t_mem > t_flop) /* memory-bound: report that bound */
+        x.efficiency = cs_compute_hbm_efficiency(c, x.bytes);
+    x.time_s = fmax(fmax(t_flop, t_mem), c->gpu.compute.kernel_floor_s);
+    if (k->sum) {
+        cs_compute_pass *p = &k->sum->pass[x.pass];
+        p->time_s += x.time_s;
+        p->flops += x.flops;
+        p->kernels++;
+    }
+    if (k->n < k->cap) k->out[k->n] = x;
+    k->n++;
+}
+
+/* A GEMM of e-byte elements. */
+static void gemm(sink *k, double e, const char *name, cs_kpass pass, double m, double n,
+                 double kk, double batch)
+{
+    cs_kernel x = {.name = name, .cls = CS_KCLASS_GEMM, .pass = pass, .m = m, .n = n, .k = kk,
+                   .batch = batch};
+    x.flops = 2 * m * n * kk * batch;
+    x.bytes = e * batch * (m * kk + kk * n + m * n);
+    x.efficiency = cs_compute_gemm_efficiency(k->c, m, n, kk, batch);
+    emit(k, x);
+}
+
+static void memory(sink *k, const char *name, cs_kpass pass, double bytes)
+{
+    emit(k, (cs_kernel){.name = name, .cls = CS_KCLASS_MEMORY, .pass = pass, .bytes = bytes});
+}
+
+static void attention(sink *k, const shape *s, cs_kpass pass, int backward)
+{
+    /* 4 s h per token, causal half; Q, K, V, O (+ dO, dQ, dK, dV) */
+    double fwd = 0.5 * 4 * s->s * s->h * s->T;
+    double io = s->e * s->T * (2 * s->h + 2 * s->kvw);
+    cs_kernel x = {.name = backward ? "attention.backward" : "attention",
+                   .cls = CS_KCLASS_ATTENTION, .pass = pass,
+                   .flops = backward ? 2.5 * fwd : fwd, .bytes = backward ? 2 * io : io,
+                   .efficiency = attention_efficiency(k->c, s)};
+    emit(k, x);
+}
+
+/* A row's forward kernel into `pass` (forward or recompute). */
+static void forward(sink *k, const shape *s, const krow *r, cs_kpass pass)
+{
+    double d[4];
+    switch (r->cls) {
+    case CS_KCLASS_GEMM:
+        r->dims(s, d);
+        gemm(k, s->e, r->name, pass, d[0], d[1], d[2], d[3]);
+        break;
+    case CS_KCLASS_ATTENTION:
+        attention(k, s, pass, 0);
+        break;
+    case CS_KCLASS_MEMORY:
+        memory(k, r->name, pass, s->e * s->T * r->fwd_elems(s));
+        break;
+    }
+}
+
+static void backward(sink *k, const shape *s, const krow *r, cs_kpass pass)
+{
+    double d[4];
+    switch (r->cls) {
+    case CS_KCLASS_GEMM:
+        r->dims(s, d);
+        if (s->biases && r->bias_grad) memory(k, r->bias_grad, pass, s->e * d[0] * d[1] * d[3]);
+        gemm(k, s->e, r->dgrad, pass, d[0], d[2], d[1], d[3]);
+        gemm(k, s->e, r->wgrad, pass, d[2], d[1], d[0], d[3]);
+        break;
+    case CS_KCLASS_ATTENTION:
+        attention(k, s, pass, 1);
+        break;
+    case CS_KCLASS_MEMORY:
+        memory(k, r->backward, pass, s->e * s->T * r->bwd_elems(s));
+        break;
+    }
+}
+
+/* The head and the loss (and the embedding lookups, which run first in
+ * the forward and last in the backward; priced with the head). */
+static void head(sink *k, const shape *s)
+{
+    const double e = s->e, T = s->T, h = s->he, V = s->V;
+    memory(k, "embedding", CS_KPASS_HEAD_FORWARD, 2 * e * T * h);
+    if (s->learned) memory(k, "position_embedding", CS_KPASS_HEAD_FORWARD, 4 * e * T * h);
+    memory(k, "final_norm", CS_KPASS_HEAD_FORWARD, e * T * 2 * h);
+    gemm(k, e, "logits", CS_KPASS_HEAD_FORWARD, T, V, h, 1);
+    memory(k, "cross_entropy", CS_KPASS_HEAD_FORWARD, T * V * (e + 4 + 4 + 4));
+    memory(k, "cross_entropy.backward", CS_KPASS_HEAD_BACKWARD, T * V * (4 + 4 + 4 + 4 + 4 + e));
+    gemm(k, e, "logits.dgrad", CS_KPASS_HEAD_BACKWARD, T, h, V, 1);
+    gemm(k, e, "logits.wgrad", CS_KPASS_HEAD_BACKWARD, h, V, T, 1);
+    memory(k, "final_norm.backward", CS_KPASS_HEAD_BACKWARD, e * T * 3 * h);
+    if (s->learned) memory(k, "position_embedding.backward", CS_KPASS_HEAD_BACKWARD, e * (T + 2 * s->s) * h);
+    memory(k, "embedding.backward", CS_KPASS_HEAD_BACKWARD, e * T * h + 2 * e * V * h);
+}
+
+static shape shape_of(const cs_model *m, const cs_training *t)
+{
+    shape s = {.b = t->micro_batch, .s = m->seq_len, .h = m->hidden, .heads = m->heads,
+               .f = m->ffn_hidden, .V = m->vocab, .e = cs_dtype_size(t->param_dtype),
+               .gated = m->gated_mlp, .biases = m->biases, .learned = m->learned_positions,
+               .flash = t->flash_attention, .dropout = m->dropout > 0,
+               .tied = m->tied_embeddings, .kernel = t->attention_kernel};
+    s.T = s.b * s.s;
+    s.he = s.h;
+    s.d = s.h / s.heads;
+    s.kvw = s.d * m->kv_heads;
+    if (m->generic) {
+        /* a generic layer is layer_params of matrices: the GPT-3 layer of
+         * that size, 12 h^2 with f = 4h and 128-wide heads (model.h); the
+         * embedding and the head keep the model's own width */
+        s.h = sqrt(m->layer_params / 12.0);
+        s.d = s.h < 128 ? s.h : 128;
+        s.heads = s.kvw = 0;
+        s.heads = s.h / s.d;
+        s.kvw = s.h;
+        s.f = 4 * s.h;
+        s.gated = 0;
+    }
+    return s;
+}
+
+static void layer(sink *k, const shape *s, cs_ckpt ckpt)
+{
+    for (size_t i = 0; i < NROWS; i++)
+        if (layer_rows[i].present(s)) forward(k, s, &layer_rows[i], CS_KPASS_FORWARD);
+    for (size_t i = 0; i < NROWS; i++) {
+        const krow *r = &layer_rows[i];
+        if (!r->present(s)) continue;
+        if (ckpt == CS_CKPT_FULL || (ckpt == CS_CKPT_SELECTIVE && attention_core(r) && !s->flash))
+            forward(k, s, r, CS_KPASS_RECOMPUTE);
+    }
+    for (size_t i = NROWS; i-- > 0;)
+        if (layer_rows[i].present(s)) backward(k, s, &layer_rows[i], CS_KPASS_BACKWARD);
+}
+
+static void run(sink *k, const cs_model *m, const cs_training *t)
+{
+    shape s = shape_of(m, t);
+    layer(k, &s, t->checkpointing);
+    head(k, &s);
+}
+
+int cs_compute_price(const cs_model *m, const cs_training *t, const cs_cluster *c,
+                     cs_compute *out, cs_diag *d)
+{
+    double peak = c->gpu.peak_flops[t->param_dtype];
+    if (!(peak > 0))
+        return cs_diag_set(d, CS_EINVAL, NULL, 0, 0,
+                           "GPU '%s' has no peak %s TFLOPS in the cluster description",
+                           c->gpu.model, cs_dtype_name(t->param_dtype));
+    memset(out, 0, sizeof *out);
+    sink k = {.c = c, .peak = peak, .flat = t->compute_efficiency, .sum = out};
+    run(&k, m, t);
+    return 0;
+}
+
+size_t cs_compute_kernels(const cs_model *m, const cs_training *t, const cs_cluster *c,
+                          cs_kernel *out, size_t cap)
+{
+    double peak = c->gpu.peak_flops[t->param_dtype];
+    sink k = {.c = c, .peak = peak > 0 ? peak : 1, .flat = t->compute_efficiency, .out = out,
+              .cap = out ? cap : 0};
+    run(&k, m, t);
+    return k.n;
+}

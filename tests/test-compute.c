@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-compute.c - the compute model (sim/train/compute.h): which kernels a
+ * layer has, their FLOPs against the model's count, the efficiency curves
+ * against the public measurements the presets cite, the roofline,
+ * recompute as kernels, the scalar override, and the gpu.compute defaults
+ * of a cluster YAML that leaves them out.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "config/presets.h"
+#include "testutil.h"
+#include "train/compute.h"
+#include "train/workload.h"
+
+#define MAXK 128
+
+typedef struct fixture {
+    cs_cluster c;
+    cs_model m;
+    cs_training t;
+} fixture;
+
+static fixture make(const char *cluster, const char *model, int micro_batch)
+{
+    fixture f = {.c = cs_test_cluster(cluster), .m = cs_test_model(model)};
+    cs_training_defaults(&f.t, CS_STRAT_DDP);
+    f.t.micro_batch = micro_batch;
+    return f;
+}
+
+static size_t kernels(const fixture *f, cs_kernel *k)
+{
+    size_t n = cs_compute_kernels(&f->m, &f->t, &f->c, k, MAXK);
+    ck_assert_uint_le(n, MAXK);
+    return n;
+}
+
+static cs_compute price(const fixture *f)
+{
+    cs_compute r;
+    cs_diag d;
+    ck_assert_int_eq(cs_compute_price(&f->m, &f->t, &f->c, &r, &d), 0);
+    return r;
+}
+
+/* FLOPs of the kernels of one class in one pass. */
+static double flops_of(const cs_kernel *k, size_t n, cs_kclass cls, cs_kpass pass)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k[i].cls == cls && k[i].pass == pass) s += k[i].flops;
+    return s;
+}
+
+static const cs_kernel *find(const cs_kernel *k, size_t n, const char *name, cs_kpass pass)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(k[i].name, name) && k[i].pass == pass) return &k[i];
+    return NULL;
+}
+
+/* The layer's GEMMs do 2 FLOPs per matrix parameter per token forward and
+ * twice that backward (dgrad + wgrad), exactly; fused causal attention
+ * runs half of the 4 s h score FLOPs, backward 2.5 x forward. */
+START_TEST(gemm_and_attention_flops)
+{
+    fixture f = make("dgx-h100", "llama2-7b", 2);
+    cs_kernel k[MAXK];
+    size_t n = kernels(&f, k);
+    const cs_model *m = &f.m;
+    double T = 2.0 * m->seq_len, h = m->hidden, kv = h / m->heads * m->kv_heads;
+    double matrices = 2 * h * h + 2 * h * kv + 3 * h * m->ffn_hidden; /* SwiGLU: 3 */
+    double fwd = flops_of(k, n, CS_KCLASS_GEMM, CS_KPASS_FORWARD);
+    ck_assert_double_eq_tol(fwd, 2 * matrices * T, 1e-6 * fwd);
+    ck_assert_double_eq_tol(flops_of(k, n, CS_KCLASS_GEMM, CS_KPASS_BACKWARD), 2 * fwd, 1e-6 * fwd);
+    double att = flops_of(k, n, CS_KCLASS_ATTENTION, CS_KPASS_FORWARD);
+    ck_assert_double_eq_tol(att, 0.5 * 4 * m->seq_len * h * T, 1e-6 * att);
+    ck_assert_double_eq_tol(flops_of(k, n, CS_KCLASS_ATTENTION, CS_KPASS_BACKWARD), 2.5 * att,
+                            1e-6 * att);
+    /* the head: logits forward, dgrad and wgrad */
+    double head = 2 * T * h * m->vocab;
+    ck_assert_double_eq_tol(flops_of(k, n, CS_KCLASS_GEMM, CS_KPASS_HEAD_FORWARD), head, 1e-6 * head);
+    ck_assert_double_eq_tol(flops_of(k, n, CS_KCLASS_GEMM, CS_KPASS_HEAD_BACKWARD), 2 * head,
+                            1e-6 * head);
+    /* LLaMA has rotary embeddings and no biases; the listing matches the
+     * priced totals */
+    ck_assert_ptr_nonnull(find(k, n, "rotary", CS_KPASS_FORWARD));
+    ck_assert_ptr_null(find(k, n, "qkv.bias_grad", CS_KPASS_BACKWARD));
+    cs_compute r = price(&f);
+    for (int p = 0; p < CS_KPASS_COUNT; p++) {
+        double t = 0;
+        int c = 0;
+        for (size_t i = 0; i < n; i++)
+            if (k[i].pass == (cs_kpass)p) t += k[i].time_s, c++;
+        ck_assert_double_eq_tol(r.pass[p].time_s, t, 1e-12);
+        ck_assert_int_eq(r.pass[p].kernels, c);
+    }
+    /* GPT-3 has learned positions and biases: no rotary, bias gradients */
+    fixture g = make("dgx-h100", "gpt3-1.3b", 1);
+    n = kernels(&g, k);
+    ck_assert_ptr_null(find(k, n, "rotary", CS_KPASS_FORWARD));
+    ck_assert_ptr_nonnull(find(k, n, "qkv.bias_grad", CS_KPASS_BACKWARD));
+    ck_assert_ptr_nonnull(find(k, n, "position_embedding", CS_KPASS_HEAD_FORWARD));
+}
+END_TEST
+
+/* The GEMM curve on dgx-h100 against XLA's measured sm_90 bf16 squares
+ * the preset cites (252.8 / 641 / 780 TFLOPS at 1024^3 / 2048^3 /
+ * 4096^3), rising with size; tile quantisation of a ragged edge. */
+START_TEST(gemm_efficiency_curve)
+{
+    cs_cluster c = cs_test_cluster("dgx-h100");
+    const double peak = c.gpu.peak_flops[CS_DTYPE_BF16];
+    const double n[] = {1024, 2048, 4096}, measured[] = {252.8e12, 641e12, 780e12};
+    const double tol[] = {0.12, 0.02, 0.02};
+    double last = 0;
+    for (int i = 0; i < 3; i++) {
+        double e = cs_compute_gemm_efficiency(&c, n[i], n[i], n[i], 1);
+        ck_assert_msg(fabs(e * peak / measured[i] - 1) < tol[i], "%g^3: %.1f TFLOPS vs %.1f", n[i],
+                      e * peak / 1e12, measured[i] / 1e12);
+        ck_assert(e > last);
+        last = e;
+    }
+    ck_assert(last < c.gpu.compute.gemm); /* the ramp only approaches MAMF */
+    /* 4097 columns take 33 tiles of 128 where 4096 take 32 */
+    double a = cs_compute_gemm_efficiency(&c, 8192, 4096, 8192, 1);
+    double b = cs_compute_gemm_efficiency(&c, 8192, 4097, 8192, 1);
+    ck_assert_double_eq_tol(b / a, 4097.0 / (33 * 128) * (1 + 1e-9), 1e-3);
+}
+END_TEST
+
+/* A kernel is bound by the slower of its FLOPs and its bytes, and never
+ * shorter than the floor. */
+START_TEST(roofline)
+{
+    fixture f = make("dgx-a100", "gpt3-1.3b", 4);
+    cs_kernel k[MAXK];
+    size_t n = kernels(&f, k);
+    const double peak = f.c.gpu.peak_flops[CS_DTYPE_BF16], bw = f.c.gpu.hbm_Bps;
+    for (size_t i = 0; i < n; i++) {
+        const cs_kernel *x = &k[i];
+        double t_mem = x->bytes / (bw * cs_compute_hbm_efficiency(&f.c, x->bytes));
+        ck_assert(x->time_s >= t_mem * (1 - 1e-12));
+        ck_assert(x->time_s >= f.c.gpu.compute.kernel_floor_s);
+        if (x->cls == CS_KCLASS_MEMORY) ck_assert_double_eq(x->flops, 0);
+        if (x->cls == CS_KCLASS_GEMM) {
+            double e = cs_compute_gemm_efficiency(&f.c, x->m, x->n, x->k, x->batch);
+            ck_assert(x->time_s >= x->flops / (peak * e) * (1 - 1e-12));
+        }
+    }
+    /* the fp32 cross-entropy over the vocabulary is memory-bound and
+     * costs more than the final norm by about vocab / hidden */
+    const cs_kernel *ce = find(k, n, "cross_entropy", CS_KPASS_HEAD_FORWARD);
+    const cs_kernel *fn = find(k, n, "final_norm", CS_KPASS_HEAD_FORWARD);
+    ck_assert(ce && fn && ce->time_s > 5 * fn->time_s);
+    /* the HBM curve: half of its maximum at hbm_half */
+    ck_assert_double_eq_tol(cs_compute_hbm_efficiency(&f.c, f.c.gpu.compute.hbm_half_bytes),
+                            f.c.gpu.compute.hbm / 2, 1e-12);
+}
+END_TEST
+
+/* Full recompute re-runs the layer's forward kernels, at their own
+ * efficiencies; selective re-runs the unfused attention core; with fused
+ * attention selective has nothing to recompute, and says so. */
+START_TEST(recompute_as_kernels)
+{
+    fixture f = make("dgx-h100", "gpt3-6.7b", 2);
+    cs_compute none = price(&f);
+    ck_assert_double_eq(none.pass[CS_KPASS_RECOMPUTE].time_s, 0);
+    f.t.checkpointing = CS_CKPT_FULL;
+    cs_compute full = price(&f);
+    ck_assert_double_eq_tol(full.pass[CS_KPASS_RECOMPUTE].time_s, full.pass[CS_KPASS_FORWARD].time_s,
+                            1e-15);
+    ck_assert_int_eq(full.pass[CS_KPASS_RECOMPUTE].kernels, full.pass[CS_KPASS_FORWARD].kernels);
+    f.t.checkpointing = CS_CKPT_SELECTIVE;
+    cs_compute sel = price(&f);
+    ck_assert_double_eq(sel.pass[CS_KPASS_RECOMPUTE].time_s, 0);
+    ck_assert_ptr_nonnull(cs_training_note(&f.t));
+    f.t.flash_attention = 0;
+    ck_assert_ptr_null(cs_training_note(&f.t));
+    cs_kernel k[MAXK];
+    size_t n = kernels(&f, k);
+    ck_assert_ptr_nonnull(find(k, n, "scores", CS_KPASS_RECOMPUTE));
+    ck_assert_ptr_nonnull(find(k, n, "softmax", CS_KPASS_RECOMPUTE));
+    ck_assert_ptr_nonnull(find(k, n, "context", CS_KPASS_RECOMPUTE));
+    ck_assert_ptr_null(find(k, n, "qkv", CS_KPASS_RECOMPUTE));
+    ck_assert_ptr_null(find(k, n, "attention", CS_KPASS_FORWARD));
+    /* unfused attention moves the s x s scores: slower than fused */
+    f.t.checkpointing = CS_CKPT_NONE;
+    ck_assert(price(&f).pass[CS_KPASS_FORWARD].time_s > none.pass[CS_KPASS_FORWARD].time_s);
+}
+END_TEST
+
+/* Small GEMMs and fixed kernel costs make small micro-batches slower per
+ * token; large micro-batches approach a limit. */
+START_TEST(micro_batch_matters)
+{
+    double per_token[4];
+    const int mb[4] = {1, 2, 8, 32};
+    for (int i = 0; i < 4; i++) {
+        fixture f = make("dgx-h100", "gpt2-124m", mb[i]);
+        f.m.seq_len = 512;
+        cs_compute r = price(&f);
+        double t = 0;
+        for (int p = 0; p < CS_KPASS_COUNT; p++) t += r.pass[p].time_s;
+        per_token[i] = t / (mb[i] * 512.0);
+        if (i) ck_assert_msg(per_token[i] < per_token[i - 1], "mb %d: %g s/token", mb[i], per_token[i]);
+    }
+    ck_assert(per_token[0] > 1.3 * per_token[3]);
+}
+END_TEST
+
+/* The scalar override puts every GEMM and attention kernel at one
+ * fraction of peak; memory-bound kernels keep their curve. */
+START_TEST(scalar_override)
+{
+    fixture f = make("dgx-h100", "gpt3-1.3b", 4);
+    f.t.compute_efficiency = 0.5;
+    cs_kernel k[MAXK];
+    size_t n = kernels(&f, k);
+    const double peak = f.c.gpu.peak_flops[CS_DTYPE_BF16];
+    for (size_t i = 0; i < n; i++) {
+        if (k[i].cls == CS_KCLASS_MEMORY) continue;
+        double t = k[i].flops / (peak * 0.5);
+        if (t > k[i].time_s * 0.999) ck_assert_double_eq_tol(k[i].time_s, t, 1e-12 * t);
+    }
+    /* and the kernel choice changes attention's speed */
+    fixture g = make("dgx-h100", "gpt3-1.3b", 4);
+    double fa2 = price(&g).pass[CS_KPASS_FORWARD].time_s;
+    g.t.attention_kernel = CS_ATTN_FLASH1;
+    ck_assert(price(&g).pass[CS_KPASS_FORWARD].time_s > fa2);
+}
+END_TEST
+
+/* A generic model's layer is its matrix parameters as a GPT-3 layer: the
+ * GEMMs do 6 FLOPs per layer parameter per token. */
+START_TEST(generic_model)
+{
+    fixture f = make("dgx-h100", "10e6", 1);
+    cs_kernel k[MAXK];
+    size_t n = kernels(&f, k);
+    double T = f.m.seq_len;
+    double gemm = flops_of(k, n, CS_KCLASS_GEMM, CS_KPASS_FORWARD) +
+                  flops_of(k, n, CS_KCLASS_GEMM, CS_KPASS_BACKWARD);
+    ck_assert_double_eq_tol(gemm, 6 * f.m.layer_params * T, 1e-6 * gemm);
+}
+END_TEST
+
+/* gpu.compute: a cluster YAML that leaves it out takes the preset of its
+ * compute capability; one that gives a field keeps it. */
+START_TEST(compute_defaults_from_generation)
+{
+    static const char yaml[] =
+        "nodes: 1\ngpus_per_node: 8\n"
+        "gpu:\n  model: mine\n  memory: 80GiB\n  compute_capability: 90\n"
+        "  tflops: {bf16: 989.4}\n  hbm_bandwidth: 3.35TB/s\n%s"
+        "intra:\n  fabric: nvswitch\n  bandwidth: 450GB/s\n";
+    char text[1024];
+    snprintf(text, sizeof text, yaml, "");
+    cs_cluster c = cs_test_cluster_yaml("mine.yaml", text);
+    cs_cluster h = cs_test_cluster("dgx-h100");
+    ck_assert(!memcmp(&c.gpu.compute, &h.gpu.compute, sizeof c.gpu.compute));
+    snprintf(text, sizeof text, yaml, "  compute:\n    gemm: 0.6\n");
+    c = cs_test_cluster_yaml("mine.yaml", text);
+    ck_assert_double_eq(c.gpu.compute.gemm, 0.6);
+    ck_assert_double_eq(c.gpu.compute.flash2, h.gpu.compute.flash2);
+    /* sm_80 takes the A100's */
+    snprintf(text, sizeof text, "%s", yaml);
+    char *a = cs_test_replace(text, "compute_capability: 90", "compute_capability: 86");
+    char *b = cs_test_replace(a, "%s", "");
+    c = cs_test_cluster_yaml("mine.yaml", b);
+    ck_assert_double_eq(c.gpu.compute.gemm, cs_test_cluster("dgx-a100").gpu.compute.gemm);
+    free(a);
+    free(b);
+    /* every preset states every field */
+    for (size_t i = 0; i < cs_presets_cluster_count(); i++) {
+        size_t len;
+        const char *p = cs_presets_cluster_yaml(cs_presets_cluster_name(i), &len);
+        ck_assert_msg(strstr(p, "  compute:\n") != NULL, "%s has no gpu.compute",
+                      cs_presets_cluster_name(i));
+    }
+}
+END_TEST
+
+/* The task graph's compute tasks are the compute model's passes, and the
+ * HFU numerator counts full recompute as one more forward. */
+START_TEST(workload_uses_passes)
+{
+    fixture f = make("dgx-h100", "gpt3-1.3b", 2);
+    f.t.checkpointing = CS_CKPT_FULL;
+    cs_topology topo = cs_test_topology(&f.c, 8, 1);
+    cs_workload *w;
+    cs_diag d;
+    ck_assert_int_eq(cs_workload_build(&f.m, &f.t, &topo, &w, &d), 0);
+    cs_compute r = price(&f);
+    int seen = 0;
+    for (size_t i = 0; i < cs_workload_count(w); i++) {
+        const cs_task *t = cs_workload_task(w, i);
+        if (t->kind != CS_TASK_COMPUTE || t->layer < 0) continue;
+        double want = !strncmp(t->name, "forward", 7)
+                          ? r.pass[CS_KPASS_FORWARD].time_s
+                          : r.pass[CS_KPASS_BACKWARD].time_s + r.pass[CS_KPASS_RECOMPUTE].time_s;
+        ck_assert_double_eq_tol(t->duration_s, want, 1e-15);
+        seen++;
+    }
+    ck_assert_int_eq(seen, 2 * f.m.layers);
+    double hw = cs_workload_hardware_flops_per_rank(w), model = cs_workload_model_flops_per_rank(w);
+    double layers = f.m.layers * cs_model_layer_forward_flops(&f.m, 2.0 * f.m.seq_len);
+    ck_assert_double_eq_tol(hw - model, layers, 1e-9 * hw);
+    cs_workload_free(w);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("compute");
+    TCase *tc = tcase_create("compute");
+    tcase_add_test(tc, gemm_and_attention_flops);
+    tcase_add_test(tc, gemm_efficiency_curve);
+    tcase_add_test(tc, roofline);
+    tcase_add_test(tc, recompute_as_kernels);
+    tcase_add_test(tc, micro_batch_matters);
+    tcase_add_test(tc, scalar_override);
+    tcase_add_test(tc, generic_model);
+    tcase_add_test(tc, compute_defaults_from_generation);
+    tcase_add_test(tc, workload_uses_passes);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return cs_test_run(suite());
+}
