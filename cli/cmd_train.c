@@ -17,6 +17,7 @@
 
 #include "config/config.h"
 #include "opts.h"
+#include "out/kernel_report.h"
 #include "out/schedule.h"
 #include "out/trace.h"
 #include "out/train_report.h"
@@ -27,7 +28,7 @@
 
 typedef struct targs {
     const char *cmd;
-    const char *scenario, *cluster, *model, *out, *trace, *schedule;
+    const char *scenario, *cluster, *model, *out, *trace, *schedule, *kernels;
     double params;
     int ranks, nodes;
     cs_cli_strategies strategies;
@@ -55,7 +56,8 @@ static int refuse_engine(const char *cmd, const cs_opt *o, const char *arg, void
         CS_ARG_ATTENTION(targs, knobs.attention), CS_ARG_FORMAT(targs, fmt),                       \
         {"model-states-only", .flag = 1, .parse = cs_opt_set, AT(model_states_only)},              \
         {"trace", .parse = cs_opt_string, AT(trace)},                                              \
-        {"emit-schedule", .parse = cs_opt_string, AT(schedule)}, CS_ARG_OUTPUT(targs, out)
+        {"emit-schedule", .parse = cs_opt_string, AT(schedule)},                                   \
+        {"kernels", .parse = cs_opt_string, AT(kernels)}, CS_ARG_OUTPUT(targs, out)
 static const cs_opt memory_opts[] = {TRAIN_OPTS, {"engine", .parse = refuse_engine}};
 static const cs_opt simulate_opts[] = {TRAIN_OPTS,
                                        CS_ARG_ENGINE(targs, knobs.engine, CS_SAYS_EXPECTS)};
@@ -119,7 +121,11 @@ static void simulate_help(FILE *f)
                "                         discrete-event run on the process group's topology;\n"
                "                         slower); the scenario key is training.collective_engine\n"
                "  --trace FILE           Chrome/Perfetto trace JSON (open in ui.perfetto.dev)\n"
-               "  --emit-schedule FILE   the iteration's task graph as JSON (for collsim-hw replay)\n\n"
+               "  --emit-schedule FILE   the iteration's task graph as JSON (for collsim-hw replay)\n"
+               "  --kernels FILE         the compute model's kernels of one layer and the head, CSV\n"
+               "                         (pass, kernel, class, m, n, k, batch, flops, bytes,\n"
+               "                         efficiency, time_us): where compute time goes, and the\n"
+               "                         shapes `collsim-hw compute --shapes FILE` measures\n\n"
                "CSV columns: %s\nBytes columns are bytes sent per rank per iteration.\n"
                "Exit status: 0 ok, 1 output not written, 2 bad usage/config.\n",
             cs_train_report_columns(1));
@@ -170,7 +176,7 @@ typedef struct batch {
     cs_evaluation evs[CS_STRAT_COUNT];
     cs_train_row rows[CS_STRAT_COUNT];
     int n, des;
-    cs_buf trace, sched;
+    cs_buf trace, sched, kernels;
 } batch;
 
 /* Evaluates the strategy of row b->n (the scenario's training, or the
@@ -195,6 +201,8 @@ static int evaluate_row(batch *b, cs_strategy s, cs_diag *d)
         .max_micro_batch =
             a->model_states_only ? 0 : cs_memory_max_micro_batch(&b->sc->model, &t, b->topo),
     };
+    if (a->kernels && b->n == 1) /* the first row's training: kernels do not depend on strategy */
+        cs_kernel_report(&b->kernels, CS_FORMAT_CSV, &b->sc->model, &t, &b->sc->cluster);
     if (w && a->trace) cs_trace_write(w, &ev->iteration, &b->trace);
     if (w && a->schedule) cs_schedule_write(w, &b->sched);
     cs_workload_free(w);
@@ -212,6 +220,7 @@ static int write_outputs(const batch *b, cs_diag *d)
     int rc = cs_buf_write(&out, a->out, d);
     if (rc == 0 && a->trace) rc = cs_buf_write(&b->trace, a->trace, d);
     if (rc == 0 && a->schedule) rc = cs_buf_write(&b->sched, a->schedule, d);
+    if (rc == 0 && a->kernels) rc = cs_buf_write(&b->kernels, a->kernels, d);
     cs_buf_free(&out);
     return rc;
 }
@@ -241,6 +250,7 @@ static int run(int argc, char **argv, int simulated)
     for (int i = 0; i < b.n; i++) cs_evaluate_free(&b.evs[i]);
     cs_buf_free(&b.trace);
     cs_buf_free(&b.sched);
+    cs_buf_free(&b.kernels);
     return rc ? cs_cli_fail(&d) : CS_EXIT_OK;
 }
 

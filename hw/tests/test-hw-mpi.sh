@@ -144,6 +144,28 @@ if expect_rc compute 0; then
     [ "$(grep -c '^copy,mpi' "$TMP/compute.csv")" -eq 2 ] || fail "compute: copy rows"
 fi
 
+# compute --shapes: the compute model's own kernels (collsim simulate --kernels)
+printf 'name: tiny\nlayers: 2\nhidden: 64\nheads: 2\nffn_hidden: 256\nseq_len: 32\nvocab: 512\n' >"$TMP/tiny.yaml"
+"$COLLSIM" simulate --cluster cpu-local --ranks 2 --model "$TMP/tiny.yaml" --kernels "$TMP/kernels.csv" \
+    >/dev/null || fail "collsim simulate --kernels failed"
+run shapes 2 compute --backend mpi --shapes "$TMP/kernels.csv" --iters 2 --warmup 0 -o "$TMP/shapes.csv"
+if expect_rc shapes 0; then
+    "$PY" - "$TMP/kernels.csv" "$TMP/shapes.csv" <<'EOF' || fail "compute --shapes: rows"
+import csv, sys
+k = list(csv.DictReader(open(sys.argv[1])))
+m = list(csv.DictReader(open(sys.argv[2])))
+gemms = {(r["m"], r["n"], r["k"]) for r in k if r["class"] == "gemm" and r["batch"] == "1"}
+got = {(r["m"], r["n"], r["k"]) for r in m if r["kind"] == "gemm"}
+assert got == gemms, (got, gemms)
+names = {r["kernel"] for r in k}
+assert all(r["kernel"] in names for r in m), [r["kernel"] for r in m]
+assert any(r["kind"] == "copy" for r in m)
+EOF
+fi
+printf 'class,kernel\ngemm,x\n' >"$TMP/bad-shapes.csv"
+run badshapes 2 compute --backend mpi --shapes "$TMP/bad-shapes.csv"
+expect_rc badshapes 2 && { grep -q "no column 'm'" "$TMP/badshapes.err" || fail "compute --shapes: message"; }
+
 # --- replay --------------------------------------------------------------------
 "$COLLSIM" simulate --model gpt2-124m --ranks 2 --cluster cpu-local --strategy fsdp_full_shard \
     --emit-schedule "$TMP/sched.json" >/dev/null || fail "collsim simulate --emit-schedule failed"
