@@ -94,6 +94,25 @@ START_TEST(defaults)
 }
 END_TEST
 
+/* The optimizer step's HBM traffic per parameter: torch's foreach AdamW
+ * (21 fp32 accesses) plus writing the bf16 copy of the fp32 master; the
+ * fused kernel 7 accesses. */
+START_TEST(optimizer_traffic)
+{
+    cs_training t;
+    cs_training_defaults(&t, CS_STRAT_DDP);
+    ck_assert_int_eq(t.optimizer_impl, CS_OPTIMPL_FOREACH);
+    ck_assert_double_eq(cs_training_optimizer_traffic_per_param(&t), 21 * 4 + 4 + 2);
+    t.optimizer_impl = CS_OPTIMPL_FUSED;
+    ck_assert_double_eq(cs_training_optimizer_traffic_per_param(&t), 7 * 4 + 4 + 2);
+    t.master_weights_fp32 = 0; /* pure bf16: states and params in bf16 */
+    ck_assert_double_eq(cs_training_optimizer_traffic_per_param(&t), 7 * 2);
+    t.optimizer = CS_OPT_SGD;
+    t.param_dtype = CS_DTYPE_FP32;
+    ck_assert_double_eq(cs_training_optimizer_traffic_per_param(&t), 3 * 4);
+}
+END_TEST
+
 START_TEST(names_and_reshard)
 {
     /* PyTorch's strategies under their names, and whether each reshards
@@ -272,6 +291,8 @@ START_TEST(scenario_every_key)
                     "  grad_reduce_dtype: fp32\n"
                     "  master_weights: false\n"
                     "  optimizer: sgd_momentum\n"
+                    "  optimizer_impl: fused\n"
+                    "  attention_kernel: flash1\n"
                     "  micro_batch: 3\n"
                     "  grad_accum: 4\n"
                     "  activation_checkpointing: full\n"
@@ -290,6 +311,8 @@ START_TEST(scenario_every_key)
     ck_assert_int_eq(t->grad_reduce_dtype, CS_DTYPE_FP32);
     ck_assert_int_eq(t->master_weights_fp32, 0);
     ck_assert_int_eq(t->optimizer, CS_OPT_SGD_MOMENTUM);
+    ck_assert_int_eq(t->optimizer_impl, CS_OPTIMPL_FUSED);
+    ck_assert_int_eq(t->attention_kernel, CS_ATTN_FLASH1);
     ck_assert_int_eq(t->micro_batch, 3);
     ck_assert_int_eq(t->grad_accum, 4);
     ck_assert_int_eq(t->checkpointing, CS_CKPT_FULL);
@@ -503,6 +526,7 @@ static Suite *suite(void)
     Suite *s = suite_create("training");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, defaults);
+    tcase_add_test(tc, optimizer_traffic);
     tcase_add_test(tc, names_and_reshard);
     tcase_add_test(tc, strategy_rows);
     tcase_add_test(tc, strategy_knob_scopes);

@@ -97,6 +97,7 @@ static const cs_yfield training_fields[] = {
     {ROW("grad_reduce_dtype", CS_YF_ENUM, OFF(grad_reduce_dtype), 0), .names = dtype_names},
     {ROW("master_weights", CS_YF_BOOL, OFF(master_weights_fp32), 0)},
     {ROW("optimizer", CS_YF_ENUM, OFF(optimizer), 0), .names = cs_optimizer_names},
+    {ROW("optimizer_impl", CS_YF_ENUM, OFF(optimizer_impl), 0), .names = cs_optimizer_impl_names},
     {ROW("micro_batch", CS_YF_INT, OFF(micro_batch), 0), .lo = 1, .hi = 1 << 20},
     {ROW("grad_accum", CS_YF_INT, OFF(grad_accum), 0), .lo = 1, .hi = 1 << 20},
     {ROW("activation_checkpointing", CS_YF_ENUM, OFF(checkpointing), 0), .names = cs_ckpt_names},

@@ -26,6 +26,9 @@ const char *const cs_optimizer_names[CS_OPT_COUNT + 1] = {
     NULL,
 };
 
+const char *const cs_optimizer_impl_names[CS_OPTIMPL_COUNT + 1] = {
+    [CS_OPTIMPL_FOREACH] = "foreach", [CS_OPTIMPL_FUSED] = "fused", NULL};
+
 const char *const cs_attn_kernel_names[CS_ATTN_COUNT + 1] = {
     [CS_ATTN_FLASH2] = "flash2", [CS_ATTN_FLASH1] = "flash1", NULL};
 
@@ -66,6 +69,9 @@ void cs_training_defaults(cs_training *t, cs_strategy s)
     t->grad_reduce_dtype = CS_DTYPE_BF16;
     t->master_weights_fp32 = 1;
     t->optimizer = CS_OPT_ADAMW;
+    /* torch.optim picks foreach when every tensor is on CUDA and never
+     * fused by default (torch/optim/optimizer.py _default_to_fused_or_foreach) */
+    t->optimizer_impl = CS_OPTIMPL_FOREACH;
     t->micro_batch = 1;
     t->grad_accum = 1;
     t->checkpointing = CS_CKPT_NONE;
@@ -151,6 +157,37 @@ const char *cs_training_note(const cs_training *t)
                "stores no s x s scores, which is all selective recompute drops (memory and "
                "time as with none)";
     return NULL;
+}
+
+/* Tensor accesses (reads + writes) per updated element, by optimizer and
+ * implementation. foreach follows torch/optim/adam.py _multi_tensor_adam
+ * (AdamW: decoupled weight decay), one multi-tensor kernel per line:
+ *   _foreach_mul_(params, 1 - lr wd)           2  (AdamW only)
+ *   _foreach_lerp_(exp_avgs, grads, 1 - b1)    3
+ *   _foreach_mul_(exp_avg_sqs, b2)             2
+ *   _foreach_addcmul_(exp_avg_sqs, g, g, 1-b2) 4
+ *   _foreach_sqrt(exp_avg_sqs) -> denom        2
+ *   _foreach_div_(denom, bias_correction2)     2
+ *   _foreach_add_(denom, eps)                  2
+ *   _foreach_addcdiv_(params, exp_avgs, denom) 4
+ * fused (_fused_adam: one kernel) reads param, grad, m, v and writes
+ * param, m, v: 7. SGD with momentum (torch/optim/sgd.py
+ * _multi_tensor_sgd): mul_ + add_ on the buffer, add_ on the params = 8;
+ * fused 5. Plain SGD: one add_, 3 either way. */
+static const int optimizer_accesses[CS_OPT_COUNT][CS_OPTIMPL_COUNT] = {
+    [CS_OPT_ADAM] = {19, 7},
+    [CS_OPT_ADAMW] = {21, 7},
+    [CS_OPT_SGD_MOMENTUM] = {8, 5},
+    [CS_OPT_SGD] = {3, 3},
+};
+
+double cs_training_optimizer_traffic_per_param(const cs_training *t)
+{
+    int ps = cs_dtype_size(t->param_dtype);
+    int master = t->master_weights_fp32 && ps < 4;
+    double updated = master ? 4.0 : (double)ps; /* what the optimizer's tensors hold */
+    /* with a master copy: read it and write the low-precision parameters */
+    return optimizer_accesses[t->optimizer][t->optimizer_impl] * updated + (master ? 4.0 + ps : 0);
 }
 
 cs_ckpt cs_training_running_activations(const cs_training *t)

@@ -37,6 +37,9 @@ typedef enum cs_strategy {
 
 typedef enum cs_optimizer { CS_OPT_ADAM, CS_OPT_ADAMW, CS_OPT_SGD_MOMENTUM, CS_OPT_SGD, CS_OPT_COUNT } cs_optimizer;
 typedef enum cs_prefetch { CS_PREFETCH_NONE, CS_PREFETCH_PRE, CS_PREFETCH_POST } cs_prefetch;
+/* How torch.optim runs the step: the multi-tensor `foreach` kernels
+ * (torch's default on CUDA) or the single `fused` kernel. */
+typedef enum cs_optimizer_impl { CS_OPTIMPL_FOREACH, CS_OPTIMPL_FUSED, CS_OPTIMPL_COUNT } cs_optimizer_impl;
 /* The fused attention kernel (its speed: the GPU's gpu.compute curves). */
 typedef enum cs_attn_kernel { CS_ATTN_FLASH2, CS_ATTN_FLASH1, CS_ATTN_COUNT } cs_attn_kernel;
 
@@ -47,6 +50,7 @@ typedef struct cs_training {
     cs_dtype grad_reduce_dtype; /* gradients on the wire */
     int master_weights_fp32;    /* fp32 master copy held by the optimizer */
     cs_optimizer optimizer;
+    cs_optimizer_impl optimizer_impl; /* default foreach */
     /* batch */
     int micro_batch;            /* sequences per rank per micro-step */
     int grad_accum;             /* micro-steps per optimizer step */
@@ -82,6 +86,8 @@ typedef struct cs_training {
     cs_engine_kind collective_engine;
 } cs_training;
 
+/* "foreach", "fused", NULL-terminated. */
+extern const char *const cs_optimizer_impl_names[CS_OPTIMPL_COUNT + 1];
 /* Fused attention kernel names indexed by cs_attn_kernel ("flash2",
  * "flash1"), NULL-terminated. */
 extern const char *const cs_attn_kernel_names[CS_ATTN_COUNT + 1];
@@ -116,5 +122,9 @@ void cs_training_defaults(cs_training *t, cs_strategy s);
  * only when parameters are narrower than 4 bytes; with fp32 parameters
  * the parameters are the master and master_weights_fp32 adds nothing. */
 double cs_training_optimizer_bytes_per_param(const cs_training *t);
+/* HBM bytes the optimizer step moves per parameter it updates: every
+ * kernel of the implementation's sequence (training.c), plus, with a
+ * master copy, writing the low-precision copy. */
+double cs_training_optimizer_traffic_per_param(const cs_training *t);
 
 #endif

@@ -321,16 +321,6 @@ static int build_groups(cs_workload *w, const cs_training *t, const cs_topology 
 
 /* ---- the build ---- */
 
-/* Bytes the optimizer step moves per parameter it updates (read gradient,
- * read+write master weights and states, write the low-precision copy). */
-static double optimizer_traffic_per_param(const cs_training *t)
-{
-    double g = cs_dtype_size(t->param_dtype), master = t->master_weights_fp32 ? 4 : 0;
-    double p = cs_dtype_size(t->param_dtype);
-    double states = cs_training_optimizer_bytes_per_param(t) - master; /* m, v, momentum */
-    return g + 2 * master + 2 * states + (master > 0 ? p : 2 * p);
-}
-
 /* Checks the settings, forms the groups, estimates the static memory and
  * sets the rates: a graph with no tasks yet. */
 static int begin(const cs_model *m, const cs_training *t, const cs_topology *topo,
@@ -452,7 +442,7 @@ static void build_step(cs_wbuild *b)
     int deg_o;
     cs_strategy_degrees(b->t, b->topo, NULL, NULL, &deg_o);
     cs_task *opt = add(w, CS_TASK_MEMORY, CS_STREAM_COMPUTE, -1, -1, "optimizer step", NULL, -1);
-    opt->mem_bytes = b->m->params / deg_o * optimizer_traffic_per_param(b->t);
+    opt->mem_bytes = b->m->params / deg_o * cs_training_optimizer_traffic_per_param(b->t);
     opt->duration_s = opt->mem_bytes / (w->cluster->gpu.hbm_Bps *
                                          cs_compute_hbm_efficiency(w->cluster, opt->mem_bytes));
     /* after the last task of each communication stream */
