@@ -153,6 +153,35 @@ START_TEST(slowdown_while_overlapping)
 }
 END_TEST
 
+/* Unset slowdown: compute runs on the SMs running collectives leave it
+ * (share each, half the GPU at most) and communication at full speed. */
+START_TEST(collectives_take_sms)
+{
+    cs_workload *w = cs_workload_new(1e15);
+    cs_workload_set_comm_sm_share(w, 0.125);
+    int c = COMPUTE(w, 1.0, NULL);
+    int r = add(w, CS_STREAM_COMM, 0.4, CS_OP_ALL_REDUCE, CS_GROUP_WORLD, NULL);
+    cs_training t = settings(-1);
+    cs_iteration it;
+    run(w, &t, &it);
+    ck_assert_double_eq_tol(it.end_s[r], 0.4, TOL);
+    /* 0.4 s at 7/8 speed does 0.35 s of work; 0.65 s remain */
+    ck_assert_double_eq_tol(it.end_s[c], 1.05, TOL);
+    cs_iteration_free(&it);
+    cs_workload_free(w);
+    /* two collectives at once take twice the SMs, up to half the GPU */
+    w = cs_workload_new(1e15);
+    cs_workload_set_comm_sm_share(w, 0.4);
+    c = COMPUTE(w, 1.0, NULL);
+    add(w, CS_STREAM_COMM, 0.5, CS_OP_ALL_GATHER, CS_GROUP_SHARD, NULL);
+    add(w, CS_STREAM_COMM_REDUCE, 0.5, CS_OP_REDUCE_SCATTER, CS_GROUP_WORLD, NULL);
+    run(w, &t, &it);
+    ck_assert_double_eq_tol(it.end_s[c], 1.25, TOL); /* 0.5 s at half speed */
+    cs_iteration_free(&it);
+    cs_workload_free(w);
+}
+END_TEST
+
 /* A task may wait for another's start (FSDP's BACKWARD_PRE prefetch);
  * memory deltas apply at start and end, the peak is found. */
 START_TEST(on_start_dependency_and_memory)
@@ -285,6 +314,7 @@ int main(void)
     tcase_add_test(tc, comm_exposed_when_compute_waits);
     tcase_add_test(tc, exposed_time_by_stream_kind);
     tcase_add_test(tc, slowdown_while_overlapping);
+    tcase_add_test(tc, collectives_take_sms);
     tcase_add_test(tc, on_start_dependency_and_memory);
     tcase_add_test(tc, agrees_with_reference_schedule);
     suite_add_tcase(s, tc);

@@ -87,7 +87,7 @@ START_TEST(defaults)
     ck_assert_int_eq(t.reshard_after_forward, -1);
     ck_assert_double_eq(t.compute_efficiency, 0.0); /* the compute model's tables */
     ck_assert_int_eq(t.attention_kernel, CS_ATTN_FLASH2);
-    ck_assert_double_eq(t.comm_compute_slowdown, 0.0);
+    ck_assert_double_eq(t.comm_compute_slowdown, -1.0); /* unset: the SM-share model */
     ck_assert_double_eq(t.cuda_context_bytes, 512 * MiB);
     ck_assert(t.nccl_buffer_bytes < 0);
     ck_assert_double_eq(t.fragmentation, 0.05);

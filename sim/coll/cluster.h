@@ -65,6 +65,7 @@ typedef struct cs_cluster {
             double hbm;                /* achievable fraction of hbm_Bps, large streams */
             double hbm_half_bytes;     /* kernel size at which it reaches half of hbm */
             double kernel_floor_s;     /* shortest kernel */
+            double sms;                /* streaming multiprocessors (0: not a GPU) */
         } compute;
     } gpu;
 

@@ -106,6 +106,7 @@ static const cs_yfield compute_fields[] = {
     FRACTION("hbm", hbm),
     {ROW("hbm_half", CS_YF_SIZE, OFF(gpu.compute.hbm_half_bytes), CS_YF_NO_HI)},
     {ROW("kernel_floor", CS_YF_TIME, OFF(gpu.compute.kernel_floor_s), CS_YF_NO_HI)},
+    {ROW("sms", CS_YF_NUMBER, OFF(gpu.compute.sms), 0), .hi = 100000},
     {.name = NULL},
 };
 #undef FRACTION

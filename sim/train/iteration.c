@@ -96,10 +96,27 @@ static void account(exec *x)
     }
 }
 
+/* The rates while compute and communication overlap: with
+ * comm_compute_slowdown >= 0 (set by the user or a fit) both slow by that
+ * factor; unset (< 0), compute runs on the SMs the running collectives
+ * leave it (each takes cs_workload_comm_sm_share, at most half the GPU
+ * for all of them) and communication at its own speed. */
+static void overlap_rates(const exec *x, double *compute, double *comm)
+{
+    *compute = *comm = 1.0;
+    if (x->t->comm_compute_slowdown >= 0) {
+        double slow = 1.0 + x->t->comm_compute_slowdown;
+        if (x->ncomm > 0) *compute = 1.0 / slow;
+        if (x->ncompute > 0) *comm = 1.0 / slow;
+    } else if (x->ncomm > 0) {
+        *compute = 1.0 - fmin(0.5, x->ncomm * cs_workload_comm_sm_share(x->w));
+    }
+}
+
 static void reschedule(exec *x)
 {
-    double now = cs_engine_now(x->eng);
-    double slow = 1.0 + x->t->comm_compute_slowdown;
+    double now = cs_engine_now(x->eng), rc, rm;
+    overlap_rates(x, &rc, &rm);
     for (int s = 0; s < CS_STREAM_COUNT; s++) {
         int id = x->running[s];
         if (id < 0) continue;
@@ -109,9 +126,9 @@ static void reschedule(exec *x)
         x->last_t[id] = now;
         double r = 1.0; /* copies: the DMA engines' own rate */
         if (x->kind[s] == CS_STREAM_KIND_COMPUTE)
-            r = x->ncomm > 0 ? 1.0 / slow : 1.0;
+            r = rc;
         else if (x->kind[s] == CS_STREAM_KIND_COMM) /* a group's collectives share its links */
-            r = (x->ncompute > 0 ? 1.0 / slow : 1.0) / x->per_group[tk->group];
+            r = rm / x->per_group[tk->group];
         if (r != x->rate[id] || x->version[id] == 0) {
             x->rate[id] = r;
             x->version[id] = ++x->versions;

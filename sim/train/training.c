@@ -104,10 +104,11 @@ void cs_training_defaults(cs_training *t, cs_strategy s)
      * A value in (0, 1] is the scalar override: every GEMM and attention
      * kernel at that fraction of peak. */
     t->compute_efficiency = 0.0;
-    /* Slowdown of compute and communication while they overlap (NCCL
-     * kernels take SMs and memory bandwidth from GEMMs). A calibration
-     * parameter: 0 until fitted to measurements of the cluster. */
-    t->comm_compute_slowdown = 0.0;
+    /* Overlap: unset (-1), compute loses the SMs the running collectives'
+     * CTAs hold (NCCL: one CTA per channel, src/enqueue.cc
+     * ncclLaunchKernel), iteration.c; a value >= 0 (the scenario's or a
+     * fit's) slows compute and communication both by that factor instead. */
+    t->comm_compute_slowdown = -1.0;
     /* CUDA context and the kernels loaded with PyTorch: an approximate
      * figure of several hundred MiB per GPU as reported by nvidia-smi for
      * an idle PyTorch process on H100 with CUDA 12 (lazy module loading

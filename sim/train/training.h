@@ -74,7 +74,8 @@ typedef struct cs_training {
     /* compute and overlap model */
     double compute_efficiency;  /* 0: the compute model's per-kernel efficiencies;
                                  * (0, 1]: every GEMM / attention kernel at it */
-    double comm_compute_slowdown; /* both slowed by this factor while overlapping */
+    double comm_compute_slowdown; /* >= 0: both slowed by this factor while overlapping;
+                                   * < 0 (default): compute loses the collectives' SMs */
     /* per-GPU overheads that are not model state */
     double cuda_context_bytes;
     double nccl_buffer_bytes;   /* < 0: derived from the cluster (memory.c) */

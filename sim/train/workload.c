@@ -25,6 +25,7 @@
  */
 #include "train/workload.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,7 @@ struct cs_workload {
     double peak_flops;
     double eff;
     cs_compute comp;  /* the priced layer and head */
+    double sm_share;  /* cs_workload_comm_sm_share */
     const cs_cluster *cluster;
     choice cache[CHOICE_CACHE];
     int ncache, next_slot;
@@ -98,6 +100,12 @@ double cs_workload_peak_flops(const cs_workload *w) { return w->peak_flops; }
 double cs_workload_hardware_flops_per_rank(const cs_workload *w) { return w->hw_flops; }
 double cs_workload_compute_efficiency(const cs_workload *w) { return w->eff; }
 const cs_memory *cs_workload_memory(const cs_workload *w) { return &w->mem; }
+double cs_workload_comm_sm_share(const cs_workload *w) { return w->sm_share; }
+void cs_workload_set_comm_sm_share(cs_workload *w, double share)
+{
+    CS_ASSERT(share >= 0 && share <= 1);
+    w->sm_share = share;
+}
 
 void cs_workload_free(cs_workload *w)
 {
@@ -345,6 +353,7 @@ static int begin(const cs_model *m, const cs_training *t, const cs_topology *top
             w->xslot[g] = w->group_ranks[g] > 1 ? cs_pricing_cache_slot(cache, &w->topo[g]) : -1;
     w->peak_flops = c->gpu.peak_flops[t->param_dtype];
     w->cluster = c;
+    w->sm_share = c->gpu.compute.sms > 0 ? fmin(1.0, c->coll.channels / c->gpu.compute.sms) : 0;
     double tokens = (double)t->micro_batch * m->seq_len;
     w->tokens = tokens * t->grad_accum * topo->ranks;
     w->model_flops = cs_model_flops_per_token(m) * tokens * t->grad_accum;

@@ -133,6 +133,12 @@ double cs_workload_hardware_flops_per_rank(const cs_workload *w);
  * kernels; 1 for a hand-written graph). */
 double cs_workload_compute_efficiency(const cs_workload *w);
 
+/* The share of the GPU's SMs one running collective takes from compute:
+ * NCCL launches one CTA per channel (src/enqueue.cc ncclLaunchKernel:
+ * grid = {nChannels}), so channels / SMs (0 without SMs). */
+double cs_workload_comm_sm_share(const cs_workload *w);
+/* Sets it on a hand-written graph (cs_workload_new: 0). */
+void cs_workload_set_comm_sm_share(cs_workload *w, double share);
 /* The static footprint lines the timeline starts from. */
 const cs_memory *cs_workload_memory(const cs_workload *w);
 
