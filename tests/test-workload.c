@@ -81,6 +81,49 @@ START_TEST(wire_bytes_match_the_seed)
 }
 END_TEST
 
+/* DDP's reducer copies each gradient into its bucket (divided by the
+ * world size) and, unless gradient_as_bucket_view, the buckets back into
+ * .grad: 2 x 2 bytes per parameter each way, in the last micro-batch
+ * only, on the compute stream; the buckets wait for the copy-in. */
+START_TEST(ddp_bucket_copies)
+{
+    setup s;
+    make(&s, "dgx-h100", "gpt3-1.3b", CS_STRAT_DDP, 8);
+    s.t.grad_accum = 2;
+    for (int view = 0; view < 2; view++) {
+        s.t.gradient_as_bucket_view = view;
+        cs_workload *w;
+        cs_diag d;
+        ck_assert_int_eq(cs_workload_build(&s.m, &s.t, &s.topo, &w, &d), 0);
+        double in = 0, out = 0;
+        int nin = 0;
+        for (size_t i = 0; i < cs_workload_count(w); i++) {
+            const cs_task *t = cs_workload_task(w, i);
+            if (t->kind != CS_TASK_MEMORY || t->micro < 0) continue;
+            ck_assert_int_eq(t->stream, CS_STREAM_COMPUTE);
+            ck_assert_int_eq(t->micro, 1); /* the last micro-batch only */
+            if (strstr(t->name, "copy-in")) in += t->mem_bytes, nin++;
+            else out += t->mem_bytes;
+        }
+        ck_assert_int_eq(nin, s.m.layers);
+        ck_assert_double_eq_tol(in, 2 * 2 * s.m.params, 1e-6 * s.m.params);
+        ck_assert_double_eq_tol(out, view ? 0 : 2 * 2 * s.m.params, 1e-6 * s.m.params);
+        /* every bucket's all-reduce waits for a copy-in */
+        for (size_t i = 0; i < cs_workload_count(w); i++) {
+            const cs_task *t = cs_workload_task(w, i);
+            if (t->kind != CS_TASK_COLLECTIVE) continue;
+            ck_assert_int_eq(t->ndeps, 1);
+            ck_assert_ptr_nonnull(strstr(cs_workload_task(w, (size_t)t->deps[0])->name, "copy-in"));
+        }
+        cs_iteration it;
+        ck_assert_int_eq(cs_iteration_run(w, &s.t, &it, &d), 0);
+        ck_assert(it.copies_s > 0 && it.copies_s < it.compute_s);
+        cs_iteration_free(&it);
+        cs_workload_free(w);
+    }
+}
+END_TEST
+
 START_TEST(ddp_communicates_once_per_step_fsdp_per_micro_batch)
 {
     setup s;
@@ -485,6 +528,7 @@ int main(void)
     TCase *tc = tcase_create("iteration");
     tcase_add_test(tc, wire_bytes_match_the_seed);
     tcase_add_test(tc, ddp_communicates_once_per_step_fsdp_per_micro_batch);
+    tcase_add_test(tc, ddp_bucket_copies);
     tcase_add_test(tc, time_accounting_is_consistent);
     tcase_add_test(tc, overlap_hides_communication_on_fast_networks);
     tcase_add_test(tc, backward_prefetch_helps_fsdp);

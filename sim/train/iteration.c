@@ -32,7 +32,7 @@ typedef struct exec {
     cs_stream_kind kind[CS_STREAM_COUNT];
     /* running now, by kind: compute streams (and of them, memory-bound
      * optimizer tasks), communication streams, collectives per group */
-    int ncompute, noptimizer, ncomm;
+    int ncompute, noptimizer, ncopy, ncomm;
     int per_group[CS_GROUP_COUNT];
     double last_acc_t;
     double mem, mem_peak;
@@ -70,7 +70,10 @@ static void set_running(exec *x, int s, int id, const cs_task *tk)
     int d = id >= 0 ? 1 : -1;
     if (x->kind[s] == CS_STREAM_KIND_COMPUTE) {
         x->ncompute += d;
-        if (tk->kind == CS_TASK_MEMORY) x->noptimizer += d;
+        if (tk->kind == CS_TASK_MEMORY) { /* the step, or a copy inside a micro-batch */
+            if (tk->micro < 0) x->noptimizer += d;
+            else x->ncopy += d;
+        }
     } else if (x->kind[s] == CS_STREAM_KIND_COMM) {
         x->ncomm += d;
         x->per_group[tk->group] += d;
@@ -87,6 +90,7 @@ static void account(exec *x)
     if (x->ncompute > 0) {
         x->out->compute_s += dt;
         if (x->noptimizer > 0) x->out->optimizer_s += dt;
+        if (x->ncopy > 0) x->out->copies_s += dt;
     } else if (x->ncomm > 0) {
         x->out->exposed_comm_s += dt;
         for (int s = 0; s < CS_STREAM_COUNT; s++)

@@ -23,6 +23,8 @@ typedef struct cs_iteration {
     double iteration_time_s;
     double compute_s;             /* compute stream busy, optimizer included */
     double optimizer_s;
+    double copies_s;              /* memory-bound copies and casts the strategy adds
+                                   * (DDP's bucket copies), on the compute stream */
     double exposed_comm_s;
     double exposed_by_op_s[CS_OP_COUNT];
     double wire_bytes_by_op[CS_OP_COUNT]; /* bytes this rank sends per iteration */

@@ -16,6 +16,15 @@
  * so the buckets add one gradient-sized buffer (pytorch PR #41954: turning
  * views on saved ~1 GB of peak on a ~1 GB model); with views on they add
  * nothing. bucket_cap only sets how the same bytes are cut.
+ * Copies (torch/csrc/distributed/c10d/reducer.cpp): when a gradient is
+ * ready, mark_variable_ready_dense writes it into its bucket divided by
+ * the world size (at::mul_out(bucket_view, grad, 1 / div_factor): read +
+ * write, on the stream that produced it, the compute stream); after the
+ * all-reduces, finalize_backward waits for every bucket and
+ * finalize_bucket_dense copies each back into param.grad (grad.copy_
+ * (bucket_view)) unless gradient_as_bucket_view makes .grad the bucket
+ * itself. Both run only when the reducer runs: the last micro-batch (the
+ * others are no_sync).
  * Departure: buckets are cut by bytes alone, so one layer's gradients may
  * straddle two buckets (torch never splits a tensor); a bucket is ready
  * when the backward of the layer that fills it ends.
@@ -61,9 +70,24 @@ static int make_buckets(const cs_training *t, const double *grad_bytes, const in
     return nb;
 }
 
+/* The layer's backward, then (in the last micro-batch) its gradients
+ * written into their buckets: the buckets are ready after the copy.
+ * Layer 0's copy carries the root unit's gradients too. */
+void cs__ddp_backward_unit(cs_wbuild *b, int l)
+{
+    int id = cs__wb_backward(b, l);
+    if (!b->last_micro) return;
+    double bytes = b->grad_bytes[1] + (l == 0 ? b->grad_bytes[0] : 0);
+    int copy = cs__wb_memory(b, CS_STREAM_COMPUTE, l, 2 * bytes, "bucket copy-in");
+    cs__wb_dep(b, copy, id, 0);
+    b->ready_task[b->nready - 1] = copy;
+    if (l == 0) b->grads_done = copy;
+}
+
 void cs__ddp_reduce_buckets(cs_wbuild *b)
 {
     if (!b->last_micro) return;
+    int last = -1;
     double *sizes;
     int *ready;
     int nb = make_buckets(b->t, b->ready_bytes, b->ready_task, b->nready, &sizes, &ready);
@@ -74,9 +98,17 @@ void cs__ddp_reduce_buckets(cs_wbuild *b)
         int r = cs__wb_collective(b, CS_STREAM_COMM, b->micro, -1, b->row->grad_op, sizes[k],
                                   b->t->grad_reduce_dtype, CS_GROUP_WORLD, what);
         cs__wb_dep(b, r, ready[k], 0);
+        last = r;
     }
     free(sizes);
     free(ready);
+    /* finalize_bucket_dense: the buckets back into .grad, once all are
+     * reduced (one stream runs the buckets in order: the last suffices) */
+    if (!b->t->gradient_as_bucket_view) {
+        double all = b->grad_bytes[1] * b->layers + b->grad_bytes[0];
+        int out = cs__wb_memory(b, CS_STREAM_COMPUTE, -1, 2 * all, "bucket copy-out");
+        cs__wb_dep(b, out, last, 0);
+    }
 }
 
 void cs__ddp_bucket_memory(const cs_model *m, const cs_training *t, const cs_strategy_groups *g,
@@ -90,5 +122,6 @@ const cs_strategy_row cs__strategy_ddp = {
     .knobs = CS_KNOBS_BUCKETS,
     .grad_op = CS_OP_ALL_REDUCE,
     .memory_terms = cs__ddp_bucket_memory,
+    .backward_unit = cs__ddp_backward_unit,
     .post_backward = cs__ddp_reduce_buckets,
 };

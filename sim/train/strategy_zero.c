@@ -36,6 +36,7 @@ const cs_strategy_row cs__strategy_zero1 = {
     .shards_optimizer = 1,
     .grad_op = CS_OP_REDUCE_SCATTER,
     .memory_terms = cs__ddp_bucket_memory,
+    .backward_unit = cs__ddp_backward_unit,
     .post_backward = cs__ddp_reduce_buckets,
     .after_step = gather_params,
 };

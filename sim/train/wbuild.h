@@ -38,6 +38,9 @@ struct cs_wbuild {
     int nready;
     double *ready_bytes;
     int *ready_task;
+    int grads_done;           /* the task after which layer 0's (and the root's)
+                               * gradients are complete: bwd[0] unless a hook
+                               * works on them after it */
     /* work and memory, computed once per build */
     double act_kept, act_full; /* a layer's activations kept / while it runs */
     double logits;            /* fp32 logits, head forward to head backward */
@@ -50,6 +53,10 @@ int cs__wb_forward(cs_wbuild *b, int layer);
  * live while it runs, the layer's activations are freed at its end);
  * records its gradients as ready; returns its id, also in b->bwd[layer]. */
 int cs__wb_backward(cs_wbuild *b, int layer);
+/* A memory-bound task on stream s moving `bytes` (read + written), priced
+ * at the GPU's streaming efficiency, named "<what> <layer>"; returns its
+ * id. */
+int cs__wb_memory(cs_wbuild *b, cs_stream s, int layer, double bytes, const char *what);
 /* A collective of `size` bytes (nccl-tests convention) on group g, named
  * "<op> <what>", priced by the build's engine; returns its id. */
 int cs__wb_collective(cs_wbuild *b, cs_stream s, int micro, int layer, cs_op op, double size,
@@ -67,6 +74,7 @@ void cs__wb_name(const cs_wbuild *b, char *dst, size_t len, const char *a, int n
  * gradient reduction in the last micro-batch, and its bucket memory;
  * ZeroRedundancyOptimizer runs under DDP (strategy_zero.c). */
 void cs__ddp_reduce_buckets(cs_wbuild *b);
+void cs__ddp_backward_unit(cs_wbuild *b, int layer);
 void cs__ddp_bucket_memory(const cs_model *m, const cs_training *t, const cs_strategy_groups *g,
                            cs_strategy_mem *out);
 

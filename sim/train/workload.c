@@ -237,6 +237,15 @@ int cs__wb_forward(cs_wbuild *b, int l)
     return b->fwd[l] = id;
 }
 
+int cs__wb_memory(cs_wbuild *b, cs_stream s, int layer, double bytes, const char *what)
+{
+    cs_workload *w = b->w;
+    cs_task *t = add(w, CS_TASK_MEMORY, s, b->micro, layer, what, NULL, layer);
+    t->mem_bytes = bytes;
+    t->duration_s = bytes / (w->cluster->gpu.hbm_Bps * cs_compute_hbm_efficiency(w->cluster, bytes));
+    return t->id;
+}
+
 int cs__wb_backward(cs_wbuild *b, int l)
 {
     int id = compute(b->w, b->micro, l, CS_KPASS_BACKWARD, CS_KPASS_RECOMPUTE, "backward", l);
@@ -423,6 +432,7 @@ static void build_micro(cs_wbuild *b, int mi)
     b->last_micro = mi == b->t->grad_accum - 1;
     b->nready = 0;
     if (r->pre_forward) r->pre_forward(b);
+    b->grads_done = -1;
     for (int l = 0; l < b->layers; l++) {
         if (r->forward_unit) r->forward_unit(b, l);
         else cs__wb_forward(b, l);
@@ -437,9 +447,10 @@ static void build_micro(cs_wbuild *b, int mi)
         if (r->backward_unit) r->backward_unit(b, l);
         else cs__wb_backward(b, l);
     }
+    if (b->grads_done < 0) b->grads_done = b->bwd[0];
     /* the root unit's gradients (embeddings, head) are complete last */
     b->ready_bytes[b->nready] = b->grad_bytes[0];
-    b->ready_task[b->nready++] = b->bwd[0];
+    b->ready_task[b->nready++] = b->grads_done;
     if (r->post_backward) r->post_backward(b);
 }
 
