@@ -254,7 +254,7 @@ case "$rec" in
     *) fail "plan: no recommended strategy in '$(grep '^recommended' "$TMP/plan.out")'" ;;
 esac
 # the row marked as recommended is that strategy and fits
-awk -v s="$rec" '/<- recommended/ { n++; if ($1 != s || $5 != "yes") bad = 1 }
+awk -v s="$rec" '/<- recommended/ { n++; if ($1 != s || $6 != "yes") bad = 1 }
     END { exit !(n == 1 && !bad) }' "$TMP/plan.out" || fail "plan: the recommended row is not one fitting $rec row"
 awk '/^  peak memory/ { if ($3 + 0 > $6 + 0) bad = 1; n++ } END { exit !(n == 1 && !bad) }' \
     "$TMP/plan.out" || fail "plan: recommended peak memory exceeds capacity"
@@ -291,7 +291,36 @@ for x in rows:
                                                       and t["fsdp_full_shard"] is not None)
 PY
 fi
-expect_usage plan-no-scenario plan
+# plan takes simulate's options without a scenario file, and searches
+# checkpointing: without --checkpointing both none and full rows appear,
+# with it only that mode; --strategy / --zero restrict the search
+expect_ok plan-options plan --cluster dgx-a100 --nodes 2 --model gpt3-1.3b
+grep -q '^# collsim plan: gpt3-1.3b .* on dgx-a100, 16 ranks on 2 nodes' "$TMP/plan-options.out" ||
+    fail "plan options: not gpt3-1.3b on 2 dgx-a100 nodes: $(head -1 "$TMP/plan-options.out")"
+for ck in none full; do
+    grep -q "^fsdp_full_shard  *$ck " "$TMP/plan-options.out" || fail "plan options: no $ck checkpointing row"
+done
+expect_ok plan-fixed plan --model gpt3-1.3b --ranks 8 --checkpointing full --zero 3 --global-batch 32
+awk '/^[a-z_0-9]+ +(none|selective|full) +[0-9]/ { n++; if ($1 != "fsdp_full_shard" || $2 != "full") bad = 1 }
+    END { exit !(n > 0 && !bad) }' "$TMP/plan-fixed.out" || fail "plan fixed: rows other than fsdp_full_shard/full"
+grep -q '^# global batch 32 sequences = micro_batch 1 x grad_accum 4 x 8 ranks' "$TMP/plan-fixed.out" ||
+    fail "plan fixed: --global-batch 32 not micro_batch 1 x grad_accum 4: $(sed -n 2p "$TMP/plan-fixed.out")"
+expect_usage plan-bad-global plan --ranks 8 --global-batch 12
+# built-in scenarios by name, with a did-you-mean for a near miss
+expect_ok sim-named simulate gpt3-13b-fsdp-64 --format csv
+expect_ok sim-file simulate configs/scenarios/gpt3-13b-fsdp-64.yaml --format csv
+cmp -s "$TMP/sim-named.out" "$TMP/sim-file.out" || fail "simulate: built-in scenario differs from its file"
+expect_usage sim-named-typo simulate gpt3-13b-fsdp-46
+grep -q "did you mean 'gpt3-13b-fsdp-64'" "$TMP/sim-named-typo.err" || fail "scenario typo: no did-you-mean: $(cat "$TMP/sim-named-typo.err")"
+# --seq-len changes the model; --global-batch sets grad_accum (tokens/s per GPU
+# agree with the explicit grad_accum), aliases name the same strategies
+expect_ok sim-seq simulate --model gpt3-1.3b --ranks 8 --seq-len 1024 --strategy FULL_SHARD --micro-batch 2 --global-batch 64 --format csv
+expect_ok sim-seq-ref simulate --model gpt3-1.3b --ranks 8 --seq-len 1024 --strategy fsdp_full_shard --micro-batch 2 --grad-accum 4 --format csv
+cmp -s "$TMP/sim-seq.out" "$TMP/sim-seq-ref.out" || fail "simulate: --global-batch/alias differ from --grad-accum/name"
+expect_ok sim-seq-2k simulate --model gpt3-1.3b --ranks 8 --seq-len 2048 --strategy fsdp_full_shard --micro-batch 2 --grad-accum 4 --format csv
+cmp -s "$TMP/sim-seq.out" "$TMP/sim-seq-2k.out" && fail "simulate: --seq-len 1024 changed nothing"
+expect_usage sim-zero3-typo simulate --strategy zero33
+grep -q "did you mean 'zero3'" "$TMP/sim-zero3-typo.err" || fail "strategy typo: no did-you-mean: $(cat "$TMP/sim-zero3-typo.err")"
 expect_usage plan-bad-format plan "$PLAN_SCEN" --format csv
 expect_usage plan-bad-scenario plan "$TMP/bad-scen.yaml" -o "$TMP/never-plan.txt"
 grep -q 'bad-scen.yaml:5:' "$TMP/plan-bad-scenario.err" || fail "plan bad scenario: no file:line in '$(cat "$TMP/plan-bad-scenario.err")'"
