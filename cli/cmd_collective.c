@@ -13,6 +13,7 @@
 #include "coll/algos.h"
 #include "coll/collective.h"
 #include "config/config.h"
+#include "base/units.h"
 #include "opts.h"
 #include "out/report.h"
 
@@ -113,7 +114,7 @@ static void help(FILE *f)
             "                         more when K does not divide N).\n"
             "                         Neither: the cluster's nodes x gpus_per_node.\n"
             "  --op OP                all_reduce | all_gather | reduce_scatter | broadcast | reduce\n"
-            "  --bytes SIZE           one size (8, 4K, 25MiB, 8G: binary, as nccl-tests)\n"
+            "  --bytes SIZE           one size (8, 4K, 25MiB, 8G, 1GB: see Units below)\n"
             "  --min/--max/--factor   sweep sizes min, min*F, ... <= max (default 8 .. 8G, F=2)\n"
             "                         For all_gather/reduce_scatter SIZE is the total over ranks\n"
             "                         (nccl-tests convention).\n");
@@ -128,8 +129,9 @@ static void help(FILE *f)
             "\n"
             "CSV columns: %s\n"
             "busbw = algbw x 2(n-1)/n all_reduce, (n-1)/n all_gather/reduce_scatter, 1 otherwise.\n"
+            "%s"
             "Exit status: 0 ok, 1 output not written, 2 bad usage/config/unsupported request.\n",
-            cs_report_collective_csv_header());
+            cs_report_collective_csv_header(), cs_units_help());
 }
 
 /* Parses argv into a; returns -1 to go on, else the exit code. */
