@@ -104,6 +104,34 @@ if command -v python3 >/dev/null 2>&1; then
 else
     echo "note: python3 not found; JSON validity not checked"
 fi
+# every JSON output names its format and version (docs/json-output.md)
+if command -v python3 >/dev/null 2>&1; then
+    expect_ok jv-memory memory --format json
+    expect_ok jv-simulate simulate --model gpt2-124m --ranks 8 --format json
+    expect_ok jv-plan plan --model gpt2-124m --ranks 8 --format json
+    expect_ok jv-crossover crossover --ranks 8 --params 1e8:1e9:2 --format json
+    expect_ok jv-compare compare --cluster dgx-h100 --nccl-tests tests/data/nccl-tests-allreduce-2node-srun.log --format json
+    for k in collective:json memory:jv-memory simulate:jv-simulate plan:jv-plan crossover:jv-crossover compare:jv-compare; do
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[2])); assert list(d)[:2] == ["format", "version"] and d["format"] == "collsim-" + sys.argv[1] and d["version"] == 1, list(d)[:2]' \
+            "${k%%:*}" "$TMP/${k#*:}.out" 2>"$TMP/jv.err" || fail "json ${k%%:*}: no format/version first: $(tail -n 1 "$TMP/jv.err")"
+    done
+fi
+
+# ---- the table is nccl-tests' -------------------------------------------------------
+# 13 fields a row (size count type redop root, then time algbw busbw #wrong twice),
+# the header of nccl-tests >= 2.10, the footer; our own nccl-tests reader reads it
+# back and `compare` finds it predicts itself (0.0 % error).
+expect_ok nt-table collective --op all_gather --ranks 16 --min 1K --max 1G --factor 32
+awk '!/^#/ { n++; if (NF != 13 || $9 != "N/A" || $13 != "N/A" || $6 != $10 || $8 != $12) bad = 1 }
+    END { exit !(n == 5 && !bad) }' "$TMP/nt-table.out" || fail "collective table: rows are not nccl-tests' 13 fields"
+grep -q '^#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong $' \
+    "$TMP/nt-table.out" || fail "collective table: not nccl-tests' header"
+grep -q '^#  *out-of-place  *in-place' "$TMP/nt-table.out" || fail "collective table: no out-of-place/in-place line"
+grep -q '^# Avg bus bandwidth    : [0-9.]* $' "$TMP/nt-table.out" || fail "collective table: no Avg bus bandwidth line"
+cp "$TMP/nt-table.out" "$TMP/nt-ag.log"
+expect_ok nt-readback compare --cluster dgx-h100 --nccl-tests "$TMP/nt-ag.log" --format csv
+awk -F, 'NR > 1 { n++; if ($3 != 16 || $8 + 0 > 0.05 || $8 + 0 < -0.05) bad = 1 } END { exit !(n == 5 && !bad) }' \
+    "$TMP/nt-readback.out" || fail "collective table: not read back as 5 rows of 16 ranks at 0 % error: $(head -3 "$TMP/nt-readback.out")"
 
 # ---- usage errors: exit 2, stderr only ---------------------------------------------
 

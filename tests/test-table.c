@@ -377,7 +377,8 @@ START_TEST(collective_header)
     cs_buf_free(&b);
     cs_report_collective(&b, CS_FORMAT_JSON, "a \"t\"", NULL, 0);
     cs_buf_printf(&b, "%s", "");
-    ck_assert_str_eq(b.data, "{\n  \"title\": \"a \\\"t\\\"\",\n  \"rows\": [\n  ]\n}\n");
+    ck_assert_str_eq(b.data, "{\n  \"format\": \"collsim-collective\", \"version\": 1,\n"
+                             "  \"title\": \"a \\\"t\\\"\",\n  \"rows\": [\n  ]\n}\n");
     cs_buf_free(&b);
 }
 END_TEST
@@ -447,7 +448,8 @@ START_TEST(sweep_report)
     cs_buf_free(&b);
     cs_sweep_report(&b, CS_FORMAT_JSON, &spec, pts, 0, c + 1, 1);
     cs_buf_printf(&b, "%s", "");
-    ck_assert_str_eq(b.data, "{\n  \"title\": \"collsim crossover: c1 (G, 80 GiB), P 1B..10B (2 "
+    ck_assert_str_eq(b.data, "{\n  \"format\": \"collsim-crossover\", \"version\": 1,\n"
+                             "  \"title\": \"collsim crossover: c1 (G, 80 GiB), P 1B..10B (2 "
                              "points, log), micro-batch 1, grad-accum 1, fp32\",\n"
                              "  \"cluster\": \"c1\",\n  \"points\": [\n  ],\n"
                              "  \"crossings\": [\n    {\"ranks\": 16, \"strategy_a\": \"ddp\", "

@@ -380,7 +380,7 @@ static void head(cs_doc *doc, const char *scenario, const cs_plan *p)
 
 void cs_plan_report(cs_buf *b, cs_format f, const char *scenario, const cs_plan *p)
 {
-    cs_doc *doc = cs_doc_new();
+    cs_doc *doc = cs_doc_new_as("plan");
     head(doc, scenario, p);
     cs_doc_note(doc, "\n");
     recommendation_notes(doc, p);
