@@ -86,7 +86,8 @@ static void simulate_help(FILE *f)
                "                         form picks, as NCCL's tuner does, timed by the\n"
                "                         discrete-event run on the process group's topology;\n"
                "                         slower); the scenario key is training.collective_engine\n"
-               "  --trace FILE           Chrome/Perfetto trace JSON (open in ui.perfetto.dev)\n"
+               "  --trace FILE           Chrome/Perfetto trace JSON (open in ui.perfetto.dev): a\n"
+               "                         process per strategy, a track per stream\n"
                "  --emit-schedule FILE   the iteration's task graph as JSON (for collsim-hw replay)\n\n"
                "CSV columns: %s\nBytes columns are bytes sent per rank per iteration.\n"
                "Exit status: 0 ok, 1 output not written, 2 bad usage/config.\n",
@@ -136,7 +137,11 @@ static int evaluate_row(batch *b, cs_strategy s, cs_diag *d)
         .max_micro_batch =
             a->model_states_only ? 0 : cs_memory_max_micro_batch(&b->sc->model, &t, b->topo),
     };
-    if (w && a->trace) cs_trace_write(w, &ev->iteration, &b->trace);
+    if (w && a->trace) { /* a process per strategy */
+        char name[128];
+        snprintf(name, sizeof name, "%s: rank 0 of %d", cs_strategy_name(s), b->topo->ranks);
+        cs_trace_add(&b->trace, b->n - 1, name, w, &ev->iteration);
+    }
     if (w && a->schedule) cs_schedule_write(w, &b->sched);
     cs_workload_free(w);
     return 0;
@@ -172,11 +177,13 @@ static int run(int argc, char **argv, int simulated)
     if (cs_topology_build(&sc.cluster, sc.ranks, sc.nodes, &topo, &d)) return cs_cli_fail(&d);
     cs_cli_strategies *ss = &a.t.strategies;
     if (ss->n == 0) *ss = (cs_cli_strategies){1, {a.t.scenario ? sc.training.strategy : CS_STRAT_DDP}};
-    if (simulated && (a.trace || a.schedule) && ss->n > 1)
-        return cs_cli_usage(a.cmd, "%s", "--trace and --emit-schedule need a single --strategy");
+    if (simulated && a.schedule && ss->n > 1)
+        return cs_cli_usage(a.cmd, "%s", "--emit-schedule needs a single --strategy");
     batch b = {.a = &a, .simulated = simulated, .sc = &sc, .topo = &topo};
+    if (simulated && a.trace) cs_trace_begin(&b.trace);
     rc = 0;
     for (int i = 0; i < ss->n && rc == 0; i++) rc = evaluate_row(&b, ss->v[i], &d);
+    if (simulated && a.trace) cs_trace_end(&b.trace);
     if (rc == 0) rc = write_outputs(&b, &d);
     for (int i = 0; i < b.n; i++) cs_evaluate_free(&b.evs[i]);
     cs_buf_free(&b.trace);

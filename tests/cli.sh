@@ -133,6 +133,29 @@ expect_ok nt-readback compare --cluster dgx-h100 --nccl-tests "$TMP/nt-ag.log" -
 awk -F, 'NR > 1 { n++; if ($3 != 16 || $8 + 0 > 0.05 || $8 + 0 < -0.05) bad = 1 } END { exit !(n == 5 && !bad) }' \
     "$TMP/nt-readback.out" || fail "collective table: not read back as 5 rows of 16 ranks at 0 % error: $(head -3 "$TMP/nt-readback.out")"
 
+# ---- the trace: a process per strategy, no overlapping slices on a track -----------
+expect_ok trace2 simulate --model gpt2-124m --ranks 8 --strategy fsdp_full_shard,ddp --trace "$TMP/t2.json"
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$TMP/t2.json" <<'PY' 2>"$TMP/trace.err" || fail "trace: $(tail -n 1 "$TMP/trace.err")"
+import json, sys
+from decimal import Decimal
+d = json.load(open(sys.argv[1]), parse_float=Decimal)
+assert d["otherData"] == {"format": "collsim-trace", "version": 1}, d.get("otherData")
+names = {e["pid"]: e["args"]["name"] for e in d["traceEvents"] if e.get("name") == "process_name"}
+assert names == {0: "fsdp_full_shard: rank 0 of 8", 1: "ddp: rank 0 of 8"}, names
+tracks = {}
+for e in d["traceEvents"]:
+    if e["ph"] == "X":
+        tracks.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["dur"], e["name"]))
+assert len({p for p, _ in tracks}) == 2
+for k, ev in tracks.items():
+    ev.sort()
+    for a, b in zip(ev, ev[1:]):
+        assert a[0] + a[1] <= b[0], ("overlap on track", k, a, b)
+PY
+fi
+expect_usage sched2 simulate --model gpt2-124m --ranks 8 --strategy fsdp_full_shard,ddp --emit-schedule "$TMP/s2.json"
+
 # ---- usage errors: exit 2, stderr only ---------------------------------------------
 
 expect_usage bad-op collective --op all_reduse --bytes 1M
