@@ -138,6 +138,8 @@ START_TEST(round_trip_single_node)
             ck_assert_double_eq_tol(p1.time_us, r->rows[i].after_us, 1e-9 * p1.time_us);
     }
     char path[128];
+    ck_assert_str_eq(back.name, "dgx-h100-calibrated"); /* never passes for its input */
+    snprintf(back.name, sizeof back.name, "%s", r->cluster.name);
     ck_assert_ptr_null(cs_config_cluster_diff(&r->cluster, &back, path, sizeof path));
     cs_buf_free(&b);
 
@@ -154,6 +156,18 @@ START_TEST(round_trip_single_node)
     CS_ASSERT_CONTAINS(b.data, "  base_latency:   # fitted latency.launch = 8");
     rc = cs_config_load_cluster_string("out.yaml", b.data, b.len, &back, &d);
     ck_assert_msg(rc == 0, "%d:%d %s\n%s", d.line, d.column, d.message, b.data);
+    CS_ASSERT_CONTAINS(b.data, "\nname: dgx-h100-calibrated");
+    CS_ASSERT_CONTAINS(b.data, "\n# Date: "); /* the inputs' newest mtime (or unknown) */
+    CS_ASSERT_LACKS(b.data, "(SOURCE_DATE_EPOCH)");
+    {
+        cs_buf e = {0};
+        setenv("SOURCE_DATE_EPOCH", "1767225600", 1); /* 2026-01-01T00:00:00Z */
+        cs_calib_write_yaml(&e, r, &s, "dgx-h100", src, len);
+        unsetenv("SOURCE_DATE_EPOCH");
+        CS_ASSERT_CONTAINS(e.data, "\n# Date: 2026-01-01 (SOURCE_DATE_EPOCH)\n");
+        cs_buf_free(&e);
+    }
+    snprintf(back.name, sizeof back.name, "%s", r->cluster.name);
     ck_assert_ptr_null(cs_config_cluster_diff(&r->cluster, &back, path, sizeof path));
     cs_buf_free(&b);
     cs_calib_result_free(r);
@@ -234,6 +248,7 @@ START_TEST(calibrated_outputs_round_trip)
         cs_calib_write_yaml(&b, r, &s, runs[k].cluster, src, len);
         ck_assert_int_eq(cs_config_load_cluster_string("out.yaml", b.data, b.len, &back, &d), 0);
         cs_cluster want = r->cluster;
+        snprintf(want.name, sizeof want.name, "%.40s-calibrated", c.name);
         if (want.intra.efficiency > 1) {
             want.intra.bw_Bps *= want.intra.efficiency;
             want.intra.efficiency = 1;
@@ -241,7 +256,7 @@ START_TEST(calibrated_outputs_round_trip)
         char path[128];
         const char *diff = cs_config_cluster_diff(&want, &back, path, sizeof path);
         ck_assert_msg(!diff, "%s: %s differs\n%s", runs[k].cluster, diff, b.data);
-        ck_assert_str_eq(back.name, c.name);
+        ck_assert_str_eq(back.name, want.name);
         char head[128];
         snprintf(head, sizeof head, "\n%.*s", (int)(strchr(src, '\n') - src), src);
         ck_assert_msg(strstr(b.data, head), "%s: the input's head is lost", runs[k].cluster);
