@@ -197,6 +197,7 @@ int cs_cmd_collective(int argc, char **argv)
     cs_diag_clear(&d);
     cs_cluster cl;
     if (cs_config_cluster(a.cluster, &cl, &d)) return cs_cli_fail(&d);
+    cs_cli_warn_des(CMD, &cl, a.engine);
     cs_topology topo;
     if (cs_topology_build(&cl, a.ranks, a.nodes, &topo, &d)) return cs_cli_fail(&d);
     cs_coll_row *rows;

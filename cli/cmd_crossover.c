@@ -19,6 +19,7 @@
 
 #include "config/config.h"
 #include "opts.h"
+#include "trainargs.h"
 #include "out/plot.h"
 #include "out/sweep_report.h"
 #include "parallel.h"
@@ -224,7 +225,7 @@ static int build_spec(const xargs *a, cs_sweep_spec *s, cs_diag *d)
     int scen_ranks = 0;
     if (a->scenario) {
         cs_scenario sc;
-        if (cs_scenario_load_file(a->scenario, &sc, d)) return cs_cli_fail(d);
+        if (cs_cli_scenario_load(a->scenario, &sc, d)) return cs_cli_fail(d);
         s->cluster = sc.cluster;
         s->training = sc.training;
         scen_ranks = sc.ranks > 0 ? sc.ranks : sc.nodes > 0 ? sc.nodes * sc.cluster.gpus_per_node : 0;
@@ -234,6 +235,7 @@ static int build_spec(const xargs *a, cs_sweep_spec *s, cs_diag *d)
     }
     if (a->cluster && cs_config_cluster(a->cluster, &s->cluster, d)) return cs_cli_fail(d);
     cs_cli_knobs_apply(&a->knobs, &s->training);
+    cs_cli_warn_des(CMD, &s->cluster, s->training.collective_engine);
     if (!a->ranks) {
         s->nranks = 1;
         s->ranks[0] = scen_ranks > 0 ? scen_ranks : DEFAULT_RANKS;

@@ -106,6 +106,7 @@ int cs_cmd_plan(int argc, char **argv)
     int usage = 0;
     if (rc == 0)
         usage = cs_cli_train_training(CMD, &a.t, sc, sc->training.strategy, topo->ranks, &t);
+    if (rc == 0 && !usage) cs_cli_warn_des(CMD, &sc->cluster, t.collective_engine);
     cs_plan_space sp = space_of(&a.t);
     if (rc == 0 && !usage) rc = cs_plan_run(&sc->model, &t, topo, &sp, &p, &d);
     if (rc == 0 && !usage) {

@@ -125,6 +125,7 @@ static int evaluate_row(batch *b, cs_strategy s, cs_diag *d)
     int rc = cs_cli_train_training(a->cmd, &a->t, b->sc, s, b->topo->ranks, &t);
     if (rc) return rc;
     b->des = t.collective_engine == CS_ENGINE_DES;
+    if (b->simulated && b->n == 0) cs_cli_warn_des(a->cmd, &b->sc->cluster, t.collective_engine);
     cs_workload *w = NULL;
     cs_evaluate_opts o = {.simulate = b->simulated, .model_states_only = a->model_states_only,
                           .workload = a->trace || a->schedule ? &w : NULL};

@@ -20,6 +20,7 @@
 
 #include "base/units.h"
 #include "base/yamlnode.h"
+#include "coll/cluster.h"
 #include "coll/collective.h"
 #include "out/table.h"
 
@@ -414,6 +415,18 @@ int cs_opts_each(const char *cmd, const char *opt, const char *list, size_t maxl
         rc = each(ctx, tok);
     free(buf);
     return rc;
+}
+
+/* ---- warnings ------------------------------------------------------------------------ */
+
+void cs_cli_warn_des(const char *cmd, const cs_cluster *c, int engine)
+{
+    if (engine == CS_ENGINE_DES || (c->n_overrides == 0 && c->n_stragglers == 0)) return;
+    fprintf(stderr,
+            "collsim %s: warning: the cluster's des: section (%d link override%s, %d "
+            "straggler%s) is ignored by the closed form; --engine des prices it\n",
+            cmd, c->n_overrides, c->n_overrides == 1 ? "" : "s", c->n_stragglers,
+            c->n_stragglers == 1 ? "" : "s");
 }
 
 /* ---- help ---------------------------------------------------------------------------- */

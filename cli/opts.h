@@ -187,6 +187,13 @@ void cs_opts_list(char *buf, size_t len, const cs_choice *c);
  * with a newline. Words are separated by single blanks. */
 void cs_opts_wrap(FILE *f, const char *text, int col, int indent, int width);
 
+/* Warns on stderr ("collsim CMD: warning: ...") when c declares DES-only
+ * heterogeneity (des: slow links, stragglers) and engine is not the DES:
+ * the closed form prices a uniform cluster and would ignore them
+ * silently. */
+struct cs_cluster;
+void cs_cli_warn_des(const char *cmd, const struct cs_cluster *c, int engine);
+
 /* The preset cluster names, comma-separated, for help texts. */
 void cs_opts_presets(FILE *f);
 

@@ -88,7 +88,7 @@ static int is_name(const char *s)
     return !strchr(s, '/') && !ends_with(s, ".yaml") && !ends_with(s, ".yml");
 }
 
-static int load_scenario(const char *spec, cs_scenario *sc, cs_diag *d)
+int cs_cli_scenario_load(const char *spec, cs_scenario *sc, cs_diag *d)
 {
     if (!is_name(spec)) return cs_scenario_load_file(spec, sc, d);
     for (size_t i = 0; i < cs__scenario_preset_count; i++)
@@ -113,7 +113,7 @@ int cs_cli_train_resolve(const cs_cli_train *a, cs_scenario *sc, cs_diag *d)
     memset(sc, 0, sizeof *sc);
     int rc;
     if (a->scenario) {
-        rc = load_scenario(a->scenario, sc, d);
+        rc = cs_cli_scenario_load(a->scenario, sc, d);
         if (rc) return rc;
     } else {
         rc = cs_config_cluster(CS_DEFAULT_CLUSTER, &sc->cluster, d);

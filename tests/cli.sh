@@ -156,6 +156,19 @@ PY
 fi
 expect_usage sched2 simulate --model gpt2-124m --ranks 8 --strategy fsdp_full_shard,ddp --emit-schedule "$TMP/s2.json"
 
+# ---- des: heterogeneity is priced by the DES only: the closed form says it ignores it
+{ cat configs/clusters/dgx-h100.yaml; printf 'des:\n  stragglers:\n    - {rank: 3, slowdown: 2}\n'; } >"$TMP/strag.yaml"
+for c in "collective --op all_reduce --bytes 1M" "simulate --model gpt2-124m --ranks 8" "plan --model gpt2-124m --ranks 8"; do
+    n=${c%% *}
+    checks=$((checks + 1))
+    # shellcheck disable=SC2086
+    run "warn-$n" $c --cluster "$TMP/strag.yaml"
+    [ "$rc" -eq 0 ] || fail "warn-$n: exit $rc"
+    grep -q "collsim $n: warning: the cluster's des: section (0 link overrides, 1 straggler) is ignored by the closed form" \
+        "$TMP/warn-$n.err" || fail "warn-$n: no des warning: $(head -c 300 "$TMP/warn-$n.err")"
+done
+expect_ok warn-des collective --op all_reduce --bytes 1M --cluster "$TMP/strag.yaml" --engine des
+
 # ---- usage errors: exit 2, stderr only ---------------------------------------------
 
 expect_usage bad-op collective --op all_reduse --bytes 1M
