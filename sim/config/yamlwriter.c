@@ -451,11 +451,9 @@ static const struct unit {
     double mult; /* value in this unit = value x mult */
 } units[] = {
     {CS_YF_RATE, "GB/s", 1e-9}, {CS_YF_TIME, "us", 1e6}, {CS_YF_TIME, "ns", 1e9},
-    {CS_YF_TIME, "ms", 1e3},
-    /* sizes: binary first (GPU memories, NCCL buffers are powers of 2) */
+    {CS_YF_TIME, "ms", 1e3}, /* sizes binary first: GPU memories, NCCL buffers */
     {CS_YF_SIZE, "GiB", 1.0 / 1073741824.0}, {CS_YF_SIZE, "MiB", 1.0 / 1048576.0},
-    {CS_YF_SIZE, "KiB", 1.0 / 1024.0}, {CS_YF_SIZE, "GB", 1e-9}, {CS_YF_SIZE, "MB", 1e-6},
-};
+    {CS_YF_SIZE, "KiB", 1.0 / 1024.0}, {CS_YF_SIZE, "GB", 1e-9}, {CS_YF_SIZE, "MB", 1e-6}};
 
 /* The shortest exact text of the number v of kind k. */
 static void number_text(cs_yfield_kind k, double v, double scale, char *buf, size_t len)
@@ -521,9 +519,8 @@ int cs__yw_same_value(const cs_yfield *f, const void *a, const void *b)
 static int in_source_unit(const cs_yfield *f, const char *src, double v, double scale, char *buf,
                           size_t len)
 {
-    const char *u = src;
+    const char *u = src; /* past the number; an 'e' is the exponent's only if digits follow */
     while (*u && (isdigit((unsigned char)*u) || strchr("+-.eE", *u))) u++;
-    /* an exponent's 'e' belongs to the number only when digits follow */
     while (u > src && (u[-1] == 'e' || u[-1] == 'E')) u--;
     if (!*u || u == src || strlen(u) > 8) return -1;
     char one[16];
