@@ -111,7 +111,7 @@ int cs_cmd_plan(int argc, char **argv)
     if (rc == 0 && !usage) rc = cs_plan_run(&sc->model, &t, topo, &sp, &p, &d);
     if (rc == 0 && !usage) {
         cs_buf out = {0};
-        cs_plan_report(&out, (cs_format)a.fmt, a.t.scenario ? a.t.scenario : "none", &p);
+        cs_plan_report(&out, (cs_format)a.fmt, a.t.scenario, &p);
         rc = cs_buf_write(&out, a.out, &d);
         cs_buf_free(&out);
     }

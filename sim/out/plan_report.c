@@ -108,7 +108,7 @@ enum {
 };
 static const cs_col fields[F_COUNT] = {
     [F_TITLE] = CS_COL_STR("title"),
-    [F_SCENARIO] = CS_COL_STR("scenario"),
+    [F_SCENARIO] = {.name = "scenario", .kind = CS_CELL_STR, .flags = CS_COL_NULL},
     [F_CLUSTER] = CS_COL_STR("cluster"),
     [F_MODEL] = CS_COL_STR("model"),
     [F_PARAMS] = CS_COL_NUM("params", "%.0f"),
@@ -359,11 +359,13 @@ static void head(cs_doc *doc, const char *scenario, const cs_plan *p)
     snprintf(title, sizeof title, "collsim plan: %s (%.3g params) on %s, %d ranks on %d nodes",
              p->model->name, p->model->params, topo->cluster.name, topo->ranks, topo->nodes);
     cs_doc_note(doc, "# %s\n# global batch %d sequences = micro_batch %d x grad_accum %d x %d ranks "
-                     "(scenario %s)\n\n",
+                     "(%s%s)\n\n",
                 title, p->seqs_per_rank * topo->ranks, p->training->micro_batch,
-                p->training->grad_accum, topo->ranks, scenario);
+                p->training->grad_accum, topo->ranks, scenario ? "scenario " : "no scenario",
+                scenario ? scenario : "");
     member_str(doc, F_TITLE, title);
-    member_str(doc, F_SCENARIO, scenario);
+    if (scenario) member_str(doc, F_SCENARIO, scenario);
+    else member(doc, F_SCENARIO); /* null */
     member_str(doc, F_CLUSTER, topo->cluster.name);
     member_str(doc, F_MODEL, p->model->name);
     cs_table_num(member(doc, F_PARAMS), p->model->params);
