@@ -60,6 +60,7 @@ static const cs_opt opts[] = {
     CS_ARG_GRAD_ACCUM(xargs, knobs.grad_accum),
     CS_ARG_CKPT(xargs, knobs.ckpt),
     CS_ARG_TRAINING_DTYPE(xargs, knobs.dtype),
+    CS_ARG_OPTIMIZER(xargs, knobs.optimizer),
     CS_ARG_ENGINE(xargs, knobs.engine, CS_SAYS_EXPECTS),
     CS_ARG_FORMAT(xargs, fmt),
     {"crossings", .parse = cs_opt_string, AT(crossings)},
@@ -74,7 +75,7 @@ static void help(FILE *f)
             "Usage: collsim crossover [SCENARIO.yaml] [--cluster FILE|PRESET] [--ranks N[,N...]]\n"
             "         [--params MIN:MAX:POINTS | --models a,b,...] [--strategies s1,s2,...]\n"
             "         [--micro-batch B] [--grad-accum G] [--checkpointing C] [--dtype T]\n"
-            "         [--engine analytic|des]\n"
+            "         [--optimizer O] [--engine analytic|des]\n"
             "         [--format table|csv|json] [-o FILE] [--plot FILE] [--crossings FILE]\n"
             "\n"
             "Sweeps model size P x ranks N x strategies, simulating one training iteration per\n"
@@ -94,7 +95,8 @@ static void help(FILE *f)
             "                         (no crossings: a list has no continuous P axis)\n"
             "  --strategies S[,S...]  default %s\n"
             "  --micro-batch B, --grad-accum G, --checkpointing none|selective|full,\n"
-            "  --dtype fp32|bf16|fp16 as for `collsim simulate`\n"
+            "  --dtype fp32|bf16|fp16, --optimizer adam|adamw|sgd_momentum|sgd as for\n"
+            "                         `collsim simulate`; --strategies takes its aliases too\n"
             "  --engine analytic|des  how collectives are timed, as for `collsim simulate`\n"
             "                         (default analytic; des: each distinct collective is one\n"
             "                         discrete-event run, shared across points; ~100x slower)\n"

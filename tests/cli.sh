@@ -156,6 +156,12 @@ PY
 fi
 expect_usage sched2 simulate --model gpt2-124m --ranks 8 --strategy fsdp_full_shard,ddp --emit-schedule "$TMP/s2.json"
 
+# crossover: --optimizer sgd needs less memory than adamw; aliases in --strategies
+expect_ok xo-sgd crossover --ranks 8 --params 1e9:1e10:2 --strategies ddp,zero3 --optimizer sgd --format csv
+expect_ok xo-adamw crossover --ranks 8 --params 1e9:1e10:2 --strategies ddp,fsdp_full_shard --format csv
+paste -d, "$TMP/xo-sgd.out" "$TMP/xo-adamw.out" | awk -F, 'NR > 1 { n++; if ($1 != $14 || $9 + 0 >= $22 + 0) bad = 1 }
+    END { exit !(n == 4 && !bad) }' || fail "crossover: --optimizer sgd does not lower peak memory, or zero3 is not fsdp_full_shard"
+
 # ---- des: heterogeneity is priced by the DES only: the closed form says it ignores it
 { cat configs/clusters/dgx-h100.yaml; printf 'des:\n  stragglers:\n    - {rank: 3, slowdown: 2}\n'; } >"$TMP/strag.yaml"
 for c in "collective --op all_reduce --bytes 1M" "simulate --model gpt2-124m --ranks 8" "plan --model gpt2-124m --ranks 8"; do
