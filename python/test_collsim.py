@@ -9,6 +9,7 @@ apart). Run: COLLSIM=build/cli/collsim python3 python/test_collsim.py
 import csv
 import io
 import os
+import re
 import subprocess
 import sys
 import unittest
@@ -84,6 +85,51 @@ class Commands(unittest.TestCase):
             with self.assertRaises(collsim.CollsimError):
                 collsim._check(bad, "memory")
 
+
+class SchemaDoc(unittest.TestCase):
+    """docs/json-output.md lists, per format, the members each document
+    has: every listed member (top level, and of the first row of each
+    array) is in the output, so the doc cannot drift from the writers."""
+
+    RUNS = {
+        "collective": ("collective", {"op": "all_reduce", "bytes": "1M"}),
+        "memory": ("memory", {}),
+        "simulate": ("simulate", {"model": "gpt2-124m", "ranks": 8}),
+        "plan": ("plan", {"model": "gpt2-124m", "ranks": 8}),
+        "crossover": ("crossover", {"ranks": 8, "params": "1e8:1e10:3"}),  # an oom crossing
+        "compare": ("compare", {"cluster": "dgx-h100",
+                                "nccl_tests": "tests/data/nccl-tests-allreduce-2node-srun.log"}),
+    }
+
+    def doc_rows(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        text = open(os.path.join(here, "..", "docs", "json-output.md")).read()
+        rows = {}
+        for line in text.split("\n"):
+            cells = [c.strip() for c in line.split("|")[1:-1]]
+            if len(cells) == 3 and cells[0].startswith("`collsim-"):
+                rows[cells[0].strip("`")[len("collsim-"):]] = cells[2]
+        return rows
+
+    def test_listed_members_exist(self):
+        rows = self.doc_rows()
+        self.assertTrue(set(self.RUNS) <= set(rows), sorted(rows))
+        for fmt, (cmd, kw) in self.RUNS.items():
+            doc = collsim.run(cmd, collsim=COLLSIM, **kw)
+            text = rows[fmt]
+            # "`a, b`; `arr`: `x, y` ...": the first list of a part names members,
+            # the second (after a colon) those of the first row of the last one
+            for part in text.split(";"):
+                names = re.findall(r"`([a-z_][a-z_0-9, ]*)`", part)
+                if not names or part.strip().startswith("as memory"):
+                    continue
+                head = [n.strip() for n in names[0].split(",")]
+                for n in head:
+                    self.assertIn(n, doc, f"{fmt}: doc lists {n!r}")
+                arr = doc.get(head[-1])
+                if ":" in part and len(names) > 1 and isinstance(arr, list) and arr:
+                    for n in names[1].split(","):
+                        self.assertIn(n.strip(), arr[0], f"{fmt}.{head[-1]}: doc lists {n!r}")
 
 if __name__ == "__main__":
     unittest.main()
