@@ -60,7 +60,7 @@ static void common_help(FILE *f)
 
 static void memory_help(FILE *f)
 {
-    fprintf(f, "Usage: collsim memory [SCENARIO.yaml] [options] [--model-states-only]\n\n"
+    fprintf(f, "Usage: collsim memory [SCENARIO] [options] [--model-states-only]\n\n"
                "Per-GPU memory of a data-parallel strategy: parameters, gradients, optimizer\n"
                "states (each divided by its sharding degree), activations, FSDP unsharded units,\n"
                "DDP buckets, temporary buffers, CUDA context, NCCL buffers, fragmentation; the\n"
@@ -76,7 +76,7 @@ static void memory_help(FILE *f)
 
 static void simulate_help(FILE *f)
 {
-    fprintf(f, "Usage: collsim simulate [SCENARIO.yaml] [options] [--trace FILE] [--emit-schedule FILE]\n\n"
+    fprintf(f, "Usage: collsim simulate [SCENARIO] [options] [--trace FILE] [--emit-schedule FILE]\n\n"
                "Simulates one training iteration (all micro-batches and the optimizer step) as\n"
                "PyTorch runs it: DDP buckets overlapping backward, FSDP all-gathers with prefetch\n"
                "and reduce-scatters, ZeRO-1; compute and communication on their own streams.\n\n");

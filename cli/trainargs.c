@@ -18,21 +18,19 @@ extern const char *const cs__scenario_preset_names[];
 extern const char *const cs__scenario_preset_texts[];
 extern const size_t cs__scenario_preset_lengths[];
 
-void cs_cli_train_scenarios(FILE *f)
-{
-    for (size_t i = 0; i < cs__scenario_preset_count; i++)
-        fprintf(f, "%s%s", i ? ", " : "", cs__scenario_preset_names[i]);
-}
-
 void cs_cli_train_help(FILE *f)
 {
+    char names[1024] = "", text[1400];
+    for (size_t i = 0, k = 0; i < cs__scenario_preset_count && k < sizeof names; i++)
+        k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "",
+                              cs__scenario_preset_names[i]);
+    snprintf(text, sizeof text,
+             "optional: a scenario YAML (cluster, model, training and ranks in one file) or a "
+             "built-in one by name (configs/scenarios/): %s; the options below override it.",
+             names);
+    fprintf(f, "  SCENARIO               ");
+    cs_opts_wrap(f, text, 25, 25, 80);
     fprintf(f,
-            "  SCENARIO               optional: a scenario YAML (cluster, model, training and\n"
-            "                         ranks in one file) or a built-in scenario: ");
-    cs_cli_train_scenarios(f);
-    fprintf(f,
-            "\n"
-            "                         (configs/scenarios/); the options below override it.\n"
             "  --cluster FILE|PRESET  cluster YAML or preset (default %s)\n"
             "  --ranks N / --nodes K  as for `collsim collective` (default: the cluster's size)\n"
             "  --model SPEC           model YAML, preset (gpt2-124m ... llama3-70b), Hugging Face\n"
@@ -41,7 +39,7 @@ void cs_cli_train_help(FILE *f)
             "  --seq-len S            sequence length (tokens per sequence), replacing the model's\n"
             "  --strategy S[,S...]    ",
             CS_DEFAULT_CLUSTER);
-    char list[256], aliases[512], text[1000];
+    char list[256], aliases[512];
     cs_opts_list(list, sizeof list, &cs_choice_strategy);
     cs_opts_aliases(aliases, sizeof aliases, &cs_choice_strategy);
     snprintf(text, sizeof text,

@@ -66,7 +66,4 @@ int cs_cli_train_training(const char *cmd, const cs_cli_train *a, const cs_scena
  * an unknown one gets a did-you-mean), else a scenario file. */
 int cs_cli_scenario_load(const char *spec, cs_scenario *sc, cs_diag *d);
 
-/* The built-in scenario names, comma-separated, for help texts. */
-void cs_cli_train_scenarios(FILE *f);
-
 #endif
