@@ -45,6 +45,23 @@ static double noise(unsigned long long *st)
     return (double)(*st >> 11) / (double)(1ULL << 53) * 2.0 - 1.0;
 }
 
+
+/* The calibrated YAML of r: named <input>-calibrated, dated by the inputs
+ * (text, written without SOURCE_DATE_EPOCH) or by SOURCE_DATE_EPOCH. */
+static void check_name_and_date(const cs_calib_result *r, const cs_meas_set *s, const char *src,
+                                size_t len, const char *text)
+{
+    CS_ASSERT_CONTAINS(text, "\nname: dgx-h100-calibrated");
+    CS_ASSERT_CONTAINS(text, "\n# Date: "); /* the inputs' newest mtime (or unknown) */
+    CS_ASSERT_LACKS(text, "(SOURCE_DATE_EPOCH)");
+    cs_buf e = {0};
+    setenv("SOURCE_DATE_EPOCH", "1767225600", 1); /* 2026-01-01T00:00:00Z */
+    cs_calib_write_yaml(&e, r, s, "dgx-h100", src, len);
+    unsetenv("SOURCE_DATE_EPOCH");
+    CS_ASSERT_CONTAINS(e.data, "\n# Date: 2026-01-01 (SOURCE_DATE_EPOCH)\n");
+    cs_buf_free(&e);
+}
+
 /* Measurements of `truth` as a CSV (op,ranks,nodes,size_bytes,time_us),
  * every op in ops on ranks/nodes, 8 B .. 8 GiB, relative noise amp. */
 static void synth(cs_meas_set *s, const cs_cluster *truth, const cs_op *ops, int nops, int ranks,
@@ -156,17 +173,7 @@ START_TEST(round_trip_single_node)
     CS_ASSERT_CONTAINS(b.data, "  base_latency:   # fitted latency.launch = 8");
     rc = cs_config_load_cluster_string("out.yaml", b.data, b.len, &back, &d);
     ck_assert_msg(rc == 0, "%d:%d %s\n%s", d.line, d.column, d.message, b.data);
-    CS_ASSERT_CONTAINS(b.data, "\nname: dgx-h100-calibrated");
-    CS_ASSERT_CONTAINS(b.data, "\n# Date: "); /* the inputs' newest mtime (or unknown) */
-    CS_ASSERT_LACKS(b.data, "(SOURCE_DATE_EPOCH)");
-    {
-        cs_buf e = {0};
-        setenv("SOURCE_DATE_EPOCH", "1767225600", 1); /* 2026-01-01T00:00:00Z */
-        cs_calib_write_yaml(&e, r, &s, "dgx-h100", src, len);
-        unsetenv("SOURCE_DATE_EPOCH");
-        CS_ASSERT_CONTAINS(e.data, "\n# Date: 2026-01-01 (SOURCE_DATE_EPOCH)\n");
-        cs_buf_free(&e);
-    }
+    check_name_and_date(r, &s, src, len, b.data);
     snprintf(back.name, sizeof back.name, "%s", r->cluster.name);
     ck_assert_ptr_null(cs_config_cluster_diff(&r->cluster, &back, path, sizeof path));
     cs_buf_free(&b);
