@@ -9,9 +9,14 @@
 # the Python module imported from the install and run against the
 # installed collsim.
 #
-# Usage: sh tests/install.sh BUILD_DIR   (from the source root)
+# Usage: sh tests/install.sh BUILD_DIR [SANITIZERS]   (from the source root;
+# SANITIZERS: the build's b_sanitize, e.g. address,undefined, so programs
+# linked against a sanitized libcollsim link its runtime too)
 set -eu
 B=$1
+SAN=${2:-none}
+CC_SAN=""
+[ "$SAN" = none ] || CC_SAN="-fsanitize=$SAN"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-install.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT INT TERM
 failures=0
@@ -51,14 +56,14 @@ int main(void)
 }
 C
 # shellcheck disable=SC2046
-if cc -std=c11 -o "$TMP/use" "$TMP/use.c" $($PKG --cflags --libs collsim) 2>"$TMP/cc.err"; then
+if cc -std=c11 $CC_SAN -o "$TMP/use" "$TMP/use.c" $($PKG --cflags --libs collsim) 2>"$TMP/cc.err"; then
     out=$(LD_LIBRARY_PATH=$($PKG --variable=libdir collsim) "$TMP/use") || fail "shared: program failed"
     [ "$out" = "dgx-h100 8" ] || fail "shared: got '$out'"
 else
     fail "cannot build against collsim.pc: $(head -c 400 "$TMP/cc.err")"
 fi
 # shellcheck disable=SC2046
-cc -std=c11 -o "$TMP/use-static" "$TMP/use.c" $($PKG --cflags collsim) \
+cc -std=c11 $CC_SAN -o "$TMP/use-static" "$TMP/use.c" $($PKG --cflags collsim) \
     "$($PKG --variable=libdir collsim)/libcollsim.a" $($PKG --libs --static collsim | sed 's/-lcollsim//') \
     $(pkg-config --libs yaml-0.1 gsl) -lm 2>"$TMP/cc-static.err" || fail "static: $(head -c 400 "$TMP/cc-static.err")"
 [ -x "$TMP/use-static" ] && { "$TMP/use-static" >/dev/null || fail "static: program failed"; }
