@@ -209,7 +209,7 @@ int cs_cmd_collective(int argc, char **argv)
              cs_op_name((cs_op)a.op), cl.name, topo.ranks, topo.nodes, topo.uniform ? "" : "up to ",
              topo.ppn_max, cs_engine_name((cs_engine_kind)a.engine));
     cs_buf out = {0};
-    cs_report_collective(&out, (cs_format)a.fmt, title, rows, (size_t)n);
+    cs_report_collective(&out, (cs_format)a.fmt, title, &topo, rows, (size_t)n);
     free(rows);
     rc = cs_buf_write(&out, a.out, &d);
     cs_buf_free(&out);

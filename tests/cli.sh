@@ -132,6 +132,17 @@ cp "$TMP/nt-table.out" "$TMP/nt-ag.log"
 expect_ok nt-readback compare --cluster dgx-h100 --nccl-tests "$TMP/nt-ag.log" --format csv
 awk -F, 'NR > 1 { n++; if ($3 != 16 || $8 + 0 > 0.05 || $8 + 0 < -0.05) bad = 1 } END { exit !(n == 5 && !bad) }' \
     "$TMP/nt-readback.out" || fail "collective table: not read back as 5 rows of 16 ranks at 0 % error: $(head -3 "$TMP/nt-readback.out")"
+# a broadcast (busbw = algbw: only the "#  Rank" lines tell the ranks) on 2 uneven nodes
+expect_ok nt-bcast collective --cluster dgx-a100 --ranks 12 --nodes 2 --op broadcast --min 1K --max 1M --factor 32
+[ "$(grep -c '^#  Rank [ 0-9]* Group  0 Pid      0 on      node[01] device' "$TMP/nt-bcast.out")" -eq 12 ] ||
+    fail "collective table: not 12 nccl-tests rank lines"
+cp "$TMP/nt-bcast.out" "$TMP/nt-bc.log"
+expect_ok nt-bc-back compare --cluster dgx-a100 --nccl-tests "$TMP/nt-bc.log" --format csv
+awk -F, 'NR > 1 { n++; if ($3 != 12 || $4 != 2 || $8 + 0 > 0.05 || $8 + 0 < -0.05) bad = 1 } END { exit !(n == 3 && !bad) }' \
+    "$TMP/nt-bc-back.out" || fail "collective table: broadcast not read back as 12 ranks on 2 nodes: $(head -3 "$TMP/nt-bc-back.out")"
+expect_ok nt-big collective --ranks 4096 --op all_reduce --bytes 1M
+grep -q '^#  (4096 ranks on 512 nodes, 8 per node: not listed one by one)$' "$TMP/nt-big.out" ||
+    fail "collective table: 4096 ranks listed one by one"
 
 # ---- the trace: a process per strategy, no overlapping slices on a track -----------
 expect_ok trace2 simulate --model gpt2-124m --ranks 8 --strategy fsdp_full_shard,ddp --trace "$TMP/t2.json"

@@ -368,14 +368,14 @@ END_TEST
 START_TEST(collective_header)
 {
     cs_buf b = {0};
-    cs_report_collective(&b, CS_FORMAT_CSV, "t", NULL, 0);
+    cs_report_collective(&b, CS_FORMAT_CSV, "t", NULL, NULL, 0);
     const char *h = cs_report_collective_csv_header();
     ck_assert_str_eq(h, "op,algo,proto,engine,ranks,size_bytes,count,dtype,time_us,algbw_GBps,"
                         "busbw_GBps");
     ck_assert_uint_eq(b.len, strlen(h) + 1);
     ck_assert(!strncmp(b.data, h, strlen(h)) && b.data[b.len - 1] == '\n');
     cs_buf_free(&b);
-    cs_report_collective(&b, CS_FORMAT_JSON, "a \"t\"", NULL, 0);
+    cs_report_collective(&b, CS_FORMAT_JSON, "a \"t\"", NULL, NULL, 0);
     cs_buf_printf(&b, "%s", "");
     ck_assert_str_eq(b.data, "{\n  \"format\": \"collsim-collective\", \"version\": 1,\n"
                              "  \"title\": \"a \\\"t\\\"\",\n  \"rows\": [\n  ]\n}\n");

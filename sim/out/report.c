@@ -2,8 +2,9 @@
 /*
  * report.c - the collective report on the table type (out/table.h): for
  * people, nccl-tests' table exactly as *_perf prints it (notes: the
- * out-of-place and in-place groups, #wrong, the "Avg bus bandwidth"
- * footer), so a parser of nccl-tests logs reads it, with collsim's
+ * "# Using devices" rank lines, the out-of-place and in-place groups,
+ * #wrong, the "Avg bus bandwidth" footer), so a parser of nccl-tests logs
+ * reads it (ranks and nodes included), with collsim's
  * algorithm/protocol choices as comment lines after it; for data (CSV,
  * JSON) the columns of COLL_COLUMNS, which are also the CSV header
  * collsim-hw measurements start with.
@@ -67,6 +68,24 @@ static void float_str(double v, int width, char *out)
     snprintf(out, (size_t)width + 1, "%s", buf);
 }
 
+/* nccl-tests' writeDeviceReport lines, one per rank (PID and PCI address
+ * zero: nothing ran), or a count above CS_REPORT_RANK_LINES. */
+static void nccl_tests_devices(cs_doc *doc, const cs_topology *t)
+{
+    cs_doc_note(doc, "#\n# Using devices\n");
+    if (t->ranks > CS_REPORT_RANK_LINES) {
+        cs_doc_note(doc, "#  (%d ranks on %d nodes, %d per node: not listed one by one)\n",
+                    t->ranks, t->nodes, t->ppn_max);
+        return;
+    }
+    for (int r = 0; r < t->ranks; r++) {
+        char host[32];
+        snprintf(host, sizeof host, "node%d", cs_topology_node_of(t, r));
+        cs_doc_note(doc, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s\n", r,
+                    0, 0, host, cs_topology_local_of(t, r), 0, 0, 0, t->cluster.gpu.model);
+    }
+}
+
 static void nccl_tests_header(cs_doc *doc)
 {
     cs_doc_note(doc, "#\n# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
@@ -113,12 +132,13 @@ static void nccl_tests_footer(cs_doc *doc, const cs_coll_row *rows, size_t n)
     }
 }
 
-void cs_report_collective(cs_buf *b, cs_format f, const char *title, const cs_coll_row *rows,
-                          size_t n)
+void cs_report_collective(cs_buf *b, cs_format f, const char *title, const cs_topology *topo,
+                          const cs_coll_row *rows, size_t n)
 {
     cs_doc *doc = cs_doc_new_as("collective");
     cs_doc_note(doc, "# %s\n# Collective test starting: %s_perf\n", title,
                 n ? cs_op_name(rows[0].op) : "");
+    if (topo) nccl_tests_devices(doc, topo);
     nccl_tests_header(doc);
     cs_table *head = cs_doc_table(
         doc, &(cs_table_spec){NULL, title_col, N(title_col), CS_FOR_TREE, CS_TABLE_FIELDS});
