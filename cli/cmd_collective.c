@@ -13,6 +13,7 @@
 #include "coll/algos.h"
 #include "coll/collective.h"
 #include "config/config.h"
+#include "base/units.h"
 #include "opts.h"
 #include "out/report.h"
 
@@ -113,7 +114,7 @@ static void help(FILE *f)
             "                         more when K does not divide N).\n"
             "                         Neither: the cluster's nodes x gpus_per_node.\n"
             "  --op OP                all_reduce | all_gather | reduce_scatter | broadcast | reduce\n"
-            "  --bytes SIZE           one size (8, 4K, 25MiB, 8G: binary, as nccl-tests)\n"
+            "  --bytes SIZE           one size (8, 4K, 25MiB, 8G, 1GB: see Units below)\n"
             "  --min/--max/--factor   sweep sizes min, min*F, ... <= max (default 8 .. 8G, F=2)\n"
             "                         For all_gather/reduce_scatter SIZE is the total over ranks\n"
             "                         (nccl-tests convention).\n");
@@ -123,13 +124,18 @@ static void help(FILE *f)
             "  --engine E             analytic (closed form, default) or des (discrete events).\n"
             "  --dtype T              element type for the count column: float (default), half,\n"
             "                         bfloat16, double, fp8.\n"
-            "  --format F             table (nccl-tests style, default), csv or json.\n"
+            "  --format F             table (default: nccl-tests' own table, out-of-place and\n"
+            "                         in-place columns, #wrong N/A, Avg bus bandwidth, so its\n"
+            "                         parsers read it; the algorithm/protocol chosen per size\n"
+            "                         as comment lines after it), csv or json (\"format\",\n"
+            "                         \"version\" first: docs/json-output.md).\n"
             "  -o FILE                write to FILE (written whole or not at all); default stdout.\n"
             "\n"
             "CSV columns: %s\n"
             "busbw = algbw x 2(n-1)/n all_reduce, (n-1)/n all_gather/reduce_scatter, 1 otherwise.\n"
+            "%s"
             "Exit status: 0 ok, 1 output not written, 2 bad usage/config/unsupported request.\n",
-            cs_report_collective_csv_header());
+            cs_report_collective_csv_header(), cs_units_help());
 }
 
 /* Parses argv into a; returns -1 to go on, else the exit code. */
@@ -191,6 +197,7 @@ int cs_cmd_collective(int argc, char **argv)
     cs_diag_clear(&d);
     cs_cluster cl;
     if (cs_config_cluster(a.cluster, &cl, &d)) return cs_cli_fail(&d);
+    cs_cli_warn_des(CMD, &cl, a.engine);
     cs_topology topo;
     if (cs_topology_build(&cl, a.ranks, a.nodes, &topo, &d)) return cs_cli_fail(&d);
     cs_coll_row *rows;
@@ -202,7 +209,7 @@ int cs_cmd_collective(int argc, char **argv)
              cs_op_name((cs_op)a.op), cl.name, topo.ranks, topo.nodes, topo.uniform ? "" : "up to ",
              topo.ppn_max, cs_engine_name((cs_engine_kind)a.engine));
     cs_buf out = {0};
-    cs_report_collective(&out, (cs_format)a.fmt, title, rows, (size_t)n);
+    cs_report_collective(&out, (cs_format)a.fmt, title, &topo, rows, (size_t)n);
     free(rows);
     rc = cs_buf_write(&out, a.out, &d);
     cs_buf_free(&out);

@@ -19,6 +19,7 @@
 
 #include "config/config.h"
 #include "opts.h"
+#include "trainargs.h"
 #include "out/plot.h"
 #include "out/sweep_report.h"
 #include "parallel.h"
@@ -59,6 +60,7 @@ static const cs_opt opts[] = {
     CS_ARG_GRAD_ACCUM(xargs, knobs.grad_accum),
     CS_ARG_CKPT(xargs, knobs.ckpt),
     CS_ARG_TRAINING_DTYPE(xargs, knobs.dtype),
+    CS_ARG_OPTIMIZER(xargs, knobs.optimizer),
     CS_ARG_ENGINE(xargs, knobs.engine, CS_SAYS_EXPECTS),
     CS_ARG_FORMAT(xargs, fmt),
     {"crossings", .parse = cs_opt_string, AT(crossings)},
@@ -73,7 +75,7 @@ static void help(FILE *f)
             "Usage: collsim crossover [SCENARIO.yaml] [--cluster FILE|PRESET] [--ranks N[,N...]]\n"
             "         [--params MIN:MAX:POINTS | --models a,b,...] [--strategies s1,s2,...]\n"
             "         [--micro-batch B] [--grad-accum G] [--checkpointing C] [--dtype T]\n"
-            "         [--engine analytic|des]\n"
+            "         [--optimizer O] [--engine analytic|des]\n"
             "         [--format table|csv|json] [-o FILE] [--plot FILE] [--crossings FILE]\n"
             "\n"
             "Sweeps model size P x ranks N x strategies, simulating one training iteration per\n"
@@ -93,7 +95,8 @@ static void help(FILE *f)
             "                         (no crossings: a list has no continuous P axis)\n"
             "  --strategies S[,S...]  default %s\n"
             "  --micro-batch B, --grad-accum G, --checkpointing none|selective|full,\n"
-            "  --dtype fp32|bf16|fp16 as for `collsim simulate`\n"
+            "  --dtype fp32|bf16|fp16, --optimizer adam|adamw|sgd_momentum|sgd as for\n"
+            "                         `collsim simulate`; --strategies takes its aliases too\n"
             "  --engine analytic|des  how collectives are timed, as for `collsim simulate`\n"
             "                         (default analytic; des: each distinct collective is one\n"
             "                         discrete-event run, shared across points; ~100x slower)\n"
@@ -224,7 +227,7 @@ static int build_spec(const xargs *a, cs_sweep_spec *s, cs_diag *d)
     int scen_ranks = 0;
     if (a->scenario) {
         cs_scenario sc;
-        if (cs_scenario_load_file(a->scenario, &sc, d)) return cs_cli_fail(d);
+        if (cs_cli_scenario_load(a->scenario, &sc, d)) return cs_cli_fail(d);
         s->cluster = sc.cluster;
         s->training = sc.training;
         scen_ranks = sc.ranks > 0 ? sc.ranks : sc.nodes > 0 ? sc.nodes * sc.cluster.gpus_per_node : 0;
@@ -234,6 +237,7 @@ static int build_spec(const xargs *a, cs_sweep_spec *s, cs_diag *d)
     }
     if (a->cluster && cs_config_cluster(a->cluster, &s->cluster, d)) return cs_cli_fail(d);
     cs_cli_knobs_apply(&a->knobs, &s->training);
+    cs_cli_warn_des(CMD, &s->cluster, s->training.collective_engine);
     if (!a->ranks) {
         s->nranks = 1;
         s->ranks[0] = scen_ranks > 0 ? scen_ranks : DEFAULT_RANKS;

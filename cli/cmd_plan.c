@@ -9,16 +9,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "opts.h"
 #include "out/plan_report.h"
 #include "study/plan.h"
-#include "train/scenario.h"
+#include "trainargs.h"
 
 #define CMD "plan"
 #define N(a) (sizeof a / sizeof a[0])
 
 typedef struct pargs {
-    int ranks, engine, fmt;
+    cs_cli_train t;
+    int fmt;
     const char *out;
 } pargs;
 
@@ -26,20 +26,22 @@ static const int plan_formats[] = {CS_FORMAT_TABLE, CS_FORMAT_JSON, CS_OPT_END};
 
 #define AT(f) CS_ARG_AT(pargs, f)
 static const cs_opt opts[] = {
-    CS_ARG_RANKS(pargs, ranks),
+    CS_ARG_TRAIN(pargs, t),
     {"format", .parse = cs_opt_choice, AT(fmt), .choice = &cs_choice_format,
      .only = plan_formats},
-    CS_ARG_ENGINE(pargs, engine, CS_SAYS_EXPECTS),
+    CS_ARG_ENGINE(pargs, t.knobs.engine, CS_SAYS_EXPECTS),
     CS_ARG_OUTPUT(pargs, out),
 };
 #undef AT
 
 static void help(FILE *f)
 {
-    char list[256], text[1200];
+    char list[256], text[1400];
     cs_opts_list(list, sizeof list, &cs_choice_strategy);
     snprintf(text, sizeof text,
-             "Recommends how to train the scenario: every strategy (%s) x micro-batch 1, 2, 4, "
+             "Recommends how to train the scenario: every strategy (%s; --strategy or --zero "
+             "restrict the search) x activation checkpointing (none and full, selective too with "
+             "--attention standard; --checkpointing fixes it) x micro-batch 1, 2, 4, "
              "... up to the largest that fits (and the scenario's own), with grad_accum keeping "
              "the scenario's global batch (micro_batch x grad_accum x ranks; where no whole "
              "grad_accum >= 1 keeps it, the nearest is simulated and the change noted, never "
@@ -48,8 +50,8 @@ static void help(FILE *f)
              "the fastest (tokens/s) that fits, with its tokens/s, MFU, exposed communication "
              "and peak memory vs capacity, and how much slower the best other strategy is.",
              list);
-    fprintf(f, "Usage: collsim plan SCENARIO.yaml [--ranks N] [--engine analytic|des]\n"
-               "         [--format table|json] [-o FILE]\n"
+    fprintf(f, "Usage: collsim plan [SCENARIO] [options as for `collsim simulate`]\n"
+               "         [--engine analytic|des] [--format table|json] [-o FILE]\n"
                "\n");
     cs_opts_wrap(f, text, 0, 0, 82);
     fprintf(f,
@@ -61,56 +63,61 @@ static void help(FILE *f)
             "it is the rule's pick, and DDP's speed over FULL_SHARD below 3B. A pick within\n"
             "1 %% of the fastest counts as agreeing (a tie: closer than the simulator's\n"
             "accuracy). Equally fast configurations rank by lower peak memory.\n"
-            "\n"
-            "  SCENARIO.yaml  cluster, model, training and ranks (configs/scenarios/README.md)\n"
-            "  --ranks N      N ranks filling the cluster's nodes in order (replaces the\n"
-            "                 scenario's ranks and nodes)\n"
-            "  --engine E     how collectives are timed, as for `collsim simulate`: analytic\n"
-            "                 (default, or the scenario's collective_engine) or des\n"
-            "  --format F     table (default) or json\n"
-            "  -o FILE        write to FILE (whole or not at all); default stdout\n"
+            "\n",
+            cs_plan_rule_text());
+    cs_cli_train_help(f);
+    fprintf(f,
+            "                         (for plan --ranks N alone replaces the scenario's ranks\n"
+            "                         and nodes: N ranks filling the cluster's nodes in order)\n"
+            "  --engine E             how collectives are timed, as for `collsim simulate`:\n"
+            "                         analytic (default, or the scenario's collective_engine)\n"
+            "                         or des\n"
+            "  --format F             table (default) or json\n"
+            "  -o FILE                write to FILE (whole or not at all); default stdout\n"
             "\n"
             "Exit status: 0 ok, 1 output not written or scenario unreadable, 2 bad usage or\n"
-            "bad scenario (the message names file:line:column).\n",
-            cs_plan_rule_text());
+            "bad scenario (the message names file:line:column).\n");
 }
 
-/* The scenario with the options' overrides, its ranks laid out. */
-static int load(const char *path, const pargs *a, cs_scenario *sc, cs_topology *topo, cs_diag *d)
+/* The search space the options give (cs_plan_space). */
+static cs_plan_space space_of(const cs_cli_train *t)
 {
-    int rc = cs_scenario_load_file(path, sc, d);
-    if (rc) return rc;
-    if (a->engine >= 0) sc->training.collective_engine = (cs_engine_kind)a->engine;
-    if (a->ranks) {
-        sc->ranks = a->ranks;
-        sc->nodes = 0;
-    }
-    return cs_topology_build(&sc->cluster, sc->ranks, sc->nodes, topo, d);
+    cs_plan_space sp = {0};
+    for (int i = 0; i < t->strategies.n; i++) sp.strategies |= 1u << t->strategies.v[i];
+    if (t->knobs.ckpt >= 0) sp.ckpts = 1u << t->knobs.ckpt;
+    return sp;
 }
 
 int cs_cmd_plan(int argc, char **argv)
 {
-    pargs a = {.engine = -1, .fmt = CS_FORMAT_TABLE};
+    pargs a = {.t = CS_CLI_TRAIN_UNSET, .fmt = CS_FORMAT_TABLE};
     int next, rc = cs_opts_parse(CMD, opts, N(opts), argc, argv, &a, help, &next);
     if (rc >= 0) return rc;
-    if (next >= argc) return cs_cli_usage(CMD, "%s", "a SCENARIO.yaml is required");
-    if (next + 1 < argc) return cs_cli_usage(CMD, "unexpected argument '%s'", argv[next + 1]);
-    const char *path = argv[next];
+    if ((rc = cs_cli_train_positional(CMD, &a.t, argc, argv, next)) >= 0) return rc;
     cs_scenario *sc = cs_xcalloc(1, sizeof *sc);
     cs_topology *topo = cs_xcalloc(1, sizeof *topo);
+    cs_training t;
     cs_plan p = {0};
     cs_diag d;
     cs_diag_clear(&d);
-    rc = load(path, &a, sc, topo, &d);
-    if (rc == 0) rc = cs_plan_run(&sc->model, &sc->training, topo, &p, &d);
-    if (rc == 0) {
+    rc = cs_cli_train_resolve(&a.t, sc, &d);
+    if (rc == 0 && a.t.ranks && !a.t.nodes) sc->nodes = 0;
+    if (rc == 0) rc = cs_topology_build(&sc->cluster, sc->ranks, sc->nodes, topo, &d);
+    int usage = 0;
+    if (rc == 0)
+        usage = cs_cli_train_training(CMD, &a.t, sc, sc->training.strategy, topo->ranks, &t);
+    if (rc == 0 && !usage) cs_cli_warn_des(CMD, &sc->cluster, t.collective_engine);
+    cs_plan_space sp = space_of(&a.t);
+    if (rc == 0 && !usage) rc = cs_plan_run(&sc->model, &t, topo, &sp, &p, &d);
+    if (rc == 0 && !usage) {
         cs_buf out = {0};
-        cs_plan_report(&out, (cs_format)a.fmt, path, &p);
+        cs_plan_report(&out, (cs_format)a.fmt, a.t.scenario, &p);
         rc = cs_buf_write(&out, a.out, &d);
         cs_buf_free(&out);
     }
     cs_plan_free(&p);
     free(topo);
     free(sc);
+    if (usage) return usage;
     return rc ? cs_cli_fail(&d) : CS_EXIT_OK;
 }

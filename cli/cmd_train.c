@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "opts.h"
+#include "trainargs.h"
 #include "out/kernel_report.h"
 #include "out/schedule.h"
 #include "out/trace.h"
@@ -28,11 +28,8 @@
 
 typedef struct targs {
     const char *cmd;
-    const char *scenario, *cluster, *model, *out, *trace, *schedule, *kernels;
-    double params;
-    int ranks, nodes;
-    cs_cli_strategies strategies;
-    cs_cli_knobs knobs; /* engine: simulate only */
+    cs_cli_train t; /* engine: simulate only */
+    const char *out, *trace, *schedule, *kernels;
     int model_states_only;
     int fmt;
 } targs;
@@ -47,54 +44,25 @@ static int refuse_engine(const char *cmd, const cs_opt *o, const char *arg, void
 
 #define AT(f) CS_ARG_AT(targs, f)
 #define TRAIN_OPTS                                                                                 \
-    CS_ARG_CLUSTER(targs, cluster), CS_ARG_NODES(targs, nodes), CS_ARG_RANKS(targs, ranks),        \
-        {"model", .parse = cs_opt_string, AT(model)},                                              \
-        {"params", .parse = cs_opt_params, AT(params)},                                            \
-        {"strategy", .parse = cs_opt_strategies, AT(strategies)},                                  \
-        CS_ARG_TRAINING_DTYPE(targs, knobs.dtype), CS_ARG_MICRO_BATCH(targs, knobs.micro_batch),   \
-        CS_ARG_GRAD_ACCUM(targs, knobs.grad_accum), CS_ARG_CKPT(targs, knobs.ckpt),                \
-        CS_ARG_ATTENTION(targs, knobs.attention), CS_ARG_FORMAT(targs, fmt),                       \
+    CS_ARG_TRAIN(targs, t), CS_ARG_FORMAT(targs, fmt),                                             \
         {"model-states-only", .flag = 1, .parse = cs_opt_set, AT(model_states_only)},              \
         {"trace", .parse = cs_opt_string, AT(trace)},                                              \
         {"emit-schedule", .parse = cs_opt_string, AT(schedule)},                                   \
         {"kernels", .parse = cs_opt_string, AT(kernels)}, CS_ARG_OUTPUT(targs, out)
 static const cs_opt memory_opts[] = {TRAIN_OPTS, {"engine", .parse = refuse_engine}};
 static const cs_opt simulate_opts[] = {TRAIN_OPTS,
-                                       CS_ARG_ENGINE(targs, knobs.engine, CS_SAYS_EXPECTS)};
+                                       CS_ARG_ENGINE(targs, t.knobs.engine, CS_SAYS_EXPECTS)};
 #undef AT
 
 static void common_help(FILE *f)
 {
-    fprintf(f,
-            "  SCENARIO.yaml          optional: cluster, model, training and ranks in one file\n"
-            "                         (configs/scenarios/); options below override it.\n"
-            "  --cluster FILE|PRESET  cluster YAML or preset (default %s)\n"
-            "  --ranks N / --nodes K  as for `collsim collective` (default: the cluster's size)\n"
-            "  --model FILE|PRESET    model YAML or preset (gpt2-124m ... llama3-70b)\n"
-            "  --params P             a generic model of P parameters (13e9, 7B, 70B)\n"
-            "  --strategy S[,S...]    ",
-            CS_DEFAULT_CLUSTER);
-    char list[256], text[320];
-    cs_opts_list(list, sizeof list, &cs_choice_strategy);
-    snprintf(text, sizeof text, "%s (default %s)", list, cs_strategy_name(CS_STRAT_DDP));
-    cs_opts_wrap(f, text, 25, 25, 80);
-    fprintf(f,
-            "  --dtype T              fp32|bf16|fp16: one dtype for params, gradients and every\n"
-            "                         collective (pure low-precision training, no fp32 master\n"
-            "                         weights); mixed precision is set in the scenario YAML\n"
-            "  --micro-batch B        sequences per GPU per micro-step (default 1)\n"
-            "  --grad-accum G         micro-steps per optimizer step (default 1)\n"
-            "  --checkpointing C      activation checkpointing: none | selective | full\n"
-            "  --attention A          flash (default: fused attention, no stored s x s scores,\n"
-            "                         as PyTorch SDPA: FlashAttention-2), flash2, flash1 (its\n"
-            "                         speed: gpu.compute of the cluster) or standard (unfused:\n"
-            "                         Korthikanti Table 2 as is)\n"
-            "  --format F             table (default), csv or json;  -o FILE  output file\n");
+    cs_cli_train_help(f);
+    fprintf(f, "  --format F             table (default), csv or json;  -o FILE  output file\n");
 }
 
 static void memory_help(FILE *f)
 {
-    fprintf(f, "Usage: collsim memory [SCENARIO.yaml] [options] [--model-states-only]\n\n"
+    fprintf(f, "Usage: collsim memory [SCENARIO] [options] [--model-states-only]\n\n"
                "Per-GPU memory of a data-parallel strategy: parameters, gradients, optimizer\n"
                "states (each divided by its sharding degree), activations, FSDP unsharded units,\n"
                "DDP buckets, temporary buffers, CUDA context, NCCL buffers, fragmentation; the\n"
@@ -110,7 +78,7 @@ static void memory_help(FILE *f)
 
 static void simulate_help(FILE *f)
 {
-    fprintf(f, "Usage: collsim simulate [SCENARIO.yaml] [options] [--trace FILE] [--emit-schedule FILE]\n\n"
+    fprintf(f, "Usage: collsim simulate [SCENARIO] [options] [--trace FILE] [--emit-schedule FILE]\n\n"
                "Simulates one training iteration (all micro-batches and the optimizer step) as\n"
                "PyTorch runs it: DDP buckets overlapping backward, FSDP all-gathers with prefetch\n"
                "and reduce-scatters, ZeRO-1; compute and communication on their own streams.\n\n");
@@ -120,7 +88,8 @@ static void simulate_help(FILE *f)
                "                         form picks, as NCCL's tuner does, timed by the\n"
                "                         discrete-event run on the process group's topology;\n"
                "                         slower); the scenario key is training.collective_engine\n"
-               "  --trace FILE           Chrome/Perfetto trace JSON (open in ui.perfetto.dev)\n"
+               "  --trace FILE           Chrome/Perfetto trace JSON (open in ui.perfetto.dev): a\n"
+               "                         process per strategy, a track per stream\n"
                "  --emit-schedule FILE   the iteration's task graph as JSON (for collsim-hw replay)\n"
                "  --kernels FILE         the compute model's kernels of one layer and the head, CSV\n"
                "                         (pass, kernel, class, m, n, k, batch, flops, bytes,\n"
@@ -137,34 +106,7 @@ static int parse(int argc, char **argv, targs *a, const cs_opt *opts, size_t n,
 {
     int next, rc = cs_opts_parse(a->cmd, opts, n, argc, argv, a, help, &next);
     if (rc >= 0) return rc;
-    if (next < argc) a->scenario = argv[next++];
-    if (next < argc) return cs_cli_usage(a->cmd, "unexpected argument '%s'", argv[next]);
-    if (a->model && a->params > 0)
-        return cs_cli_usage(a->cmd, "%s", "--model and --params are alternatives: give one");
-    return -1;
-}
-
-/* Resolves scenario + overrides into the parts one row needs. */
-static int resolve(const targs *a, cs_scenario *sc, cs_diag *d)
-{
-    memset(sc, 0, sizeof *sc);
-    int rc;
-    if (a->scenario) {
-        rc = cs_scenario_load_file(a->scenario, sc, d);
-        if (rc) return rc;
-    } else {
-        rc = cs_config_cluster(CS_DEFAULT_CLUSTER, &sc->cluster, d);
-        if (rc) return rc;
-        cs_training_defaults(&sc->training, CS_STRAT_DDP);
-        rc = cs_model_load("llama2-7b", &sc->model, d);
-        if (rc) return rc;
-    }
-    if (a->cluster && (rc = cs_config_cluster(a->cluster, &sc->cluster, d))) return rc;
-    if (a->model && (rc = cs_model_load(a->model, &sc->model, d))) return rc;
-    if (a->params > 0 && (rc = cs_model_generic(a->params, &sc->model, d))) return rc;
-    if (a->ranks) sc->ranks = a->ranks;
-    if (a->nodes) sc->nodes = a->nodes;
-    return 0;
+    return cs_cli_train_positional(a->cmd, &a->t, argc, argv, next);
 }
 
 /* What the rows were evaluated from, and what they give besides the report. */
@@ -180,20 +122,21 @@ typedef struct batch {
 } batch;
 
 /* Evaluates the strategy of row b->n (the scenario's training, or the
- * defaults of that strategy, with the options' overrides). */
+ * defaults of that strategy, with the options' overrides). Returns 0, a
+ * negative CS_E* code with d filled, or an exit code (message printed). */
 static int evaluate_row(batch *b, cs_strategy s, cs_diag *d)
 {
     const targs *a = b->a;
-    cs_training t = b->sc->training;
-    if (!a->scenario) cs_training_defaults(&t, s);
-    t.strategy = s;
-    cs_cli_knobs_apply(&a->knobs, &t);
+    cs_training t;
+    int rc = cs_cli_train_training(a->cmd, &a->t, b->sc, s, b->topo->ranks, &t);
+    if (rc) return rc;
     b->des = t.collective_engine == CS_ENGINE_DES;
+    if (b->simulated && b->n == 0) cs_cli_warn_des(a->cmd, &b->sc->cluster, t.collective_engine);
     cs_workload *w = NULL;
     cs_evaluate_opts o = {.simulate = b->simulated, .model_states_only = a->model_states_only,
                           .workload = a->trace || a->schedule ? &w : NULL};
     cs_evaluation *ev = &b->evs[b->n];
-    int rc = cs_evaluate_config(&b->sc->model, &t, b->topo, &o, ev, d);
+    rc = cs_evaluate_config(&b->sc->model, &t, b->topo, &o, ev, d);
     if (rc) return rc;
     b->rows[b->n++] = (cs_train_row){
         .strategy = s,
@@ -203,7 +146,11 @@ static int evaluate_row(batch *b, cs_strategy s, cs_diag *d)
     };
     if (a->kernels && b->n == 1) /* the first row's training: kernels do not depend on strategy */
         cs_kernel_report(&b->kernels, CS_FORMAT_CSV, &b->sc->model, &t, &b->sc->cluster);
-    if (w && a->trace) cs_trace_write(w, &ev->iteration, &b->trace);
+    if (w && a->trace) { /* a process per strategy */
+        char name[128];
+        snprintf(name, sizeof name, "%s: rank 0 of %d", cs_strategy_name(s), b->topo->ranks);
+        cs_trace_add(&b->trace, b->n - 1, name, w, &ev->iteration);
+    }
     if (w && a->schedule) cs_schedule_write(w, &b->sched);
     cs_workload_free(w);
     return 0;
@@ -227,7 +174,7 @@ static int write_outputs(const batch *b, cs_diag *d)
 
 static int run(int argc, char **argv, int simulated)
 {
-    targs a = {.cmd = simulated ? "simulate" : "memory", .knobs = CS_CLI_KNOBS_UNSET,
+    targs a = {.cmd = simulated ? "simulate" : "memory", .t = CS_CLI_TRAIN_UNSET,
                .fmt = CS_FORMAT_TABLE};
     int rc = simulated ? parse(argc, argv, &a, simulate_opts, N(simulate_opts), simulate_help)
                        : parse(argc, argv, &a, memory_opts, N(memory_opts), memory_help);
@@ -235,22 +182,24 @@ static int run(int argc, char **argv, int simulated)
     cs_diag d;
     cs_diag_clear(&d);
     cs_scenario sc;
-    if (resolve(&a, &sc, &d)) return cs_cli_fail(&d);
+    if (cs_cli_train_resolve(&a.t, &sc, &d)) return cs_cli_fail(&d);
     cs_topology topo;
     if (cs_topology_build(&sc.cluster, sc.ranks, sc.nodes, &topo, &d)) return cs_cli_fail(&d);
-    if (a.strategies.n == 0)
-        a.strategies = (cs_cli_strategies){1, {a.scenario ? sc.training.strategy : CS_STRAT_DDP}};
-    if (simulated && (a.trace || a.schedule) && a.strategies.n > 1)
-        return cs_cli_usage(a.cmd, "%s", "--trace and --emit-schedule need a single --strategy");
+    cs_cli_strategies *ss = &a.t.strategies;
+    if (ss->n == 0) *ss = (cs_cli_strategies){1, {a.t.scenario ? sc.training.strategy : CS_STRAT_DDP}};
+    if (simulated && a.schedule && ss->n > 1)
+        return cs_cli_usage(a.cmd, "%s", "--emit-schedule needs a single --strategy");
     batch b = {.a = &a, .simulated = simulated, .sc = &sc, .topo = &topo};
+    if (simulated && a.trace) cs_trace_begin(&b.trace);
     rc = 0;
-    for (int i = 0; i < a.strategies.n && rc == 0; i++)
-        rc = evaluate_row(&b, a.strategies.v[i], &d);
+    for (int i = 0; i < ss->n && rc == 0; i++) rc = evaluate_row(&b, ss->v[i], &d);
+    if (simulated && a.trace) cs_trace_end(&b.trace);
     if (rc == 0) rc = write_outputs(&b, &d);
     for (int i = 0; i < b.n; i++) cs_evaluate_free(&b.evs[i]);
     cs_buf_free(&b.trace);
     cs_buf_free(&b.sched);
     cs_buf_free(&b.kernels);
+    if (rc > 0) return rc; /* a usage error, already printed */
     return rc ? cs_cli_fail(&d) : CS_EXIT_OK;
 }
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/units.h"
 #include "cli.h"
 
 #ifndef CS_VERSION
@@ -47,8 +48,12 @@ static void main_help(FILE *f)
                "on a cluster described in YAML.\n\nCommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n'collsim COMMAND --help' describes each command.\n"
-               "Exit status: 0 ok, 1 output not written, 2 bad usage/config/unsupported request.\n");
+    fprintf(f, "\n'collsim COMMAND --help' describes each command; `man collsim-COMMAND` too.\n"
+               "Presets, example scenarios and the schema READMEs: share/collsim/ under the\n"
+               "install prefix (configs/ in the source tree); JSON layouts: docs/json-output.md\n"
+               "(share/doc/collsim/).\n%s"
+               "Exit status: 0 ok, 1 output not written, 2 bad usage/config/unsupported request.\n",
+            cs_units_help());
 }
 
 int main(int argc, char **argv)

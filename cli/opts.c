@@ -11,6 +11,7 @@
  */
 #include "opts.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
@@ -18,6 +19,8 @@
 #include <string.h>
 
 #include "base/units.h"
+#include "base/yamlnode.h"
+#include "coll/cluster.h"
 #include "coll/collective.h"
 #include "out/table.h"
 
@@ -60,10 +63,13 @@ int cs_cli_params(const char *s, double *v)
     char *end;
     double x = strtod(s, &end);
     double mul = 1;
-    if (*end == 'K' || *end == 'k') mul = 1e3, end++;
-    else if (*end == 'M') mul = 1e6, end++;
-    else if (*end == 'B' || *end == 'G') mul = 1e9, end++;
-    else if (*end == 'T') mul = 1e12, end++;
+    switch (*end) { /* either case: "70b" as HF model names write it */
+    case 'K': case 'k': mul = 1e3, end++; break;
+    case 'M': case 'm': mul = 1e6, end++; break;
+    case 'B': case 'b': case 'G': case 'g': mul = 1e9, end++; break;
+    case 'T': case 't': mul = 1e12, end++; break;
+    default: break;
+    }
     if (!*s || *end || !(x > 0) || !isfinite(x) || !isfinite(x * mul)) return -1;
     *v = x * mul;
     return 0;
@@ -80,24 +86,56 @@ int cs_cli_params(const char *s, double *v)
         if (rc == 0) *v = (int)x;                                                                  \
         return rc;                                                                                 \
     }                                                                                              \
-    const cs_choice cs_choice_##id = {n, id##_name, id##_parse};
+    const cs_choice cs_choice_##id = {n, id##_name, id##_parse, NULL};
 
 CHOICE(op, CS_OP_COUNT, cs_op_name, cs_op_parse, cs_op)
 CHOICE(algo, CS_ALGO_COUNT, cs_algo_name, cs_algo_parse, cs_algo_id)
 CHOICE(proto, CS_PROTO_COUNT, cs_proto_name, cs_proto_parse, cs_proto)
 CHOICE(dtype, CS_DTYPE_COUNT, cs_dtype_name, cs_dtype_parse, cs_dtype)
 CHOICE(format, CS_FORMAT_COUNT, cs_format_name, cs_format_parse, cs_format)
-CHOICE(strategy, CS_STRAT_COUNT, cs_strategy_name, cs_strategy_parse, cs_strategy)
+/* Optimizers match loosely (AdamW, SGD): an empty alias table. */
+static const cs_alias loosely[] = {{NULL, 0}};
+static const char *optimizer_name(int v) { return cs_optimizer_name((cs_optimizer)v); }
+const cs_choice cs_choice_optimizer = {CS_OPT_COUNT, optimizer_name, NULL, loosely};
+
+/* The strategies under PyTorch's and DeepSpeed's names. FSDP's
+ * ShardingStrategy (torch/distributed/fsdp/api.py): FULL_SHARD, the
+ * default of FullyShardedDataParallel, "maps to ZeRO-3"; SHARD_GRAD_OP
+ * "maps to ZeRO-2"; NO_SHARD is DDP-like; HYBRID_SHARD is FULL_SHARD
+ * within a node, replicated across. DeepSpeed's ZeRO stages
+ * (deepspeed/runtime/zero/config.py): 0 disabled (plain data parallel),
+ * 1 optimizer states, 2 + gradients, 3 + parameters. */
+static const cs_alias strategy_aliases[] = {
+    {"zero0", CS_STRAT_DDP},
+    {"zero2", CS_STRAT_FSDP_SHARD_GRAD_OP},
+    {"zero3", CS_STRAT_FSDP_FULL_SHARD},
+    {"fsdp", CS_STRAT_FSDP_FULL_SHARD},
+    {"NO_SHARD", CS_STRAT_FSDP_NO_SHARD},
+    {"SHARD_GRAD_OP", CS_STRAT_FSDP_SHARD_GRAD_OP},
+    {"FULL_SHARD", CS_STRAT_FSDP_FULL_SHARD},
+    {"HYBRID_SHARD", CS_STRAT_FSDP_HYBRID_SHARD},
+    {NULL, 0},
+};
+static const char *strategy_name(int v) { return cs_strategy_name((cs_strategy)v); }
+static int strategy_parse(const char *s, int *v)
+{
+    cs_strategy x;
+    int rc = cs_strategy_parse(s, &x);
+    if (rc == 0) *v = (int)x;
+    return rc;
+}
+const cs_choice cs_choice_strategy = {CS_STRAT_COUNT, strategy_name, strategy_parse,
+                                      strategy_aliases};
 
 /* nccl-tests' type names (float, half, ...); either spelling parses. */
 static const char *dtype_nccl_name(int v) { return cs_dtype_nccl_name((cs_dtype)v); }
-const cs_choice cs_choice_dtype_nccl = {CS_DTYPE_COUNT, dtype_nccl_name, dtype_parse};
+const cs_choice cs_choice_dtype_nccl = {CS_DTYPE_COUNT, dtype_nccl_name, dtype_parse, NULL};
 
 /* Exactly "analytic" or "des"; exactly none, selective, full. */
 static const char *engine_name(int v) { return cs_engine_name((cs_engine_kind)v); }
-const cs_choice cs_choice_engine = {CS_ENGINE_COUNT, engine_name, NULL};
+const cs_choice cs_choice_engine = {CS_ENGINE_COUNT, engine_name, NULL, NULL};
 static const char *ckpt_name(int v) { return cs_ckpt_name((cs_ckpt)v); }
-const cs_choice cs_choice_ckpt = {CS_CKPT_COUNT, ckpt_name, NULL};
+const cs_choice cs_choice_ckpt = {CS_CKPT_COUNT, ckpt_name, NULL, NULL};
 
 const cs_opt cs_strategy_item = {"strategy", .choice = &cs_choice_strategy, .says = CS_SAYS_ITEM};
 
@@ -107,7 +145,7 @@ static const char *attention_name(int v)
 {
     return v == 0 ? "standard" : v == 1 ? "flash" : cs_attn_kernel_names[v - 2];
 }
-const cs_choice cs_choice_attention = {2 + CS_ATTN_COUNT, attention_name, NULL};
+const cs_choice cs_choice_attention = {2 + CS_ATTN_COUNT, attention_name, NULL, NULL};
 const int cs_attention_order[] = {1, 2 + CS_ATTN_FLASH2, 2 + CS_ATTN_FLASH1, 0, CS_OPT_END};
 
 const int cs_training_dtypes[] = {CS_DTYPE_FP32, CS_DTYPE_BF16, CS_DTYPE_FP16, CS_OPT_END};
@@ -141,6 +179,59 @@ void cs_opts_names(char *buf, size_t len, const cs_choice *c, const int *only, i
 
 void cs_opts_list(char *buf, size_t len, const cs_choice *c) { join(buf, len, c, NULL, 0, ", "); }
 
+void cs_opts_aliases(char *buf, size_t len, const cs_choice *c)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (const cs_alias *a = c->aliases; a && a->name && k < len; a++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%s=%s", a == c->aliases ? "" : ", ", a->name,
+                              c->name(a->v));
+}
+
+/* Do a and b agree but for case, '-' and '_'? */
+static int loosely_equal(const char *a, const char *b)
+{
+    for (;;) {
+        while (*a == '-' || *a == '_') a++;
+        while (*b == '-' || *b == '_') b++;
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+        if (!*a) return 1;
+        a++, b++;
+    }
+}
+
+/* The value s names loosely among c's names and aliases, or -1. */
+static int loose(const cs_choice *c, const char *s)
+{
+    for (int i = 0; i < c->count; i++)
+        if (loosely_equal(s, c->name(i))) return i;
+    for (const cs_alias *a = c->aliases; a && a->name; a++)
+        if (loosely_equal(s, a->name)) return a->v;
+    return -1;
+}
+
+static int accepted(const cs_choice *c, const int *only, int x)
+{
+    for (int k = 0; x >= 0 && nth(c, only, k) != CS_OPT_END; k++)
+        if (nth(c, only, k) == x) return 1;
+    return 0;
+}
+
+/* The accepted name or alias nearest to s (equal but for case first,
+ * then by edit distance: cs_yamlnode_suggest's limit), or NULL. */
+static const char *suggest(const cs_choice *c, const int *only, const char *s)
+{
+    const char *cands[64];
+    size_t n = 0;
+    for (int k = 0; nth(c, only, k) != CS_OPT_END && n < 64; k++)
+        cands[n++] = c->name(nth(c, only, k));
+    for (const cs_alias *a = c->aliases; a && a->name && n < 64; a++)
+        if (accepted(c, only, a->v)) cands[n++] = a->name;
+    for (size_t i = 0; i < n; i++)
+        if (loosely_equal(s, cands[i])) return cands[i];
+    return cs_yamlnode_suggest(s, cands, n);
+}
+
 int cs_opts_choose(const char *cmd, const cs_opt *o, const char *s, int *v)
 {
     const cs_choice *c = o->choice;
@@ -155,17 +246,21 @@ int cs_opts_choose(const char *cmd, const cs_opt *o, const char *s, int *v)
         for (int i = 0; i < c->count; i++)
             if (!strcmp(s, c->name(i))) x = i;
     }
-    for (int k = 0; x >= 0 && nth(c, o->only, k) != CS_OPT_END; k++)
-        if (nth(c, o->only, k) == x) {
-            *v = x;
-            return 0;
-        }
-    char names[512];
+    if (x < 0 && c->aliases) x = loose(c, s);
+    if (accepted(c, o->only, x)) {
+        *v = x;
+        return 0;
+    }
+    char names[512], hint[128] = "";
     cs_opts_names(names, sizeof names, c, o->only, o->with_auto);
-    if (o->says == CS_SAYS_EXPECTS)
-        return cs_cli_usage(cmd, "--%s expects %s, got '%s'", o->name, names, s);
-    return cs_cli_usage(cmd, "unknown %s%s '%s' (expected %s)", o->says == CS_SAYS_ITEM ? "" : "--",
-                        o->name, s, names);
+    const char *sug = suggest(c, o->only, s);
+    if (o->says == CS_SAYS_EXPECTS) {
+        if (sug) snprintf(hint, sizeof hint, " (did you mean '%s'?)", sug);
+        return cs_cli_usage(cmd, "--%s expects %s, got '%s'%s", o->name, names, s, hint);
+    }
+    if (sug) snprintf(hint, sizeof hint, "did you mean '%s'? ", sug);
+    return cs_cli_usage(cmd, "unknown %s%s '%s' (%sexpected %s)",
+                        o->says == CS_SAYS_ITEM ? "" : "--", o->name, s, hint, names);
 }
 
 /* ---- value parsers --------------------------------------------------------------- */
@@ -246,6 +341,18 @@ int cs_opt_strategies(const char *cmd, const cs_opt *o, const char *arg, void *d
     return cs_opts_each(cmd, opt, arg, 256, strategy_item, &c);
 }
 
+int cs_opt_zero(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    static const cs_strategy stage[] = {CS_STRAT_DDP, CS_STRAT_ZERO1, CS_STRAT_FSDP_SHARD_GRAD_OP,
+                                        CS_STRAT_FSDP_FULL_SHARD};
+    char opt[64];
+    int z;
+    snprintf(opt, sizeof opt, "--%s", o->name);
+    if (cs_cli_int(cmd, opt, arg, 0, 3, &z)) return CS_EXIT_USAGE;
+    *(cs_cli_strategies *)dst = (cs_cli_strategies){1, {stage[z]}};
+    return 0;
+}
+
 int cs_opt_refuse(const char *cmd, const cs_opt *o, const char *arg, void *dst)
 {
     (void)arg, (void)dst;
@@ -314,6 +421,18 @@ int cs_opts_each(const char *cmd, const char *opt, const char *list, size_t maxl
     return rc;
 }
 
+/* ---- warnings ------------------------------------------------------------------------ */
+
+void cs_cli_warn_des(const char *cmd, const cs_cluster *c, int engine)
+{
+    if (engine == CS_ENGINE_DES || (c->n_overrides == 0 && c->n_stragglers == 0)) return;
+    fprintf(stderr,
+            "collsim %s: warning: the cluster's des: section (%d link override%s, %d "
+            "straggler%s) is ignored by the closed form; --engine des prices it\n",
+            cmd, c->n_overrides, c->n_overrides == 1 ? "" : "s", c->n_stragglers,
+            c->n_stragglers == 1 ? "" : "s");
+}
+
 /* ---- help ---------------------------------------------------------------------------- */
 
 void cs_opts_presets(FILE *f)
@@ -355,4 +474,24 @@ void cs_cli_knobs_apply(const cs_cli_knobs *k, cs_training *t)
     if (k->attention >= 0) t->flash_attention = k->attention > 0;
     if (k->attention >= 2) t->attention_kernel = (cs_attn_kernel)(k->attention - 2);
     if (k->engine >= 0) t->collective_engine = (cs_engine_kind)k->engine;
+    if (k->optimizer >= 0) t->optimizer = (cs_optimizer)k->optimizer;
+}
+
+int cs_cli_knobs_batch(const char *cmd, const cs_cli_knobs *k, int ranks, cs_training *t)
+{
+    if (!k->global_batch) return 0;
+    long per_step = (long)t->micro_batch * ranks;
+    if (k->global_batch % per_step)
+        return cs_cli_usage(cmd,
+                            "--global-batch %d is no whole multiple of micro-batch %d x %d ranks "
+                            "(= %ld)",
+                            k->global_batch, t->micro_batch, ranks, per_step);
+    int ga = (int)(k->global_batch / per_step);
+    if (k->grad_accum && k->grad_accum != ga)
+        return cs_cli_usage(cmd,
+                            "--grad-accum %d disagrees with --global-batch %d (micro-batch %d x "
+                            "%d ranks x grad-accum %d)",
+                            k->grad_accum, k->global_batch, t->micro_batch, ranks, ga);
+    t->grad_accum = ga;
+    return 0;
 }

@@ -37,17 +37,33 @@ typedef struct cs_opt cs_opt;
 /* Parses arg (NULL for a flag) into dst, the row's field. */
 typedef int (*cs_opt_fn)(const char *cmd, const cs_opt *o, const char *arg, void *dst);
 
+/* Another spelling of a choice's value (PyTorch's FULL_SHARD,
+ * DeepSpeed's zero3); a table of them ends with a NULL name. */
+typedef struct cs_alias {
+    const char *name;
+    int v;
+} cs_alias;
+
 /* A kind of named value: count values 0..count-1 with their names;
- * parse (NULL: the names, exactly) may accept other spellings. */
+ * parse (NULL: the names, exactly) may accept other spellings. With
+ * aliases, a value that is not parsed exactly is matched against the
+ * names and the aliases loosely: case, '-' and '_' ignored. A value
+ * refused gets a did-you-mean from the names and aliases (the nearest
+ * by edit distance, or one equal but for case). */
 typedef struct cs_choice {
     int count;
     const char *(*name)(int v);
     int (*parse)(const char *s, int *v); /* 0 or CS_EINVAL */
+    const cs_alias *aliases;             /* NULL: none */
 } cs_choice;
 
 extern const cs_choice cs_choice_op, cs_choice_algo, cs_choice_proto, cs_choice_engine,
     cs_choice_dtype, cs_choice_dtype_nccl, cs_choice_format, cs_choice_ckpt, cs_choice_strategy,
-    cs_choice_attention;
+    cs_choice_attention, cs_choice_optimizer;
+
+/* The strategy aliases (PyTorch's ShardingStrategy names, DeepSpeed's
+ * ZeRO stages), for help texts: "FULL_SHARD=fsdp_full_shard, ...". */
+void cs_opts_aliases(char *buf, size_t len, const cs_choice *c);
 
 /* How a bad choice is reported. */
 typedef enum cs_says {
@@ -89,8 +105,12 @@ int cs_opt_int(const char *cmd, const cs_opt *o, const char *arg, void *dst);
 int cs_opt_above(const char *cmd, const cs_opt *o, const char *arg, void *dst);
 int cs_opt_size(const char *cmd, const cs_opt *o, const char *arg, void *dst); /* 4K, 25MiB */
 int cs_opt_choice(const char *cmd, const cs_opt *o, const char *arg, void *dst);
-/* A parameter count (cs_cli_params: 13e9, 7B) into a double. */
+/* A parameter count (cs_cli_params: 13e9, 7B, 70b) into a double. */
 int cs_opt_params(const char *cmd, const cs_opt *o, const char *arg, void *dst);
+/* A DeepSpeed ZeRO stage 0..3 into a cs_cli_strategies of one strategy:
+ * 0 ddp, 1 zero1, 2 fsdp_shard_grad_op, 3 fsdp_full_shard (the stages'
+ * PyTorch equivalents, torch.distributed.fsdp.ShardingStrategy docs). */
+int cs_opt_zero(const char *cmd, const cs_opt *o, const char *arg, void *dst);
 /* S[,S...] into a cs_cli_strategies, replacing what an earlier use gave;
  * an unknown name is refused as a list item (cs_strategy_item), a list of
  * 256 characters or more as too long. */
@@ -118,6 +138,11 @@ int cs_opt_refuse(const char *cmd, const cs_opt *o, const char *arg, void *dst);
     {"micro-batch", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = 1 << 20}
 #define CS_ARG_GRAD_ACCUM(T, f)                                                                    \
     {"grad-accum", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = 1 << 20}
+#define CS_ARG_GLOBAL_BATCH(T, f)                                                                  \
+    {"global-batch", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = 1 << 30}
+#define CS_ARG_OPTIMIZER(T, f)                                                                     \
+    {"optimizer", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_optimizer,         \
+     .says = CS_SAYS_EXPECTS}
 #define CS_ARG_CKPT(T, f)                                                                          \
     {"checkpointing", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_ckpt,          \
      .says = CS_SAYS_EXPECTS}
@@ -163,21 +188,35 @@ void cs_opts_list(char *buf, size_t len, const cs_choice *c);
  * with a newline. Words are separated by single blanks. */
 void cs_opts_wrap(FILE *f, const char *text, int col, int indent, int width);
 
+/* Warns on stderr ("collsim CMD: warning: ...") when c declares DES-only
+ * heterogeneity (des: slow links, stragglers) and engine is not the DES:
+ * the closed form prices a uniform cluster and would ignore them
+ * silently. */
+struct cs_cluster;
+void cs_cli_warn_des(const char *cmd, const struct cs_cluster *c, int engine);
+
 /* The preset cluster names, comma-separated, for help texts. */
 void cs_opts_presets(FILE *f);
 
 /* ---- overrides of a scenario's training ---------------------------------------- */
 
 /* The training knobs a command line sets; -1 (dtype, ckpt, attention,
- * engine) or 0 (micro_batch, grad_accum): not given. */
+ * engine, optimizer) or 0 (micro_batch, grad_accum, global_batch): not
+ * given. global_batch is sequences per optimizer step over all ranks
+ * (PyTorch's / DeepSpeed's train_batch_size): grad_accum is derived. */
 typedef struct cs_cli_knobs {
-    int dtype, micro_batch, grad_accum, ckpt, attention, engine;
+    int dtype, micro_batch, grad_accum, ckpt, attention, engine, optimizer, global_batch;
 } cs_cli_knobs;
 
-#define CS_CLI_KNOBS_UNSET {.dtype = -1, .ckpt = -1, .attention = -1, .engine = -1}
+#define CS_CLI_KNOBS_UNSET                                                                         \
+    {.dtype = -1, .ckpt = -1, .attention = -1, .engine = -1, .optimizer = -1}
 
 /* Sets what k gives on t: a dtype is pure low precision (params,
  * gradients and collectives, no fp32 master weights). */
 void cs_cli_knobs_apply(const cs_cli_knobs *k, cs_training *t);
+/* With a --global-batch, sets t->grad_accum = global / (micro_batch x
+ * ranks); refused (exit code, message printed) when that is no whole
+ * number >= 1 or an explicit --grad-accum disagrees. 0 otherwise. */
+int cs_cli_knobs_batch(const char *cmd, const cs_cli_knobs *k, int ranks, cs_training *t);
 
 #endif

@@ -34,7 +34,9 @@
  *                      --trace` (sim/train/iteration.c) with one process per rank
  * and a summary on stdout: iteration time, compute-stream busy time,
  * exposed communication (sim/train/iteration.h's definition) and peak memory,
- * next to the schedule's no-contention prediction.
+ * next to the schedule's no-contention prediction, as written and scaled
+ * to the work executed (predicted_s x scale per task). Progress lines go
+ * to stderr every --progress seconds (a long replay is never silent).
  */
 #include <math.h>
 #include <stdio.h>
@@ -52,7 +54,7 @@ static void help(FILE *f)
     fprintf(f,
             "Usage: collsim-hw replay SCHEDULE.json [--backend mpi|nccl] [-o PREFIX] [--iters N]\n"
             "         [--warmup N] [--flops-scale F] [--bytes-scale F] [--algo A] [--proto P]\n"
-            "         [-g GPUS] [--timeout S]\n"
+            "         [-g GPUS] [--timeout S] [--progress S]\n"
             "\n"
             "Executes a training iteration written by `collsim simulate --emit-schedule FILE`:\n"
             "compute tasks as GEMMs of the task's FLOPs, memory tasks as copies, collectives on\n"
@@ -60,8 +62,8 @@ static void help(FILE *f)
             "\n"
             "  --backend B       mpi (default) or nccl\n"
             "  -o PREFIX         writes PREFIX.csv (per task: id,name,stream,kind,predicted_s,\n"
-            "                    measured_s,start_s,end_s,scale) and PREFIX.trace.json (default\n"
-            "                    PREFIX: replay)\n"
+            "                    measured_s,start_s,end_s,scale,predicted_scaled_s) and\n"
+            "                    PREFIX.trace.json (default PREFIX: replay)\n"
             "  --iters N         measured iterations, the median one is reported (default 3);\n"
             "                    --warmup N (default 1)\n"
             "  --flops-scale F   multiply every compute task's FLOPs (default: nccl 1, mpi 1e-4)\n"
@@ -69,6 +71,15 @@ static void help(FILE *f)
             "  --algo/--proto    force one algorithm/protocol for every collective (see bench)\n"
             "  -g GPUS           GPUs driven by this process (nccl backend)\n"
             "  --timeout S       give up on an iteration after S seconds (default 300)\n"
+            "  --progress S      a progress line on stderr (iteration, its time, elapsed) at\n"
+            "                    most every S seconds (default 2: short replays print none;\n"
+            "                    0: every iteration); --quiet: none\n"
+            "\n"
+            "The summary shows the schedule's prediction twice: as the simulator made it, and\n"
+            "scaled to the work this run executed (each task's predicted_s x its scale:\n"
+            "compute time in proportion to FLOPs, copies and collectives taken as\n"
+            "bandwidth-bound), the one to compare with the measurement under --flops-scale or\n"
+            "--bytes-scale.\n"
             "\n"
             "Exit status: 0 ok, 1 output not written / schedule not readable, 2 bad usage or\n"
             "schedule, 4 library failure, 5 timeout, 77 backend unavailable.\n");
@@ -79,16 +90,18 @@ static int write_csv(const cs_hw_schedule *s, const double *start, const double 
                      const double *scale, const char *path, cs_diag *d)
 {
     cs_buf b = {0};
-    cs_buf_printf(&b, "id,name,stream,kind,predicted_s,measured_s,start_s,end_s,scale\n");
+    cs_buf_printf(&b, "id,name,stream,kind,predicted_s,measured_s,start_s,end_s,scale,"
+                      "predicted_scaled_s\n");
     for (size_t i = 0; i < s->n; i++) {
         const cs_hw_stask *t = &s->tasks[i];
         char name[64];
         cs_hw_csv_safe(name, sizeof name, t->name);
-        cs_buf_printf(&b, "%d,%s,%s,%s,%.9e,%.9e,%.9e,%.9e,%g\n", t->id, name,
+        cs_buf_printf(&b, "%d,%s,%s,%s,%.9e,%.9e,%.9e,%.9e,%g,%.9e\n", t->id, name,
                       cs_stream_name(t->stream),
                       t->kind == CS_TASK_COMPUTE ? "compute"
                       : t->kind == CS_TASK_MEMORY ? "memory" : "collective",
-                      t->predicted_s, end[i] - start[i], start[i], end[i], scale[i]);
+                      t->predicted_s, end[i] - start[i], start[i], end[i], scale[i],
+                      t->predicted_s * scale[i]);
     }
     int rc = cs_buf_write(&b, path, d);
     cs_buf_free(&b);
@@ -173,6 +186,7 @@ static const cs_hw_command command = {
 
 typedef struct replay_args {
     double fscale, bscale; /* --flops-scale (< 0: the backend's), --bytes-scale */
+    double progress_s;     /* --progress: seconds between progress lines */
 } replay_args;
 
 /* The checks of replay's options, the backend's among them: 0 or an exit code. */
@@ -267,7 +281,21 @@ typedef struct replay_times {
     double peak_bytes;
 } replay_times;
 
-static int replay_iterations(cs_hw_session *s, const replay_plan *p, replay_times *t)
+/* A progress line on stderr (process 0, not --quiet) after iteration it
+ * (0-based, warmups first) when progress_s have passed since the last. */
+static void progress(const cs_hw_session *s, const replay_args *a, int it, double iter_s,
+                     double t0, double *last)
+{
+    double now = cs_hw_now_s();
+    if (s->info.proc != 0 || s->cfg.quiet || now - *last < a->progress_s) return;
+    *last = now;
+    int n = s->warmup + s->iters;
+    fprintf(stderr, "collsim-hw replay: iteration %d of %d%s done in %.3f s, %.1f s elapsed\n",
+            it + 1, n, it < s->warmup ? " (warmup)" : "", iter_s, now - t0);
+}
+
+static int replay_iterations(cs_hw_session *s, const replay_args *a, const replay_plan *p,
+                             replay_times *t)
 {
     int iters = s->iters, warmup = s->warmup;
     size_t nall = t->nall = (size_t)s->info.nranks * p->plan.n;
@@ -277,13 +305,16 @@ static int replay_iterations(cs_hw_session *s, const replay_plan *p, replay_time
     t->all_start = cs_xcalloc((size_t)iters, sizeof *t->all_start);
     t->all_end = cs_xcalloc((size_t)iters, sizeof *t->all_end);
     int rc = 0;
+    double t0 = cs_hw_now_s(), last = t0;
     for (int it = 0; it < warmup + iters && !rc; it++) {
         char what[96];
         snprintf(what, sizeof what, "replay iteration %d", it + 1);
         cs_hw_rresult res = {t->start, t->end, 0};
+        double it0 = cs_hw_now_s();
         cs_hw_session_guard(s, what);
         rc = s->b->replay_run(s->ctx, &p->plan, &res);
         cs_hw_watchdog_disarm();
+        if (!rc) progress(s, a, it, cs_hw_now_s() - it0, t0, &last);
         if (rc || it < warmup) continue;
         if (res.peak_bytes > t->peak_bytes) t->peak_bytes = res.peak_bytes;
         double t_end = 0;
@@ -315,34 +346,51 @@ static void free_times(replay_times *t, int iters)
 
 /* The summary on stdout: iteration times (it_s: min, median, max), the
  * median iteration (start, end) next to the schedule's prediction. */
-static void print_summary(const cs_hw_session *s, const cs_hw_schedule *sc, const replay_args *a,
-                          const replay_times *t, const double it_s[3], const double *start,
-                          const double *end, const char *csv_path, const char *trace_path)
+/* The schedule's no-contention prediction, each task's predicted_s x
+ * scale[i] (scale NULL: as written): out = iteration, compute busy,
+ * exposed communication. */
+static void predict(const cs_hw_schedule *sc, const double *scale, double out[3])
 {
+    cs_hw_schedule w = *sc;
+    w.tasks = cs_xmalloc(sc->n * sizeof *w.tasks);
+    memcpy(w.tasks, sc->tasks, sc->n * sizeof *w.tasks);
+    for (size_t i = 0; scale && i < sc->n; i++) w.tasks[i].predicted_s *= scale[i];
     double *ps = cs_xmalloc(sc->n * sizeof *ps), *pe = cs_xmalloc(sc->n * sizeof *pe);
-    double pred_iter = cs_hw_schedule_predict(sc, ps, pe);
-    double pred_exposed = cs_hw_exposed_comm_s(sc, ps, pe);
-    double pred_busy = compute_busy_s(sc, ps, pe);
+    out[0] = cs_hw_schedule_predict(&w, ps, pe);
+    out[1] = compute_busy_s(&w, ps, pe);
+    out[2] = cs_hw_exposed_comm_s(&w, ps, pe);
     free(ps);
     free(pe);
+    free(w.tasks);
+}
+
+static void print_summary(const cs_hw_session *s, const cs_hw_schedule *sc, const replay_args *a,
+                          const replay_times *t, const double it_s[3], const double *start,
+                          const double *end, const double *scale, const char *csv_path,
+                          const char *trace_path)
+{
+    double pred[3], scaled[3]; /* iteration, compute busy, exposed */
+    predict(sc, NULL, pred);
+    predict(sc, scale, scaled);
     const cs_hw_info *info = &s->info;
     printf("# collsim-hw replay: %s, %zu tasks, %d ranks (%d processes x %d), backend %s "
            "(%s), host %s, device %s\n", s->operand, sc->n, info->nranks, info->nprocs,
            info->local_ranks, s->b->name, info->library, info->host, info->device);
     printf("# work scale: FLOPs x %g, bytes x %g; median of %d iterations (%d warmup); "
            "rank 0's timeline\n", a->fscale, a->bscale, s->iters, s->warmup);
-    printf("  %-34s %14s %14s\n", "", "measured", "predicted");
-    printf("  %-34s %14.6f %14.6f\n", "iteration time (s)", it_s[1], pred_iter);
-    printf("  %-34s %14.6f %14s\n", "iteration time, fastest (s)", it_s[0], "-");
-    printf("  %-34s %14.6f %14s\n", "iteration time, slowest (s)", it_s[2], "-");
-    printf("  %-34s %14.6f %14.6f\n", "compute stream busy (s)", compute_busy_s(sc, start, end),
-           pred_busy);
-    printf("  %-34s %14.6f %14.6f\n", "exposed communication (s)",
-           cs_hw_exposed_comm_s(sc, start, end), pred_exposed);
+    printf("  %-34s %14s %14s %14s\n", "", "measured", "pred. scaled", "predicted");
+    printf("  %-34s %14.6f %14.6f %14.6f\n", "iteration time (s)", it_s[1], scaled[0], pred[0]);
+    printf("  %-34s %14.6f %14s %14s\n", "iteration time, fastest (s)", it_s[0], "-", "-");
+    printf("  %-34s %14.6f %14s %14s\n", "iteration time, slowest (s)", it_s[2], "-", "-");
+    printf("  %-34s %14.6f %14.6f %14.6f\n", "compute stream busy (s)",
+           compute_busy_s(sc, start, end), scaled[1], pred[1]);
+    printf("  %-34s %14.6f %14.6f %14.6f\n", "exposed communication (s)",
+           cs_hw_exposed_comm_s(sc, start, end), scaled[2], pred[2]);
     char peak[64];
     snprintf(peak, sizeof peak, "peak %s memory (GiB)", s->b->peak_memory);
-    printf("  %-34s %14.3f %14s\n", peak, t->peak_bytes / (1 << 30), "-");
-    printf("# predicted: the schedule's predicted_s per task, no contention, unscaled\n");
+    printf("  %-34s %14.3f %14s %14s\n", peak, t->peak_bytes / (1 << 30), "-", "-");
+    printf("# predicted: the schedule's predicted_s per task, no contention; pred. scaled: each "
+           "x its work scale (FLOPs x %g, bytes x %g)\n", a->fscale, a->bscale);
     printf("# wrote %s and %s\n", csv_path, trace_path);
     fflush(stdout);
 }
@@ -374,7 +422,7 @@ static int replay_report(const cs_hw_session *s, const cs_hw_schedule *sc, const
         fprintf(stderr, "collsim-hw: %s\n", m);
         rc = CS_EIO;
     } else {
-        print_summary(s, sc, a, t, it_s, start, end, csv_path, trace_path);
+        print_summary(s, sc, a, t, it_s, start, end, p->scale, csv_path, trace_path);
     }
     free(csv_path);
     free(trace_path);
@@ -390,7 +438,7 @@ static int replay_execute(cs_hw_session *s, const cs_hw_schedule *sc, const repl
     int rc = s->b->replay_setup(s->ctx, &p.plan);
     cs_hw_watchdog_disarm();
     replay_times t = {0};
-    if (!rc) rc = replay_iterations(s, &p, &t);
+    if (!rc) rc = replay_iterations(s, a, &p, &t);
     if (!rc && s->info.proc == 0) rc = replay_report(s, sc, a, &p, &t);
     free_times(&t, s->iters);
     free(p.rt);
@@ -403,10 +451,11 @@ static int replay_execute(cs_hw_session *s, const cs_hw_schedule *sc, const repl
 
 int cs_hw_cmd_replay(int argc, char **argv)
 {
-    replay_args a = {.fscale = -1, .bscale = 1};
+    replay_args a = {.fscale = -1, .bscale = 1, .progress_s = 2};
     const cs_hw_opt opts[] = {
         {"flops-scale", 0, CS_HW_ARG_DOUBLE, &a.fscale, 1e-12, 1e3, NULL},
         {"bytes-scale", 0, CS_HW_ARG_DOUBLE, &a.bscale, 1e-12, 1e3, NULL},
+        {"progress", 0, CS_HW_ARG_DOUBLE, &a.progress_s, 0, 1e6, NULL},
     };
     cs_hw_session s;
     if (cs_hw_session_args(&s, &command, argc, argv, opts, sizeof opts / sizeof opts[0]))

@@ -104,6 +104,87 @@ if command -v python3 >/dev/null 2>&1; then
 else
     echo "note: python3 not found; JSON validity not checked"
 fi
+# every JSON output names its format and version (docs/json-output.md)
+if command -v python3 >/dev/null 2>&1; then
+    expect_ok jv-memory memory --format json
+    expect_ok jv-simulate simulate --model gpt2-124m --ranks 8 --format json
+    expect_ok jv-plan plan --model gpt2-124m --ranks 8 --format json
+    expect_ok jv-crossover crossover --ranks 8 --params 1e8:1e9:2 --format json
+    expect_ok jv-compare compare --cluster dgx-h100 --nccl-tests tests/data/nccl-tests-allreduce-2node-srun.log --format json
+    for k in collective:json memory:jv-memory simulate:jv-simulate plan:jv-plan crossover:jv-crossover compare:jv-compare; do
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[2])); assert list(d)[:2] == ["format", "version"] and d["format"] == "collsim-" + sys.argv[1] and d["version"] == 1, list(d)[:2]' \
+            "${k%%:*}" "$TMP/${k#*:}.out" 2>"$TMP/jv.err" || fail "json ${k%%:*}: no format/version first: $(tail -n 1 "$TMP/jv.err")"
+    done
+fi
+
+# ---- the table is nccl-tests' -------------------------------------------------------
+# 13 fields a row (size count type redop root, then time algbw busbw #wrong twice),
+# the header of nccl-tests >= 2.10, the footer; our own nccl-tests reader reads it
+# back and `compare` finds it predicts itself (0.0 % error).
+expect_ok nt-table collective --op all_gather --ranks 16 --min 1K --max 1G --factor 32
+awk '!/^#/ { n++; if (NF != 13 || $9 != "N/A" || $13 != "N/A" || $6 != $10 || $8 != $12) bad = 1 }
+    END { exit !(n == 5 && !bad) }' "$TMP/nt-table.out" || fail "collective table: rows are not nccl-tests' 13 fields"
+grep -q '^#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong $' \
+    "$TMP/nt-table.out" || fail "collective table: not nccl-tests' header"
+grep -q '^#  *out-of-place  *in-place' "$TMP/nt-table.out" || fail "collective table: no out-of-place/in-place line"
+grep -q '^# Avg bus bandwidth    : [0-9.]* $' "$TMP/nt-table.out" || fail "collective table: no Avg bus bandwidth line"
+cp "$TMP/nt-table.out" "$TMP/nt-ag.log"
+expect_ok nt-readback compare --cluster dgx-h100 --nccl-tests "$TMP/nt-ag.log" --format csv
+awk -F, 'NR > 1 { n++; if ($3 != 16 || $8 + 0 > 0.05 || $8 + 0 < -0.05) bad = 1 } END { exit !(n == 5 && !bad) }' \
+    "$TMP/nt-readback.out" || fail "collective table: not read back as 5 rows of 16 ranks at 0 % error: $(head -3 "$TMP/nt-readback.out")"
+# a broadcast (busbw = algbw: only the "#  Rank" lines tell the ranks) on 2 uneven nodes
+expect_ok nt-bcast collective --cluster dgx-a100 --ranks 12 --nodes 2 --op broadcast --min 1K --max 1M --factor 32
+[ "$(grep -c '^#  Rank [ 0-9]* Group  0 Pid      0 on      node[01] device' "$TMP/nt-bcast.out")" -eq 12 ] ||
+    fail "collective table: not 12 nccl-tests rank lines"
+cp "$TMP/nt-bcast.out" "$TMP/nt-bc.log"
+expect_ok nt-bc-back compare --cluster dgx-a100 --nccl-tests "$TMP/nt-bc.log" --format csv
+awk -F, 'NR > 1 { n++; if ($3 != 12 || $4 != 2 || $8 + 0 > 0.05 || $8 + 0 < -0.05) bad = 1 } END { exit !(n == 3 && !bad) }' \
+    "$TMP/nt-bc-back.out" || fail "collective table: broadcast not read back as 12 ranks on 2 nodes: $(head -3 "$TMP/nt-bc-back.out")"
+expect_ok nt-big collective --ranks 4096 --op all_reduce --bytes 1M
+grep -q '^#  (4096 ranks on 512 nodes, 8 per node: not listed one by one)$' "$TMP/nt-big.out" ||
+    fail "collective table: 4096 ranks listed one by one"
+
+# ---- the trace: a process per strategy, no overlapping slices on a track -----------
+expect_ok trace2 simulate --model gpt2-124m --ranks 8 --strategy fsdp_full_shard,ddp --trace "$TMP/t2.json"
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$TMP/t2.json" <<'PY' 2>"$TMP/trace.err" || fail "trace: $(tail -n 1 "$TMP/trace.err")"
+import json, sys
+from decimal import Decimal
+d = json.load(open(sys.argv[1]), parse_float=Decimal)
+assert d["otherData"] == {"format": "collsim-trace", "version": 1}, d.get("otherData")
+names = {e["pid"]: e["args"]["name"] for e in d["traceEvents"] if e.get("name") == "process_name"}
+assert names == {0: "fsdp_full_shard: rank 0 of 8", 1: "ddp: rank 0 of 8"}, names
+tracks = {}
+for e in d["traceEvents"]:
+    if e["ph"] == "X":
+        tracks.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["dur"], e["name"]))
+assert len({p for p, _ in tracks}) == 2
+for k, ev in tracks.items():
+    ev.sort()
+    for a, b in zip(ev, ev[1:]):
+        assert a[0] + a[1] <= b[0], ("overlap on track", k, a, b)
+PY
+fi
+expect_usage sched2 simulate --model gpt2-124m --ranks 8 --strategy fsdp_full_shard,ddp --emit-schedule "$TMP/s2.json"
+
+# crossover: --optimizer sgd needs less memory than adamw; aliases in --strategies
+expect_ok xo-sgd crossover --ranks 8 --params 1e9:1e10:2 --strategies ddp,zero3 --optimizer sgd --format csv
+expect_ok xo-adamw crossover --ranks 8 --params 1e9:1e10:2 --strategies ddp,fsdp_full_shard --format csv
+paste -d, "$TMP/xo-sgd.out" "$TMP/xo-adamw.out" | awk -F, 'NR > 1 { n++; if ($1 != $14 || $9 + 0 >= $22 + 0) bad = 1 }
+    END { exit !(n == 4 && !bad) }' || fail "crossover: --optimizer sgd does not lower peak memory, or zero3 is not fsdp_full_shard"
+
+# ---- des: heterogeneity is priced by the DES only: the closed form says it ignores it
+{ cat configs/clusters/dgx-h100.yaml; printf 'des:\n  stragglers:\n    - {rank: 3, slowdown: 2}\n'; } >"$TMP/strag.yaml"
+for c in "collective --op all_reduce --bytes 1M" "simulate --model gpt2-124m --ranks 8" "plan --model gpt2-124m --ranks 8"; do
+    n=${c%% *}
+    checks=$((checks + 1))
+    # shellcheck disable=SC2086
+    run "warn-$n" $c --cluster "$TMP/strag.yaml"
+    [ "$rc" -eq 0 ] || fail "warn-$n: exit $rc"
+    grep -q "collsim $n: warning: the cluster's des: section (0 link overrides, 1 straggler) is ignored by the closed form" \
+        "$TMP/warn-$n.err" || fail "warn-$n: no des warning: $(head -c 300 "$TMP/warn-$n.err")"
+done
+expect_ok warn-des collective --op all_reduce --bytes 1M --cluster "$TMP/strag.yaml" --engine des
 
 # ---- usage errors: exit 2, stderr only ---------------------------------------------
 
@@ -254,7 +335,7 @@ case "$rec" in
     *) fail "plan: no recommended strategy in '$(grep '^recommended' "$TMP/plan.out")'" ;;
 esac
 # the row marked as recommended is that strategy and fits
-awk -v s="$rec" '/<- recommended/ { n++; if ($1 != s || $5 != "yes") bad = 1 }
+awk -v s="$rec" '/<- recommended/ { n++; if ($1 != s || $6 != "yes") bad = 1 }
     END { exit !(n == 1 && !bad) }' "$TMP/plan.out" || fail "plan: the recommended row is not one fitting $rec row"
 awk '/^  peak memory/ { if ($3 + 0 > $6 + 0) bad = 1; n++ } END { exit !(n == 1 && !bad) }' \
     "$TMP/plan.out" || fail "plan: recommended peak memory exceeds capacity"
@@ -291,7 +372,36 @@ for x in rows:
                                                       and t["fsdp_full_shard"] is not None)
 PY
 fi
-expect_usage plan-no-scenario plan
+# plan takes simulate's options without a scenario file, and searches
+# checkpointing: without --checkpointing both none and full rows appear,
+# with it only that mode; --strategy / --zero restrict the search
+expect_ok plan-options plan --cluster dgx-a100 --nodes 2 --model gpt3-1.3b
+grep -q '^# collsim plan: gpt3-1.3b .* on dgx-a100, 16 ranks on 2 nodes' "$TMP/plan-options.out" ||
+    fail "plan options: not gpt3-1.3b on 2 dgx-a100 nodes: $(head -1 "$TMP/plan-options.out")"
+for ck in none full; do
+    grep -q "^fsdp_full_shard  *$ck " "$TMP/plan-options.out" || fail "plan options: no $ck checkpointing row"
+done
+expect_ok plan-fixed plan --model gpt3-1.3b --ranks 8 --checkpointing full --zero 3 --global-batch 32
+awk '/^[a-z_0-9]+ +(none|selective|full) +[0-9]/ { n++; if ($1 != "fsdp_full_shard" || $2 != "full") bad = 1 }
+    END { exit !(n > 0 && !bad) }' "$TMP/plan-fixed.out" || fail "plan fixed: rows other than fsdp_full_shard/full"
+grep -q '^# global batch 32 sequences = micro_batch 1 x grad_accum 4 x 8 ranks' "$TMP/plan-fixed.out" ||
+    fail "plan fixed: --global-batch 32 not micro_batch 1 x grad_accum 4: $(sed -n 2p "$TMP/plan-fixed.out")"
+expect_usage plan-bad-global plan --ranks 8 --global-batch 12
+# built-in scenarios by name, with a did-you-mean for a near miss
+expect_ok sim-named simulate gpt3-13b-fsdp-64 --format csv
+expect_ok sim-file simulate configs/scenarios/gpt3-13b-fsdp-64.yaml --format csv
+cmp -s "$TMP/sim-named.out" "$TMP/sim-file.out" || fail "simulate: built-in scenario differs from its file"
+expect_usage sim-named-typo simulate gpt3-13b-fsdp-46
+grep -q "did you mean 'gpt3-13b-fsdp-64'" "$TMP/sim-named-typo.err" || fail "scenario typo: no did-you-mean: $(cat "$TMP/sim-named-typo.err")"
+# --seq-len changes the model; --global-batch sets grad_accum (tokens/s per GPU
+# agree with the explicit grad_accum), aliases name the same strategies
+expect_ok sim-seq simulate --model gpt3-1.3b --ranks 8 --seq-len 1024 --strategy FULL_SHARD --micro-batch 2 --global-batch 64 --format csv
+expect_ok sim-seq-ref simulate --model gpt3-1.3b --ranks 8 --seq-len 1024 --strategy fsdp_full_shard --micro-batch 2 --grad-accum 4 --format csv
+cmp -s "$TMP/sim-seq.out" "$TMP/sim-seq-ref.out" || fail "simulate: --global-batch/alias differ from --grad-accum/name"
+expect_ok sim-seq-2k simulate --model gpt3-1.3b --ranks 8 --seq-len 2048 --strategy fsdp_full_shard --micro-batch 2 --grad-accum 4 --format csv
+cmp -s "$TMP/sim-seq.out" "$TMP/sim-seq-2k.out" && fail "simulate: --seq-len 1024 changed nothing"
+expect_usage sim-zero3-typo simulate --strategy zero33
+grep -q "did you mean 'zero3'" "$TMP/sim-zero3-typo.err" || fail "strategy typo: no did-you-mean: $(cat "$TMP/sim-zero3-typo.err")"
 expect_usage plan-bad-format plan "$PLAN_SCEN" --format csv
 expect_usage plan-bad-scenario plan "$TMP/bad-scen.yaml" -o "$TMP/never-plan.txt"
 grep -q 'bad-scen.yaml:5:' "$TMP/plan-bad-scenario.err" || fail "plan bad scenario: no file:line in '$(cat "$TMP/plan-bad-scenario.err")'"

@@ -16,6 +16,8 @@ if [ $# -lt 1 ]; then
 fi
 C=$1
 UPDATE=${2:-}
+# calibrated YAML carries a date: pinned, not the checkout's file times
+export SOURCE_DATE_EPOCH=1767225600
 G=tests/golden
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-golden.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT INT TERM

@@ -167,7 +167,7 @@ START_TEST(comments_follow_their_keys)
     ck_assert_str_eq(b.data + b.len - tl, "# the tail\n");
     /* every schema key is written, defaults included */
     CS_ASSERT_CONTAINS(b.data, "\n  oversubscription: 1\n");
-    CS_ASSERT_CONTAINS(b.data, "\n  chunk: {ll: 32768, ll128: 614400, simple: 524288}\n");
+    CS_ASSERT_CONTAINS(b.data, "\n  chunk: {ll: 32KiB, ll128: 600KiB, simple: 512KiB}\n");
     CS_ASSERT_CONTAINS(b.data, "\n  efficiency: {ring: 1, tree: 1, nvls: 1}\n");
     /* NCCL's default latencies are not repeated */
     CS_ASSERT_LACKS(b.data, "nvlink:");
@@ -200,6 +200,27 @@ START_TEST(changed_values_get_the_note)
     /* the unchanged keep theirs */
     CS_ASSERT_CONTAINS(b.data, "  bandwidth: 450GB/s\n");
     CS_ASSERT_CONTAINS(b.data, "# a slow NIC");
+    cs_buf_free(&b);
+}
+END_TEST
+
+/* A changed number is written in the unit the source spelled it in
+ * (400Gbps stays in Gbps, 80GiB in GiB, 3.35TB/s in TB/s), exactly; the
+ * source's unit is only a preference: a key the source did not write gets
+ * the shortest plain text (sizes in GiB/MiB/KiB when whole). */
+START_TEST(changed_values_keep_the_source_unit)
+{
+    cs_cluster back, c = cs_test_cluster_yaml("src.yaml", SRC);
+    c.inter.nic_bw_Bps = 410e9 / 8;
+    c.gpu.memory_bytes = 81.0 * 1073741824.0;
+    c.gpu.hbm_Bps = 3.0e12;
+    cs_buf b = {0};
+    write_and_reload(&c, SRC, NULL, &b, &back);
+    expect_same(&c, &back, "units", b.data);
+    CS_ASSERT_CONTAINS(b.data, "  nic_bandwidth: 410Gbps\n");
+    CS_ASSERT_CONTAINS(b.data, "  memory: 81GiB\n");
+    CS_ASSERT_CONTAINS(b.data, "  hbm_bandwidth: 3TB/s\n");
+    CS_ASSERT_LACKS(b.data, "51250000000"); /* not in plain bytes */
     cs_buf_free(&b);
 }
 END_TEST
@@ -289,6 +310,7 @@ int main(void)
     tcase_add_test(tc, presets_and_validation_clusters_round_trip);
     tcase_add_test(tc, comments_follow_their_keys);
     tcase_add_test(tc, changed_values_get_the_note);
+    tcase_add_test(tc, changed_values_keep_the_source_unit);
     tcase_add_test(tc, exact_values_and_quoted_strings);
     tcase_add_test(tc, diff_names_the_key);
     tcase_add_test(tc, every_algorithm_flag_is_a_key);

@@ -49,7 +49,7 @@ START_TEST(error_bad_values)
     ERR_FREE(cs_test_replace(BASE, "compute_capability: 90", "compute_capability: 60"), 6, 23,
              "'compute_capability' must be an integer in 70..120, got 60");
     ERR_FREE(cs_test_replace(BASE, "memory: 80GiB", "memory: 80Gib"), 5, 11,
-             "'memory': expected a size such as 8, 4K, 25MiB or 8G, got '80Gib'");
+             "'memory': expected a size such as 8, 4K, 25MiB, 8G or 80GB, got '80Gib'");
     ERR_FREE(cs_test_replace(BASE, "memory: 80GiB", "memory: 0"), 5, 11,
              "'memory' must be a size > 0, got 0");
     ERR_FREE(cs_test_replace(BASE, "bandwidth: 450GB/s", "bandwidth: 450GB"), 11, 14,

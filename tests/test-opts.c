@@ -32,6 +32,7 @@ typedef struct args {
     int flag, count, op, algo, engine, fmt, dtype, ckpt, attention;
     double factor, size, params;
     cs_cli_strategies strategies;
+    int optimizer, global_batch;
 } args;
 
 static const int two_dtypes[] = {CS_DTYPE_FP16, CS_DTYPE_FP32, CS_OPT_END};
@@ -53,6 +54,9 @@ static const cs_opt rows[] = {
     {"params", .parse = cs_opt_params, AT(params)},
     CS_ARG_ATTENTION(args, attention),
     {"strategy", .parse = cs_opt_strategies, AT(strategies)},
+    {"zero", .parse = cs_opt_zero, AT(strategies)},
+    CS_ARG_OPTIMIZER(args, optimizer),
+    CS_ARG_GLOBAL_BATCH(args, global_batch),
     CS_ARG_OUTPUT(args, out),
 };
 #undef AT
@@ -75,7 +79,7 @@ static int parse_line(const char *line, args *a, int *next, char **err)
     for (char *s = strtok(buf, " "); s && argc < 31; s = strtok(NULL, " ")) argv[argc++] = s;
     argv[argc] = NULL;
     *a = (args){.op = -1, .algo = -1, .engine = -1, .fmt = -1, .dtype = -1, .ckpt = -1,
-                .attention = -1};
+                .attention = -1, .optimizer = -1};
     fflush(stderr);
     FILE *tmp = tmpfile();
     ck_assert_ptr_nonnull(tmp);
@@ -174,7 +178,9 @@ START_TEST(training_kinds)
     ck_assert(refuses("--params 0", "--params expects a count > 0 such as 13e9 or 7B, got '0'", 1));
     ck_assert(refuses("--params 7X", "--params expects a count > 0 such as 13e9 or 7B, got '7X'", 1));
     ck_assert(refuses("--attention Flash",
-                      "--attention expects flash, flash2, flash1 or standard, got 'Flash'", 1));
+                      "--attention expects flash, flash2, flash1 or standard, got 'Flash' (did you "
+                      "mean 'flash'?)",
+                      1));
     /* a named kernel: fused, and that kernel */
     rc = parse_line("--attention flash1", &a, &next, &err);
     ck_assert_int_eq(rc, -1);
@@ -182,11 +188,12 @@ START_TEST(training_kinds)
     ck_assert_int_eq(a.attention, 2 + CS_ATTN_FLASH1);
     char names[256], want[400];
     cs_opts_names(names, sizeof names, &cs_choice_strategy, NULL, 0);
-    snprintf(want, sizeof want, "unknown strategy 'fsdp' (expected %s)", names);
-    ck_assert(refuses("--strategy ddp,fsdp", want, 1));
+    snprintf(want, sizeof want, "unknown strategy 'fsdq' (did you mean 'fsdp'? expected %s)",
+             names);
+    ck_assert(refuses("--strategy ddp,fsdq", want, 1));
     /* an unknown name after the kept ones is still refused */
-    ck_assert(refuses("--strategy ddp,ddp,ddp,ddp,ddp,ddp,ddp,nope",
-                      "unknown strategy 'nope' (expected ddp, zero1, fsdp_no_shard, "
+    ck_assert(refuses("--strategy ddp,ddp,ddp,ddp,ddp,ddp,ddp,xxxxxxxxxx",
+                      "unknown strategy 'xxxxxxxxxx' (expected ddp, zero1, fsdp_no_shard, "
                       "fsdp_shard_grad_op, fsdp_full_shard or fsdp_hybrid_shard)",
                       1));
     char longer[300];
@@ -198,22 +205,106 @@ START_TEST(training_kinds)
 }
 END_TEST
 
+/* PyTorch's and DeepSpeed's spellings, loosely (case, '-', '_'), --zero
+ * stages, lower-case parameter suffixes, optimizers; refusals suggest. */
+START_TEST(aliases)
+{
+    args a;
+    int next;
+    char *err;
+    int rc = parse_line("--strategy FULL_SHARD,zero2,ZeRO-1,shard-grad-op,NO_SHARD,hybrid_shard,"
+                        "Zero0,DDP --params 70b --optimizer AdamW",
+                        &a, &next, &err);
+    ck_assert_int_eq(rc, -1);
+    ck_assert_str_eq(err, "");
+    free(err);
+    static const cs_strategy want[] = {CS_STRAT_FSDP_FULL_SHARD, CS_STRAT_FSDP_SHARD_GRAD_OP,
+                                       CS_STRAT_ZERO1, CS_STRAT_FSDP_SHARD_GRAD_OP,
+                                       CS_STRAT_FSDP_NO_SHARD, CS_STRAT_FSDP_HYBRID_SHARD};
+    ck_assert_int_eq(a.strategies.n, CS_STRAT_COUNT);
+    for (size_t i = 0; i < N(want); i++) ck_assert_int_eq(a.strategies.v[i], want[i]);
+    ck_assert_double_eq(a.params, 70e9);
+    ck_assert_int_eq(a.optimizer, CS_OPT_ADAMW);
+    for (int z = 0; z <= 3; z++) {
+        static const cs_strategy stage[] = {CS_STRAT_DDP, CS_STRAT_ZERO1,
+                                            CS_STRAT_FSDP_SHARD_GRAD_OP, CS_STRAT_FSDP_FULL_SHARD};
+        char line[64];
+        snprintf(line, sizeof line, "--strategy ddp,zero1 --zero %d --global-batch 512", z);
+        ck_assert_int_eq(parse_line(line, &a, &next, &err), -1);
+        free(err);
+        ck_assert_int_eq(a.strategies.n, 1);
+        ck_assert_int_eq(a.strategies.v[0], stage[z]);
+        ck_assert_int_eq(a.global_batch, 512);
+    }
+    ck_assert(refuses("--zero 4", "--zero expects an integer in 0..3, got '4'", 0));
+    char names[256], msg[400];
+    cs_opts_names(names, sizeof names, &cs_choice_strategy, NULL, 0);
+    snprintf(msg, sizeof msg, "unknown strategy 'FULL_SHRD' (did you mean 'FULL_SHARD'? expected %s)",
+             names);
+    ck_assert(refuses("--strategy FULL_SHRD", msg, 1));
+    ck_assert(refuses("--optimizer adamm",
+                      "--optimizer expects adam, adamw, sgd_momentum or sgd, got 'adamm' (did you "
+                      "mean 'adam'?)",
+                      1));
+    ck_assert(refuses("--params 7q", "--params expects a count > 0 such as 13e9 or 7B, got '7q'", 1));
+    /* the exact names stay exact where no aliases are declared */
+    ck_assert(refuses("--engine Des", "--engine expects analytic or des, got 'Des' (did you mean "
+                                      "'des'?)",
+                      1));
+    char buf[512];
+    cs_opts_aliases(buf, sizeof buf, &cs_choice_strategy);
+    ck_assert_ptr_nonnull(strstr(buf, "zero3=fsdp_full_shard"));
+    ck_assert_ptr_nonnull(strstr(buf, "SHARD_GRAD_OP=fsdp_shard_grad_op"));
+}
+END_TEST
+
+/* --global-batch derives grad_accum; a remainder or a disagreeing
+ * --grad-accum is refused. */
+START_TEST(global_batch)
+{
+    cs_training t;
+    cs_training_defaults(&t, CS_STRAT_DDP);
+    t.micro_batch = 2;
+    cs_cli_knobs k = CS_CLI_KNOBS_UNSET;
+    k.global_batch = 256;
+    ck_assert_int_eq(cs_cli_knobs_batch("test", &k, 16, &t), 0);
+    ck_assert_int_eq(t.grad_accum, 8);
+    k.grad_accum = 8;
+    ck_assert_int_eq(cs_cli_knobs_batch("test", &k, 16, &t), 0);
+    freopen("/dev/null", "w", stderr);
+    k.grad_accum = 4;
+    ck_assert_int_eq(cs_cli_knobs_batch("test", &k, 16, &t), CS_EXIT_USAGE);
+    k.grad_accum = 0;
+    k.global_batch = 100;
+    ck_assert_int_eq(cs_cli_knobs_batch("test", &k, 16, &t), CS_EXIT_USAGE);
+    k.global_batch = 0;
+    t.grad_accum = 3;
+    ck_assert_int_eq(cs_cli_knobs_batch("test", &k, 16, &t), 0);
+    ck_assert_int_eq(t.grad_accum, 3); /* not given: untouched */
+    k = (cs_cli_knobs)CS_CLI_KNOBS_UNSET;
+    k.optimizer = CS_OPT_SGD;
+    cs_cli_knobs_apply(&k, &t);
+    ck_assert_int_eq(t.optimizer, CS_OPT_SGD);
+}
+END_TEST
+
 START_TEST(messages)
 {
     ck_assert(refuses("--count 0", "--count expects an integer in 1..10, got '0'", 0));
     ck_assert(refuses("--count 11", "--count expects an integer in 1..10, got '11'", 0));
     ck_assert(refuses("--count 3x", "--count expects an integer in 1..10, got '3x'", 0));
     ck_assert(refuses("--op all_reduse",
-                      "unknown --op 'all_reduse' (expected all_reduce, all_gather, "
+                      "unknown --op 'all_reduse' (did you mean 'all_reduce'? expected all_reduce, "
+                      "all_gather, "
                       "reduce_scatter, broadcast or reduce)",
                       1));
-    ck_assert(refuses("--algo ringg", "unknown --algo 'ringg' (expected auto, ring, tree or nvls)", 1));
-    ck_assert(refuses("--engine DES", "--engine expects analytic or des, got 'DES'", 1));
+    ck_assert(refuses("--algo ringg", "unknown --algo 'ringg' (did you mean 'ring'? expected auto, ring, tree or nvls)", 1));
+    ck_assert(refuses("--engine DES", "--engine expects analytic or des, got 'DES' (did you mean 'des'?)", 1));
     ck_assert(refuses("--format yaml", "unknown --format 'yaml' (expected table, csv or json)", 1));
     /* a subset, in its own order, under nccl-tests' names; other dtypes refused */
     ck_assert(refuses("--dtype bf16", "unknown --dtype 'bf16' (expected half or float)", 1));
     ck_assert(refuses("--checkpointing Full",
-                      "--checkpointing expects none, selective or full, got 'Full'", 1));
+                      "--checkpointing expects none, selective or full, got 'Full' (did you mean 'full'?)", 1));
     ck_assert(refuses("--factor 1", "--factor expects a number > 1, got '1'", 1));
     ck_assert(refuses("--factor nan", "--factor expects a number > 1, got 'nan'", 1));
     ck_assert(refuses("--bogus", "unknown option '--bogus'", 1));
@@ -430,6 +521,8 @@ static Suite *suite(void)
     tcase_add_test(tc, names);
     tcase_add_test(tc, lists);
     tcase_add_test(tc, knobs);
+    tcase_add_test(tc, aliases);
+    tcase_add_test(tc, global_batch);
     tcase_add_test(tc, ranks_limit_is_the_schema_s);
     suite_add_tcase(s, tc);
     return s;

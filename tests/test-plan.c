@@ -49,7 +49,8 @@ static fixture *fixture_new(void)
 static void plan_of(const fixture *f, cs_plan *p)
 {
     cs_diag d;
-    ck_assert_msg(cs_plan_run(&f->model, &f->training, &f->topo, p, &d) == 0, "%s", d.message);
+    cs_plan_space sp = {.ckpts = 1u << f->training.checkpointing}; /* the reference's */
+    ck_assert_msg(cs_plan_run(&f->model, &f->training, &f->topo, &sp, p, &d) == 0, "%s", d.message);
 }
 
 /* evaluate's iteration of strategy s at micro_batch mb, grad_accum ga. */
@@ -217,6 +218,48 @@ START_TEST(the_rule_check)
 }
 END_TEST
 
+/* The default space varies checkpointing: none and full (selective only
+ * without fused attention); where no configuration fits without
+ * recomputation (llama2-13b's activations at micro-batch 1 on 8 ranks of
+ * ddp do not fit, full checkpointing does for some strategy) the
+ * recommendation recomputes; a strategies mask restricts the search. */
+START_TEST(checkpointing_is_searched)
+{
+    fixture *f = fixture_new();
+    cs_diag d;
+    ck_assert_msg(cs_model_load("llama2-13b", &f->model, &d) == 0, "%s", d.message);
+    f->model.seq_len = 16384;
+    ck_assert(cs_model_derive(&f->model, &d) == 0);
+    f->training.micro_batch = 1;
+    f->training.grad_accum = 1;
+    cs_plan p;
+    ck_assert_msg(cs_plan_run(&f->model, &f->training, &f->topo, NULL, &p, &d) == 0, "%s", d.message);
+    int seen[CS_CKPT_COUNT] = {0};
+    for (size_t i = 0; i < p.ncfgs; i++) seen[p.cfgs[i].checkpointing]++;
+    ck_assert_int_gt(seen[CS_CKPT_NONE], 0);
+    ck_assert_int_gt(seen[CS_CKPT_FULL], 0);
+    ck_assert_int_eq(seen[CS_CKPT_SELECTIVE], 0); /* flash attention: never better than none */
+    ck_assert_ptr_nonnull(p.best);
+    ck_assert_int_eq(p.best->checkpointing, CS_CKPT_FULL);
+    /* and nothing without recomputation fits: that is why */
+    for (size_t i = 0; i < p.ncfgs; i++)
+        if (p.cfgs[i].checkpointing == CS_CKPT_NONE) ck_assert(!p.cfgs[i].fits);
+    cs_plan_free(&p);
+    /* selective is searched where attention is not fused */
+    f->training.flash_attention = 0;
+    cs_plan_space sp = {.strategies = 1u << CS_STRAT_FSDP_FULL_SHARD};
+    ck_assert(cs_plan_run(&f->model, &f->training, &f->topo, &sp, &p, &d) == 0);
+    memset(seen, 0, sizeof seen);
+    for (size_t i = 0; i < p.ncfgs; i++) {
+        ck_assert_int_eq(p.cfgs[i].strategy, CS_STRAT_FSDP_FULL_SHARD);
+        seen[p.cfgs[i].checkpointing]++;
+    }
+    ck_assert_int_gt(seen[CS_CKPT_SELECTIVE], 0);
+    cs_plan_free(&p);
+    free(f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("plan");
@@ -225,6 +268,7 @@ static Suite *suite(void)
     tcase_add_test(tc, configurations_are_evaluate_s);
     tcase_add_test(tc, a_configuration_that_does_not_apply);
     tcase_add_test(tc, the_rule_check);
+    tcase_add_test(tc, checkpointing_is_searched);
     suite_add_tcase(s, tc);
     return s;
 }

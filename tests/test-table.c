@@ -368,16 +368,17 @@ END_TEST
 START_TEST(collective_header)
 {
     cs_buf b = {0};
-    cs_report_collective(&b, CS_FORMAT_CSV, "t", NULL, 0);
+    cs_report_collective(&b, CS_FORMAT_CSV, "t", NULL, NULL, 0);
     const char *h = cs_report_collective_csv_header();
     ck_assert_str_eq(h, "op,algo,proto,engine,ranks,size_bytes,count,dtype,time_us,algbw_GBps,"
                         "busbw_GBps");
     ck_assert_uint_eq(b.len, strlen(h) + 1);
     ck_assert(!strncmp(b.data, h, strlen(h)) && b.data[b.len - 1] == '\n');
     cs_buf_free(&b);
-    cs_report_collective(&b, CS_FORMAT_JSON, "a \"t\"", NULL, 0);
+    cs_report_collective(&b, CS_FORMAT_JSON, "a \"t\"", NULL, NULL, 0);
     cs_buf_printf(&b, "%s", "");
-    ck_assert_str_eq(b.data, "{\n  \"title\": \"a \\\"t\\\"\",\n  \"rows\": [\n  ]\n}\n");
+    ck_assert_str_eq(b.data, "{\n  \"format\": \"collsim-collective\", \"version\": 1,\n"
+                             "  \"title\": \"a \\\"t\\\"\",\n  \"rows\": [\n  ]\n}\n");
     cs_buf_free(&b);
 }
 END_TEST
@@ -447,7 +448,8 @@ START_TEST(sweep_report)
     cs_buf_free(&b);
     cs_sweep_report(&b, CS_FORMAT_JSON, &spec, pts, 0, c + 1, 1);
     cs_buf_printf(&b, "%s", "");
-    ck_assert_str_eq(b.data, "{\n  \"title\": \"collsim crossover: c1 (G, 80 GiB), P 1B..10B (2 "
+    ck_assert_str_eq(b.data, "{\n  \"format\": \"collsim-crossover\", \"version\": 1,\n"
+                             "  \"title\": \"collsim crossover: c1 (G, 80 GiB), P 1B..10B (2 "
                              "points, log), micro-batch 1, grad-accum 1, fp32\",\n"
                              "  \"cluster\": \"c1\",\n  \"points\": [\n  ],\n"
                              "  \"crossings\": [\n    {\"ranks\": 16, \"strategy_a\": \"ddp\", "

@@ -39,7 +39,7 @@ static void expect_reject(parse_fn fn, const char *s, const char *expect_text, i
 #define OK(fn, s, want)  expect_value(fn, s, want, __LINE__)
 #define BAD(fn, s, text) expect_reject(fn, s, text, __LINE__)
 
-#define SIZE_EXPECT "expected a size such as 8, 4K, 25MiB or 8G"
+#define SIZE_EXPECT "expected a size such as 8, 4K, 25MiB, 8G or 80GB"
 #define RATE_EXPECT "expected a rate such as 400Gbps, 50GB/s or 25GiB/s"
 #define TIME_EXPECT "expected a time such as 500ns, 3us, 1.5ms or 2s"
 
@@ -51,14 +51,16 @@ START_TEST(size_forms)
     OK(cs_units_parse_size, "4K", 4 * KiB);
     OK(cs_units_parse_size, "4k", 4 * KiB);
     OK(cs_units_parse_size, "4KiB", 4 * KiB);
-    OK(cs_units_parse_size, "4KB", 4 * KiB);
-    OK(cs_units_parse_size, "4kB", 4 * KiB);
+    OK(cs_units_parse_size, "4KB", 4e3); /* decimal: B after the prefix */
+    OK(cs_units_parse_size, "4kB", 4e3);
     OK(cs_units_parse_size, "25MiB", 25 * MiB);
     OK(cs_units_parse_size, "25M", 25 * MiB);
-    OK(cs_units_parse_size, "25MB", 25 * MiB);
+    OK(cs_units_parse_size, "25MB", 25e6);
     OK(cs_units_parse_size, "8G", 8 * GiB);
     OK(cs_units_parse_size, "8GiB", 8 * GiB);
-    OK(cs_units_parse_size, "8GB", 8 * GiB); /* binary, like nccl-tests */
+    OK(cs_units_parse_size, "8GB", 8e9); /* decimal, as 8GB/s is */
+    OK(cs_units_parse_size, "80GB", 80e9);
+    OK(cs_units_parse_size, "1TB", 1e12);
     OK(cs_units_parse_size, "1T", TiB);
     OK(cs_units_parse_size, "2TiB", 2 * TiB);
     OK(cs_units_parse_size, "1.5GiB", 1.5 * GiB);

@@ -169,10 +169,18 @@ expect_rc badshapes 2 && { grep -q "no column 'm'" "$TMP/badshapes.err" || fail 
 # --- replay --------------------------------------------------------------------
 "$COLLSIM" simulate --model gpt2-124m --ranks 2 --cluster cpu-local --strategy fsdp_full_shard \
     --emit-schedule "$TMP/sched.json" >/dev/null || fail "collsim simulate --emit-schedule failed"
-run replay 2 replay "$TMP/sched.json" --backend mpi -o "$TMP/rp" --bytes-scale 0.05 --iters 2
+run replay 2 replay "$TMP/sched.json" --backend mpi -o "$TMP/rp" --bytes-scale 0.05 --iters 2 --progress 0
 if expect_rc replay 0; then
-    head -n 1 "$TMP/rp.csv" | grep -qx 'id,name,stream,kind,predicted_s,measured_s,start_s,end_s,scale' \
+    head -n 1 "$TMP/rp.csv" | grep -qx 'id,name,stream,kind,predicted_s,measured_s,start_s,end_s,scale,predicted_scaled_s' \
         || fail "replay: CSV header"
+    # --progress 0: one line per iteration (1 warmup + 2), from process 0 only
+    [ "$(grep -c '^collsim-hw replay: iteration [1-3] of 3' "$TMP/replay.err")" -eq 3 ] ||
+        fail "replay: progress lines: $(head -c 400 "$TMP/replay.err")"
+    # the scaled prediction: bytes x 0.05, FLOPs x the backend's 1e-4, below the unscaled one
+    awk '/^  iteration time \(s\)/ { if (!($4 + 0 > 0 && $5 + 0 > 0 && $5 + 0 < $6 + 0)) bad = 1; n++ } END { exit !(n == 1 && !bad) }' \
+        "$TMP/replay.out" || fail "replay: no scaled prediction below the unscaled one: $(grep 'iteration time (s)' "$TMP/replay.out")"
+    grep -q '^# predicted: .*pred. scaled: each x its work scale (FLOPs x 0.0001, bytes x 0.05)' "$TMP/replay.out" ||
+        fail "replay: the scales are not named"
     "$PY" - "$TMP/sched.json" "$TMP/rp.csv" "$TMP/rp.trace.json" <<'EOF' || fail "replay: outputs"
 import csv, json, sys
 sched = json.load(open(sys.argv[1]))
@@ -184,6 +192,8 @@ for r in rows:
     t = ids[int(r["id"])]
     assert r["name"] == t["name"] and r["kind"] == t["kind"] and r["stream"] == t["stream"], r
     assert abs(float(r["predicted_s"]) - t["predicted_s"]) <= 1e-6 * t["predicted_s"] + 1e-15, r
+    assert abs(float(r["predicted_scaled_s"]) - float(r["predicted_s"]) * float(r["scale"])) \
+        <= 1e-6 * float(r["predicted_s"]) + 1e-15, r
     s, e, m = float(r["start_s"]), float(r["end_s"]), float(r["measured_s"])
     assert 0 <= s <= e and abs(e - s - m) < 1e-9, r
     for d in t["deps"]:

@@ -7,7 +7,9 @@
  * than strtod's: [+] digits [. digits] [e|E [+|-] digits] (a leading "."
  * is allowed), so "0x10", "inf", "nan" and "1,5" are rejected with a
  * message rather than half-parsed. Conventions follow units.h:
- *   - sizes are binary for every prefix (nccl-tests -b/-e semantics);
+ *   - sizes: "iB" after a prefix is binary (GiB = 2^30), "B" after it is
+ *     decimal (GB = 1e9), as in the SI/IEC convention and in rates; a bare
+ *     prefix letter (8G, 4K) is binary, as nccl-tests -b/-e read it;
  *   - rates in bits ("Gbps", "Gb/s") and bytes ("GB/s", "GBps") are
  *     decimal, "GiB/s" is binary; a bare number is bytes per second;
  *   - times take ns, us (also the micro sign), ms and s; a bare number
@@ -29,7 +31,7 @@
 #include "base/error.h"
 
 /* What each parser promises, repeated in every error message. */
-#define EXPECT_SIZE   "a size such as 8, 4K, 25MiB or 8G"
+#define EXPECT_SIZE   "a size such as 8, 4K, 25MiB, 8G or 80GB"
 #define EXPECT_RATE   "a rate such as 400Gbps, 50GB/s or 25GiB/s"
 #define EXPECT_TIME   "a time such as 500ns, 3us, 1.5ms or 2s"
 #define EXPECT_NUMBER "a non-negative number such as 0.5 or 13e9"
@@ -141,17 +143,17 @@ int cs_units_parse_size(const char *s, double *bytes, char *err, size_t errlen)
     parsed u;
     int rc = split(s, &u, err, errlen, EXPECT_SIZE);
     if (rc) return rc;
-    /* "", "B", or prefix followed by "", "B" or "iB": all binary. */
+    /* "", "B"; a prefix alone or with "iB": binary; with "B": decimal. */
     double mult = 0.0;
     if (u.unit_len == 0 || unit_is(&u, "B")) {
         mult = 1.0;
-    } else {
-        double m = prefix_mult(u.unit[0], 1);
+    } else if (prefix_mult(u.unit[0], 1) > 0.0) {
         const char *rest = u.unit + 1;
         size_t rlen = u.unit_len - 1;
-        if (m > 0.0 && (rlen == 0 || (rlen == 1 && rest[0] == 'B') ||
-                        (rlen == 2 && rest[0] == 'i' && rest[1] == 'B')))
-            mult = m;
+        if (rlen == 0 || (rlen == 2 && rest[0] == 'i' && rest[1] == 'B'))
+            mult = prefix_mult(u.unit[0], 1);
+        else if (rlen == 1 && rest[0] == 'B')
+            mult = prefix_mult(u.unit[0], 0);
     }
     if (mult == 0.0) return bad_unit(&u, err, errlen, EXPECT_SIZE, s);
     double v = u.value * mult;
@@ -223,6 +225,14 @@ int cs_units_parse_number(const char *s, double *v, char *err, size_t errlen)
     if (u.unit_len) return fail(err, errlen, EXPECT_NUMBER, s, "trailing characters");
     *v = u.value;
     return 0;
+}
+
+const char *cs_units_help(void)
+{
+    return "Units: sizes 25MiB, 8GiB are binary (2^20, 2^30), 25MB, 80GB decimal (1e6, 1e9);\n"
+           "a bare prefix (4K, 8G) is binary, as nccl-tests -b/-e. Rates 400Gbps (bits),\n"
+           "50GB/s (decimal), 25GiB/s (binary). Times 500ns, 3us, 1.5ms, 2s. Outputs print\n"
+           "binary sizes as GiB/MiB and bandwidths as GB/s (1e9 B/s, as nccl-tests).\n";
 }
 
 /* Prints x in the largest unit it reaches (after rounding to 2 decimals). */

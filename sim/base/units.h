@@ -2,11 +2,13 @@
 /*
  * units.h - parsing and formatting of sizes, rates and times.
  *
- * Conventions (the ones nccl-tests uses, so numbers line up with its logs):
- *   sizes  "8", "4K", "4KiB", "25MiB", "8G"  -> bytes; K/M/G/T (with or
- *          without "iB"/"B") are BINARY (1K = 1024), as nccl-tests -b/-e.
- *          "kB", "MB", "GB", "TB" (capital B after a decimal prefix) are also
- *          binary for sizes, matching nccl-tests; write e.g. 25e6 for decimal.
+ * Conventions (SI / IEC 80000-13, the same for sizes and rates; a bare
+ * prefix letter as nccl-tests reads it):
+ *   sizes  "8", "4KiB", "25MiB", "8GiB" -> bytes, BINARY (1KiB = 1024);
+ *          "4kB", "25MB", "80GB", "1TB" -> DECIMAL (1GB = 1e9);
+ *          "4K", "25M", "8G", "1T" (a prefix letter alone) -> binary, as
+ *          nccl-tests -b/-e (and its logs' byte counts, which are plain
+ *          numbers) have it.
  *   rates  "400Gbps", "400Gb/s" (bits, decimal: 1G = 1e9), "50GB/s", "50GBps"
  *          (bytes, decimal: GB/s = 1e9 B/s as nccl-tests busbw), "50GiB/s"
  *          (bytes, binary), "TB/s". Plain numbers are bytes per second.
@@ -26,6 +28,10 @@ int cs_units_parse_rate(const char *s, double *bytes_per_s, char *err, size_t er
 int cs_units_parse_time(const char *s, double *seconds, char *err, size_t errlen);
 /* A plain non-negative number, allowing exponent forms such as 13e9. */
 int cs_units_parse_number(const char *s, double *v, char *err, size_t errlen);
+
+/* The conventions above in one paragraph for --help texts (static
+ * storage; lines of at most 78 characters, each ending in a newline). */
+const char *cs_units_help(void);
 
 /* Formatting into buf: "1.5GiB", "400Gbps"-style human strings. */
 void cs_units_format_size(double bytes, char *buf, size_t len);

@@ -451,8 +451,9 @@ static const struct unit {
     double mult; /* value in this unit = value x mult */
 } units[] = {
     {CS_YF_RATE, "GB/s", 1e-9}, {CS_YF_TIME, "us", 1e6}, {CS_YF_TIME, "ns", 1e9},
-    {CS_YF_TIME, "ms", 1e3},
-};
+    {CS_YF_TIME, "ms", 1e3}, /* sizes binary first: GPU memories, NCCL buffers */
+    {CS_YF_SIZE, "GiB", 1.0 / 1073741824.0}, {CS_YF_SIZE, "MiB", 1.0 / 1048576.0},
+    {CS_YF_SIZE, "KiB", 1.0 / 1024.0}, {CS_YF_SIZE, "GB", 1e-9}, {CS_YF_SIZE, "MB", 1e-6}};
 
 /* The shortest exact text of the number v of kind k. */
 static void number_text(cs_yfield_kind k, double v, double scale, char *buf, size_t len)
@@ -461,8 +462,9 @@ static void number_text(cs_yfield_kind k, double v, double scale, char *buf, siz
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         const struct unit *u = &units[i];
         if (u->kind == k && !shortest(k, v, u->mult, scale, u->name, c, sizeof c) &&
-            (!best[0] || strlen(c) < strlen(best)))
-            snprintf(best, sizeof best, "%s", c);
+            (!best[0] || strlen(c) < strlen(best) ||
+             (strlen(c) == strlen(best) && !strchr(c, '.') && strchr(best, '.'))))
+            snprintf(best, sizeof best, "%s", c); /* shorter; as long: whole (512KiB, not 0.5MiB) */
     }
     if ((!best[0] || strlen(best) > 12) && !shortest(k, v, 1, scale, "", c, sizeof c) &&
         (!best[0] || strlen(c) < strlen(best)))
@@ -511,12 +513,35 @@ int cs__yw_same_value(const cs_yfield *f, const void *a, const void *b)
     }
 }
 
+/* v (x scale) in the unit the source spelled its value in ("400Gbps":
+ * Gbps, "80GiB": GiB), exactly, into buf; -1 when the source has no unit
+ * there or no text in that unit reads back as v. */
+static int in_source_unit(const cs_yfield *f, const char *src, double v, double scale, char *buf,
+                          size_t len)
+{
+    const char *u = src; /* past the number; an 'e' is the exponent's only if digits follow */
+    while (*u && (isdigit((unsigned char)*u) || strchr("+-.eE", *u))) u++;
+    while (u > src && (u[-1] == 'e' || u[-1] == 'E')) u--;
+    if (!*u || u == src || strlen(u) > 8) return -1;
+    char one[16];
+    double unit_value;
+    snprintf(one, sizeof one, "1%s", u);
+    if (read_back(f->kind, one, &unit_value) || !(unit_value > 0)) return -1;
+    return shortest(f->kind, v, 1.0 / unit_value, scale, u, buf, len);
+}
+
 void cs__yw_field(cs__yw *w, const cs_yfield *f, const char *key, const void *p, const void *bp,
                   double scale)
 {
     int changed = bp && !cs__yw_same_value(f, p, bp);
     char buf[256], src[256];
-    const char *text = changed ? NULL : cs__yw_source(w, key, src, sizeof src);
+    const char *spelt = cs__yw_source(w, key, src, sizeof src);
+    const char *text = changed ? NULL : spelt;
+    double v;
+    if (!text && spelt && (f->kind == CS_YF_SIZE || f->kind == CS_YF_RATE || f->kind == CS_YF_TIME)) {
+        memcpy(&v, p, sizeof v); /* a changed number: in the input's unit if it had one */
+        if (!in_source_unit(f, spelt, v, scale, buf, sizeof buf)) text = buf;
+    }
     if (!text) {
         cs__yw_value(f, p, scale, buf, sizeof buf);
         text = buf;

@@ -202,7 +202,7 @@ static void compare_datasets(cs_table *t, const cs_meas_set *m, const cs_calib_c
 void cs_calib_compare_report(cs_buf *b, cs_format f, int summary_only, const char *cluster_name,
                              const cs_meas_set *m, const cs_calib_compare *cmp)
 {
-    cs_doc *doc = cs_doc_new();
+    cs_doc *doc = cs_doc_new_as("compare");
     cs_doc_note(doc, "# collsim compare: cluster %s, %zu rows in %zu datasets\n", cluster_name,
                 m->n, m->ndatasets);
     str_field(doc, cluster_col, cluster_name);
@@ -387,7 +387,7 @@ static void fit_rows(cs_doc *doc, const cs_calib_result *r, const cs_meas_set *m
 
 void cs_calib_report(cs_buf *b, cs_format f, const cs_calib_result *r, const cs_meas_set *m)
 {
-    cs_doc *doc = cs_doc_new();
+    cs_doc *doc = cs_doc_new_as("calibrate");
     fit_summary(doc, r);
     fit_params(doc, r);
     fit_datasets(doc, r, m);

@@ -22,6 +22,7 @@
 
 static const cs_col cfg_cols[] = {
     CS_COL_STR("strategy"),
+    CS_COL_STR("checkpointing"),
     CS_COL_INT("micro_batch"),
     CS_COL_INT("grad_accum"),
     CS_COL_BOOL("batch_kept"),
@@ -45,6 +46,7 @@ static const cs_col cfg_cols[] = {
 
 static const cs_col cfg_view[] = {
     {.name = "strategy", .kind = CS_CELL_STR, .width = 20, .flags = CS_COL_LEFT},
+    {.name = "ckpt", .of = "checkpointing", .kind = CS_CELL_STR, .width = 9, .flags = CS_COL_LEFT},
     {.name = "micro", .of = "micro_batch", .kind = CS_CELL_INT, .width = 5},
     {.name = "accum", .of = "grad_accum", .kind = CS_CELL_INT, .width = 5},
     CS_VIEW_NUM("peak GiB", "peak_gib", "%.2f", 9, NULL),
@@ -61,6 +63,7 @@ static void cfg_row(cs_table *t, const cs_plan_cfg *c, const char *mark)
 {
     cs_table_row(t);
     cs_table_str(t, cs_strategy_name(c->strategy));
+    cs_table_str(t, cs_ckpt_name(c->checkpointing));
     cs_table_int(t, c->micro_batch);
     cs_table_int(t, c->grad_accum);
     cs_table_bool(t, c->batch_kept);
@@ -105,7 +108,7 @@ enum {
 };
 static const cs_col fields[F_COUNT] = {
     [F_TITLE] = CS_COL_STR("title"),
-    [F_SCENARIO] = CS_COL_STR("scenario"),
+    [F_SCENARIO] = {.name = "scenario", .kind = CS_CELL_STR, .flags = CS_COL_NULL},
     [F_CLUSTER] = CS_COL_STR("cluster"),
     [F_MODEL] = CS_COL_STR("model"),
     [F_PARAMS] = CS_COL_NUM("params", "%.0f"),
@@ -261,8 +264,9 @@ static void recommendation_notes(cs_doc *doc, const cs_plan *p)
                          "model\n");
         return;
     }
-    cs_doc_note(doc, "recommended: %s, micro_batch %d, grad_accum %d\n",
-                cs_strategy_name(c->strategy), c->micro_batch, c->grad_accum);
+    cs_doc_note(doc, "recommended: %s, micro_batch %d, grad_accum %d, checkpointing %s\n",
+                cs_strategy_name(c->strategy), c->micro_batch, c->grad_accum,
+                cs_ckpt_name(c->checkpointing));
     cs_doc_note(doc, "  tokens/s              %.0f (all GPUs), %.1f model TFLOPS per GPU\n",
                 c->tokens_per_s, c->tflops_per_gpu);
     cs_doc_note(doc, "  MFU                   %.1f %%\n", 100 * c->mfu);
@@ -274,9 +278,10 @@ static void recommendation_notes(cs_doc *doc, const cs_plan *p)
                 c->peak_bytes / GIB, c->capacity_bytes / GIB,
                 100 * c->peak_bytes / c->capacity_bytes);
     if (r)
-        cs_doc_note(doc, "  runner-up             %s, micro_batch %d, grad_accum %d: "
+        cs_doc_note(doc, "  runner-up             %s, micro_batch %d, grad_accum %d, checkpointing %s: "
                          "%.0f tokens/s, %.2f %% slower%s\n",
-                    cs_strategy_name(r->strategy), r->micro_batch, r->grad_accum, r->tokens_per_s,
+                    cs_strategy_name(r->strategy), r->micro_batch, r->grad_accum,
+                    cs_ckpt_name(r->checkpointing), r->tokens_per_s,
                     p->runner_slower_pct,
                     p->runner_as_fast ? " (as fast: the recommendation needs less memory)" : "");
     else
@@ -354,11 +359,13 @@ static void head(cs_doc *doc, const char *scenario, const cs_plan *p)
     snprintf(title, sizeof title, "collsim plan: %s (%.3g params) on %s, %d ranks on %d nodes",
              p->model->name, p->model->params, topo->cluster.name, topo->ranks, topo->nodes);
     cs_doc_note(doc, "# %s\n# global batch %d sequences = micro_batch %d x grad_accum %d x %d ranks "
-                     "(scenario %s)\n\n",
+                     "(%s%s)\n\n",
                 title, p->seqs_per_rank * topo->ranks, p->training->micro_batch,
-                p->training->grad_accum, topo->ranks, scenario);
+                p->training->grad_accum, topo->ranks, scenario ? "scenario " : "no scenario",
+                scenario ? scenario : "");
     member_str(doc, F_TITLE, title);
-    member_str(doc, F_SCENARIO, scenario);
+    if (scenario) member_str(doc, F_SCENARIO, scenario);
+    else member(doc, F_SCENARIO); /* null */
     member_str(doc, F_CLUSTER, topo->cluster.name);
     member_str(doc, F_MODEL, p->model->name);
     cs_table_num(member(doc, F_PARAMS), p->model->params);
@@ -375,7 +382,7 @@ static void head(cs_doc *doc, const char *scenario, const cs_plan *p)
 
 void cs_plan_report(cs_buf *b, cs_format f, const char *scenario, const cs_plan *p)
 {
-    cs_doc *doc = cs_doc_new();
+    cs_doc *doc = cs_doc_new_as("plan");
     head(doc, scenario, p);
     cs_doc_note(doc, "\n");
     recommendation_notes(doc, p);

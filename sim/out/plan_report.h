@@ -14,7 +14,8 @@
 
 /* For people: a title, the configurations, the recommendation in words,
  * the rule's table and verdict; JSON: the same as members. scenario is the
- * path the plan's inputs came from, named in both. */
+ * path (or built-in name) the plan's inputs came from, named in both;
+ * NULL: none (the options alone; JSON "scenario": null). */
 void cs_plan_report(cs_buf *b, cs_format f, const char *scenario, const cs_plan *p);
 
 #endif

@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * report.c - the collective report on the table type (out/table.h): for
- * people, nccl-tests' table (size, count, type, redop, time, algbw, busbw)
- * with the chosen algorithm and protocol appended, a view of the data
- * columns; for data (CSV, JSON) the columns of COLL_COLUMNS, which are also
- * the CSV header collsim-hw measurements start with.
+ * people, nccl-tests' table exactly as *_perf prints it (notes: the
+ * "# Using devices" rank lines, the out-of-place and in-place groups,
+ * #wrong, the "Avg bus bandwidth" footer), so a parser of nccl-tests logs
+ * reads it (ranks and nodes included), with collsim's
+ * algorithm/protocol choices as comment lines after it; for data (CSV,
+ * JSON) the columns of COLL_COLUMNS, which are also the CSV header
+ * collsim-hw measurements start with.
  */
 #include "out/report.h"
+
+#include <stdio.h>
+#include <string.h>
 
 /* The data columns: name, kind, number format. One list gives both the
  * column table and the CSV header literal. */
@@ -20,26 +26,12 @@
 
 static const cs_col data_cols[] = {
     COLL_COLUMNS(COL_ROW)
-    {.name = "redop", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE}, /* for the view */
 };
 
 const char *cs_report_collective_csv_header(void)
 {
     return COLL_COLUMNS(COL_HEADER) + 1; /* past the first comma */
 }
-
-/* nccl-tests' table, as *_perf prints it: a view of the data columns. */
-static const cs_col view_cols[] = {
-    CS_VIEW_NUM("size", "size_bytes", "%.0f", 12, "(B)"),
-    CS_VIEW_NUM("count", "count", "%.0f", 12, "(elements)"),
-    {.name = "type", .of = "dtype", .kind = CS_CELL_STR, .width = 9, .unit = ""},
-    {.name = "redop", .kind = CS_CELL_STR, .width = 6, .unit = ""},
-    CS_VIEW_NUM("time", "time_us", "%.2f", 11, "(us)"),
-    CS_VIEW_NUM("algbw", "algbw_GBps", "%.2f", 8, "(GB/s)"),
-    CS_VIEW_NUM("busbw", "busbw_GBps", "%.2f", 8, "(GB/s)"),
-    {.name = "algo", .kind = CS_CELL_STR, .width = 5, .sep = "  ", .flags = CS_COL_LEFT},
-    {.name = "proto", .kind = CS_CELL_STR, .width = 6, .flags = CS_COL_LEFT},
-};
 
 static const cs_col title_col[] = {CS_COL_STR("title")};
 
@@ -51,19 +43,109 @@ static const char *redop(cs_op op)
                                                                                          : "none";
 }
 
-void cs_report_collective(cs_buf *b, cs_format f, const char *title, const cs_coll_row *rows,
-                          size_t n)
+/* ---- nccl-tests' text, byte for byte -------------------------------------------
+ * The formats of nccl-tests src/util.cu (NVIDIA/nccl-tests a0b82b2):
+ * writeResultHeader, writeBenchmarkLinePreamble, writeBenchmarkLineBody
+ * with getFloatStr (a value in its width with 2 decimals, else 1, else 0,
+ * else an exponent), writeResultFooter. The simulator has one time per
+ * size: in-place moves the same bytes as out-of-place in NCCL's kernels,
+ * so both column groups carry it, and "#wrong" is "N/A" as nccl-tests
+ * prints it without -c. Averaging busbw over both groups, as nccl-tests
+ * does, gives the mean over sizes. */
+
+static void float_str(double v, int width, char *out)
 {
-    cs_doc *doc = cs_doc_new();
-    cs_doc_note(doc, "# %s\n#\n", title);
+    char buf[64];
+    static const char *const fmts[] = {"%*.2f", "%*.1f", "%*.0f"};
+    for (size_t i = 0; i < N(fmts); i++) {
+        snprintf(buf, sizeof buf, fmts[i], width, v);
+        if ((int)strlen(buf) <= width) {
+            memcpy(out, buf, strlen(buf) + 1);
+            return;
+        }
+    }
+    snprintf(buf, sizeof buf, width >= 7 ? "%*.1e" : "%*.0e", width, v);
+    snprintf(out, (size_t)width + 1, "%s", buf);
+}
+
+/* nccl-tests' writeDeviceReport lines, one per rank (PID and PCI address
+ * zero: nothing ran), or a count above CS_REPORT_RANK_LINES. */
+static void nccl_tests_devices(cs_doc *doc, const cs_topology *t)
+{
+    cs_doc_note(doc, "#\n# Using devices\n");
+    if (t->ranks > CS_REPORT_RANK_LINES) {
+        cs_doc_note(doc, "#  (%d ranks on %d nodes, %d per node: not listed one by one)\n",
+                    t->ranks, t->nodes, t->ppn_max);
+        return;
+    }
+    for (int r = 0; r < t->ranks; r++) {
+        char host[32];
+        snprintf(host, sizeof host, "node%d", cs_topology_node_of(t, r));
+        cs_doc_note(doc, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s\n", r,
+                    0, 0, host, cs_topology_local_of(t, r), 0, 0, 0, t->cluster.gpu.model);
+    }
+}
+
+static void nccl_tests_header(cs_doc *doc)
+{
+    cs_doc_note(doc, "#\n# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
+                     "in-place          \n",
+                "", "", "", "", "");
+    cs_doc_note(doc, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n",
+                "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
+                "time", "algbw", "busbw", "#wrong", 0, "");
+    cs_doc_note(doc, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n",
+                "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+                "(GB/s)", "", 0, "");
+}
+
+static void nccl_tests_row(cs_doc *doc, const cs_coll_row *r)
+{
+    char t[16], alg[16], bus[16], root[16];
+    float_str(r->time_us, 7, t);
+    float_str(r->algbw_GBps, 6, alg);
+    float_str(r->busbw_GBps, 6, bus);
+    snprintf(root, sizeof root, "%6i", r->op == CS_OP_BROADCAST || r->op == CS_OP_REDUCE ? 0 : -1);
+    cs_doc_note(doc, "%12.0f  %12.0f  %8s  %6s  %6s  %7s  %6s  %6s    N/A  %7s  %6s  %6s    N/A\n",
+                r->size_bytes, r->count, cs_dtype_nccl_name(r->dtype), redop(r->op), root, t, alg,
+                bus, t, alg, bus);
+}
+
+/* The footer, then what nccl-tests cannot say: each run of sizes with
+ * the algorithm and protocol collsim chose (NCCL_ALGO / NCCL_PROTO
+ * spelled otherwise, so a reader does not take them as forced). */
+static void nccl_tests_footer(cs_doc *doc, const cs_coll_row *rows, size_t n)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) sum += rows[i].busbw_GBps;
+    const char *prog = n ? cs_op_name(rows[0].op) : "";
+    cs_doc_note(doc, "# %-20s : %d %s\n", "Out of bounds values", 0, "OK");
+    cs_doc_note(doc, "# %-20s : %g %s\n", "Avg bus bandwidth", n ? sum / (double)n : 0.0, "");
+    cs_doc_note(doc, "#\n# Collective test concluded: %s_perf\n", prog);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j + 1 < n && rows[j + 1].algo == rows[i].algo && rows[j + 1].proto == rows[i].proto)
+            j++;
+        cs_doc_note(doc, "# collsim chose %s/%s for %.0f..%.0f B\n", cs_algo_name(rows[i].algo),
+                    cs_proto_name(rows[i].proto), rows[i].size_bytes, rows[j].size_bytes);
+        i = j + 1;
+    }
+}
+
+void cs_report_collective(cs_buf *b, cs_format f, const char *title, const cs_topology *topo,
+                          const cs_coll_row *rows, size_t n)
+{
+    cs_doc *doc = cs_doc_new_as("collective");
+    cs_doc_note(doc, "# %s\n# Collective test starting: %s_perf\n", title,
+                n ? cs_op_name(rows[0].op) : "");
+    if (topo) nccl_tests_devices(doc, topo);
+    nccl_tests_header(doc);
     cs_table *head = cs_doc_table(
         doc, &(cs_table_spec){NULL, title_col, N(title_col), CS_FOR_TREE, CS_TABLE_FIELDS});
     cs_table_row(head);
     cs_table_str(head, title);
     cs_table *data =
         cs_doc_table(doc, &(cs_table_spec){"rows", data_cols, N(data_cols), CS_FOR_DATA, 0});
-    cs_doc_view(doc, data,
-                &(cs_table_spec){NULL, view_cols, N(view_cols), CS_FOR_PEOPLE, CS_TABLE_HASH});
     for (size_t i = 0; i < n; i++) {
         const cs_coll_row *r = &rows[i];
         cs_table_row(data);
@@ -78,8 +160,9 @@ void cs_report_collective(cs_buf *b, cs_format f, const char *title, const cs_co
         cs_table_num(data, r->time_us);
         cs_table_num(data, r->algbw_GBps);
         cs_table_num(data, r->busbw_GBps);
-        cs_table_str(data, redop(r->op));
+        nccl_tests_row(doc, r);
     }
+    nccl_tests_footer(doc, rows, n);
     cs_doc_write(b, doc, f);
     cs_doc_free(doc);
 }

@@ -189,7 +189,7 @@ void cs_sweep_report(cs_buf *b, cs_format f, const cs_sweep_spec *s, const cs_sw
 {
     char title[512];
     make_title(title, sizeof title, s);
-    cs_doc *doc = cs_doc_new();
+    cs_doc *doc = cs_doc_new_as("crossover");
     cs_doc_note(doc, "# %s\n", title);
     field(doc, title_col, title);
     field(doc, cluster_col, s->cluster.name);
@@ -208,7 +208,7 @@ void cs_sweep_report(cs_buf *b, cs_format f, const cs_sweep_spec *s, const cs_sw
 
 void cs_sweep_report_crossings(cs_buf *b, const cs_crossing *c, size_t nc)
 {
-    cs_doc *doc = cs_doc_new();
+    cs_doc *doc = cs_doc_new_as("crossings");
     crossings_table(doc, CS_FOR_FLAT, c, nc);
     cs_doc_write(b, doc, CS_FORMAT_CSV);
     cs_doc_free(doc);

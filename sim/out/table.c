@@ -46,6 +46,19 @@ int cs_format_parse(const char *s, cs_format *out)
 
 cs_doc *cs_doc_new(void) { return cs_xcalloc(1, sizeof(cs_doc)); }
 
+cs_doc *cs_doc_new_as(const char *format)
+{
+    static const cs_col cols[] = {CS_COL_STR("format"), CS_COL_INT("version")};
+    cs_doc *doc = cs_doc_new();
+    cs_table *t = cs_doc_table(doc, &(cs_table_spec){NULL, cols, 2, CS_FOR_TREE, CS_TABLE_FIELDS});
+    char name[64];
+    snprintf(name, sizeof name, "collsim-%s", format);
+    cs_table_row(t);
+    cs_table_str(t, name);
+    cs_table_int(t, CS_JSON_VERSION);
+    return doc;
+}
+
 static void table_free(cs_table *t)
 {
     for (size_t i = 0; i < t->nrows * t->spec.ncols; i++) free(t->cells[i].str);

@@ -117,6 +117,15 @@ typedef struct cs_table cs_table;
 
 /* A new empty document; free it with cs_doc_free. */
 cs_doc *cs_doc_new(void);
+/* The version of every JSON output's layout (docs/json-output.md): raised
+ * when a member is renamed, removed or changes meaning; adding members
+ * keeps it. */
+#define CS_JSON_VERSION 1
+/* A new document whose JSON begins with "format": "collsim-<format>"
+ * (memory, simulate, collective, ...) and "version": CS_JSON_VERSION,
+ * so a reader can tell the outputs apart and refuse a layout it does
+ * not know; other formats do not show them. */
+cs_doc *cs_doc_new_as(const char *format);
 void cs_doc_free(cs_doc *doc);
 /* Appends text for people (a note; consecutive notes join). */
 void cs_doc_note(cs_doc *doc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

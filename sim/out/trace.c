@@ -1,35 +1,96 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trace.c - the Chrome / Perfetto trace of a simulated iteration (Trace
+ * trace.c - the Chrome / Perfetto trace of simulated iterations (Trace
  * Event Format, "X" complete events and "C" counters, times in
- * microseconds): process "rank 0", one thread per stream (tid = the
+ * microseconds): one process per run added (`simulate --strategy a,b`
+ * gives one per strategy), in it one thread per stream (tid = the
  * stream's index), one event per task with its collective's op, size,
  * algorithm and protocol, and the dynamic-memory counter after each
- * change. Deterministic: the same run gives the same bytes.
+ * change; "otherData" names the format and version.
+ *
+ * Times are rounded once, to whole nanoseconds, and printed from those
+ * integers: a slice's end is ts + dur exactly, so consecutive tasks of a
+ * stream (end == next start in the simulation) touch and never overlap
+ * (rounding ts and dur separately made them overlap by 1 ns).
+ *
+ * Ranks: the iteration executor simulates one rank's streams (every rank
+ * runs the same timeline in the model; a DES straggler or slow link
+ * lengthens the collectives, which end together on every rank), so the
+ * trace has one rank per run and says so in the process name; a track per
+ * rank would repeat it. Deterministic: the same runs give the same bytes.
  */
 #include "out/trace.h"
 
-void cs_trace_write(const cs_workload *w, const cs_iteration *it, cs_buf *b)
+#include <math.h>
+#include <stdlib.h>
+
+/* t seconds as whole nanoseconds. */
+static long long ns(double t_s) { return llround(t_s * 1e9); }
+
+/* Prints x nanoseconds as microseconds with 3 decimals, exactly. */
+static void us(cs_buf *b, long long x)
 {
-    cs_buf_printf(b, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
-    cs_buf_printf(b, "  {\"ph\": \"M\", \"pid\": 0, \"name\": \"process_name\", \"args\": {\"name\": \"rank 0\"}}");
-    for (int s = 0; s < CS_STREAM_COUNT; s++)
-        cs_buf_printf(b, ",\n  {\"ph\": \"M\", \"pid\": 0, \"tid\": %d, \"name\": \"thread_name\", "
-                      "\"args\": {\"name\": \"%s stream\"}}", s, cs_stream_name((cs_stream)s));
+    cs_buf_printf(b, "%s%lld.%03lld", x < 0 ? "-" : "", llabs(x) / 1000, llabs(x) % 1000);
+}
+
+void cs_trace_begin(cs_buf *b)
+{
+    cs_buf_printf(b, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [");
+}
+
+/* The separator before an event: none right after the opening bracket. */
+static void next(cs_buf *b) { cs_buf_printf(b, "%s\n  ", b->data[b->len - 1] == '[' ? "" : ","); }
+
+void cs_trace_add(cs_buf *b, int pid, const char *name, const cs_workload *w,
+                  const cs_iteration *it)
+{
+    next(b);
+    cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"name\": \"process_name\", \"args\": {\"name\": ",
+                  pid);
+    cs_buf_json_string(b, name);
+    cs_buf_printf(b, "}}");
+    next(b);
+    cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"name\": \"process_sort_index\", "
+                     "\"args\": {\"sort_index\": %d}}", pid, pid);
+    for (int s = 0; s < CS_STREAM_COUNT; s++) {
+        next(b);
+        cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"name\": \"thread_name\", "
+                         "\"args\": {\"name\": \"%s stream\"}}", pid, s, cs_stream_name((cs_stream)s));
+    }
     for (size_t i = 0; i < it->ntasks; i++) {
         const cs_task *t = cs_workload_task(w, i);
-        cs_buf_printf(b, ",\n  {\"ph\": \"X\", \"pid\": 0, \"tid\": %d, \"name\": \"%s\", "
-                      "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"id\": %d",
-                      (int)t->stream, t->name, it->start_s[i] * 1e6,
-                      (it->end_s[i] - it->start_s[i]) * 1e6, t->id);
+        long long t0 = ns(it->start_s[i]), t1 = ns(it->end_s[i]);
+        next(b);
+        cs_buf_printf(b, "{\"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"name\": ", pid, (int)t->stream);
+        cs_buf_json_string(b, t->name);
+        cs_buf_printf(b, ", \"ts\": ");
+        us(b, t0);
+        cs_buf_printf(b, ", \"dur\": ");
+        us(b, t1 - t0);
+        cs_buf_printf(b, ", \"args\": {\"id\": %d", t->id);
         if (t->kind == CS_TASK_COLLECTIVE)
             cs_buf_printf(b, ", \"op\": \"%s\", \"size_bytes\": %.0f, \"algo\": \"%s\", \"proto\": \"%s\"",
                           cs_op_name(t->op), t->size_bytes, cs_algo_name(t->algo),
                           cs_proto_name(t->proto));
         cs_buf_printf(b, "}}");
     }
-    for (size_t i = 0; i < it->nmem; i++)
-        cs_buf_printf(b, ",\n  {\"ph\": \"C\", \"pid\": 0, \"name\": \"dynamic memory\", \"ts\": %.3f, "
-                      "\"args\": {\"GiB\": %.6f}}", it->mem_t_s[i] * 1e6, it->mem_bytes[i] / (1 << 30));
-    cs_buf_printf(b, "\n]}\n");
+    for (size_t i = 0; i < it->nmem; i++) {
+        next(b);
+        cs_buf_printf(b, "{\"ph\": \"C\", \"pid\": %d, \"name\": \"dynamic memory\", \"ts\": ", pid);
+        us(b, ns(it->mem_t_s[i]));
+        cs_buf_printf(b, ", \"args\": {\"GiB\": %.6f}}", it->mem_bytes[i] / (1 << 30));
+    }
+}
+
+void cs_trace_end(cs_buf *b)
+{
+    cs_buf_printf(b, "\n], \"otherData\": {\"format\": \"collsim-trace\", \"version\": %d}}\n",
+                  CS_TRACE_VERSION);
+}
+
+void cs_trace_write(const cs_workload *w, const cs_iteration *it, cs_buf *b)
+{
+    cs_trace_begin(b);
+    cs_trace_add(b, 0, "rank 0", w, it);
+    cs_trace_end(b);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trace.h - the Chrome / Perfetto trace JSON of a simulated iteration
- * (`collsim simulate --trace FILE`; open in ui.perfetto.dev): a track per
- * stream, a memory counter.
+ * trace.h - the Chrome / Perfetto trace JSON of simulated iterations
+ * (`collsim simulate --trace FILE`; open in ui.perfetto.dev): a process
+ * per run, a track per stream, a memory counter; slices of a track never
+ * overlap. trace.c says why there is one rank per run.
  */
 #ifndef CS_OUT_TRACE_H
 #define CS_OUT_TRACE_H
@@ -11,7 +12,17 @@
 #include "train/iteration.h"
 #include "train/workload.h"
 
-/* Appends the trace of run it of graph w to b. */
+/* The trace's layout version, in its "otherData" (docs/json-output.md). */
+#define CS_TRACE_VERSION 1
+
+/* A trace of several runs: begin, one add per run (pid distinct, name the
+ * process's label, copied), end; all append to b. */
+void cs_trace_begin(cs_buf *b);
+void cs_trace_add(cs_buf *b, int pid, const char *name, const cs_workload *w,
+                  const cs_iteration *it);
+void cs_trace_end(cs_buf *b);
+
+/* One run as process 0 "rank 0": begin, add, end. */
 void cs_trace_write(const cs_workload *w, const cs_iteration *it, cs_buf *b);
 
 #endif

@@ -220,7 +220,7 @@ void cs_train_report(cs_buf *b, cs_format f, const cs_train_report_head *h, cons
              h->simulated ? "simulate" : "memory", h->model->name, h->model->params,
              h->topo->cluster.name, h->topo->ranks, h->topo->nodes,
              h->des ? ", DES collectives" : "");
-    cs_doc *doc = cs_doc_new();
+    cs_doc *doc = cs_doc_new_as(h->simulated ? "simulate" : "memory");
     cs_doc_note(doc, "# %s\n", title);
     cs_table *ft = cs_doc_table(doc, &(cs_table_spec){NULL, title_col, 1, CS_FOR_TREE,
                                                       CS_TABLE_FIELDS});

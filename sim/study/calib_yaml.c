@@ -3,16 +3,20 @@
  * calib_yaml.c - the calibrated cluster as YAML: a header naming the
  * inputs and every parameter (fitted, with its interval, or kept, with
  * why), then the cluster written through the schema tables that read it
- * (config/cluster_yaml.h): every key, the name the cluster was given, the
+ * (config/cluster_yaml.h): every key, the name `<input>-calibrated`, the
  * input's comments where the fit changed nothing and "# fitted ..." where
- * it did.
+ * it did, a changed value in the unit the input spelled it in, and the
+ * fit's date (fit_date: deterministic).
  * Departure from the fit's cluster: an efficiency fitted above 1 (the
  * achievable rate is above the line rate given) is written as the rate
  * times it, with efficiency 1, since the schema caps efficiencies at 1.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "config/cluster_yaml.h"
 #include "study/calib_phases.h"
@@ -46,6 +50,38 @@ static const char *fitted_note(void *ud, const char *path, char *buf, size_t len
     return used ? buf : NULL;
 }
 
+/* The fit's date, deterministic: SOURCE_DATE_EPOCH when set (the
+ * reproducible-builds convention, https://reproducible-builds.org/specs/
+ * source-date-epoch/), else the newest modification time among the input
+ * files (the measurements and the cluster file): the same inputs give the
+ * same bytes, never the time of the run. UTC, ISO 8601 date. */
+static void fit_date(const cs_meas_set *m, const char *origin, char *buf, size_t len)
+{
+    const char *env = getenv("SOURCE_DATE_EPOCH");
+    char *end = NULL;
+    long long t = env && *env ? strtoll(env, &end, 10) : -1;
+    const char *why = "SOURCE_DATE_EPOCH";
+    if (!env || !*env || *end || t < 0) {
+        struct stat st;
+        t = -1;
+        why = "the newest input file's modification time";
+        for (size_t k = 0; k < m->ndatasets; k++)
+            if (!stat(m->datasets[k].source, &st) && (long long)st.st_mtime > t)
+                t = (long long)st.st_mtime;
+        if (origin && !stat(origin, &st) && (long long)st.st_mtime > t) t = (long long)st.st_mtime;
+    }
+    if (t < 0) {
+        snprintf(buf, len, "unknown (no input file to date it by; set SOURCE_DATE_EPOCH)");
+        return;
+    }
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    char day[16];
+    strftime(day, sizeof day, "%Y-%m-%d", &tm);
+    snprintf(buf, len, "%s (%s)", day, why);
+}
+
 static void header(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m, const char *origin)
 {
     cs_buf_printf(b, "# Calibrated by `collsim calibrate` from cluster %s and %zu measured rows "
@@ -69,8 +105,12 @@ static void header(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m, co
         else
             cs_buf_printf(b, "# kept   %s = NCCL's: %s\n", p->name, p->why);
     }
-    cs_buf_printf(b, "# Schema: configs/clusters/README.md. Values are in plain units "
-                     "(GB/s = 1e9 B/s, us, bytes).\n");
+    char date[64];
+    fit_date(m, origin, date, sizeof date);
+    cs_buf_printf(b, "# Date: %s\n", date);
+    cs_buf_printf(b, "# Schema: configs/clusters/README.md. A changed value is written in the unit "
+                     "its input used\n# (else GB/s = 1e9 B/s, us, GiB = 2^30 B); the rest as "
+                     "the input wrote it.\n");
 }
 
 void cs_calib_write_yaml(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m,
@@ -80,6 +120,11 @@ void cs_calib_write_yaml(cs_buf *b, const cs_calib_result *r, const cs_meas_set 
     if (src_text) cs_buf_printf(b, "\n");
     cs_cluster c = r->cluster;
     raise_rates(&c);
+    /* its own name, so it never passes for the input (a recalibration keeps one suffix) */
+    const char *sfx = "-calibrated";
+    size_t n = strlen(c.name), ns = strlen(sfx);
+    if (n < ns || strcmp(c.name + n - ns, sfx))
+        snprintf(c.name, sizeof c.name, "%.*s%s", (int)(sizeof c.name - ns - 1), r->input.name, sfx);
     cs_cluster_yaml_opts o = {.src_text = src_text, .src_len = src_len, .base = &r->input,
                               .note = fitted_note, .ud = (void *)r};
     cs_config_write_cluster(b, &c, &o);

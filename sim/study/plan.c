@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plan.c - the planner (plan.h): the search over strategies x
- * micro-batches with the global batch kept, the recommendation and its
+ * checkpointing modes x micro-batches with the global batch kept, the recommendation and its
  * runner-up, and the rule-of-thumb check on generic models. Each
  * configuration is one cs_evaluate_config simulated iteration; nothing
  * here models anything.
@@ -52,6 +52,7 @@ static void simulate(const cs_model *m, const cs_training *t, const cs_topology 
     cs_diag d;
     cs_diag_clear(&d);
     c->strategy = t->strategy;
+    c->checkpointing = t->checkpointing;
     c->micro_batch = t->micro_batch;
     c->grad_accum = t->grad_accum;
     cs_evaluate_opts o = {.simulate = 1};
@@ -128,11 +129,12 @@ static cs_plan_cfg *add_cfg(cs_plan *p, size_t *cap)
 /* The configurations of strategy s, smaller micro-batches first, up to
  * the first that does not fit or does not apply (a larger one would not
  * either). */
-static void search_strategy(cs_plan *p, cs_strategy s, size_t *cap)
+static void search_strategy(cs_plan *p, cs_strategy s, cs_ckpt ck, size_t *cap)
 {
     int S = p->seqs_per_rank, ranks = p->topo->ranks;
     cs_training t = *p->training;
     t.strategy = s;
+    t.checkpointing = ck;
     t.micro_batch = 1;
     t.grad_accum = S;
     int mbs[32];
@@ -219,8 +221,17 @@ static int check_rule(cs_plan *p, cs_diag *d)
     return 0;
 }
 
-int cs_plan_run(const cs_model *m, const cs_training *t, const cs_topology *topo, cs_plan *out,
-                cs_diag *d)
+/* The checkpointing modes sp asks for (cs_plan_space). */
+static unsigned ckpt_modes(const cs_training *t, const cs_plan_space *sp)
+{
+    if (sp && sp->ckpts) return sp->ckpts;
+    unsigned m = 1u << t->checkpointing | 1u << CS_CKPT_NONE | 1u << CS_CKPT_FULL;
+    if (!t->flash_attention) m |= 1u << CS_CKPT_SELECTIVE;
+    return m;
+}
+
+int cs_plan_run(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                const cs_plan_space *sp, cs_plan *out, cs_diag *d)
 {
     memset(out, 0, sizeof *out);
     out->model = m;
@@ -228,7 +239,10 @@ int cs_plan_run(const cs_model *m, const cs_training *t, const cs_topology *topo
     out->topo = topo;
     out->seqs_per_rank = t->micro_batch * t->grad_accum;
     size_t cap = 0;
-    for (int s = 0; s < CS_STRAT_COUNT; s++) search_strategy(out, (cs_strategy)s, &cap);
+    unsigned strats = sp && sp->strategies ? sp->strategies : ~0u, ckpts = ckpt_modes(t, sp);
+    for (int s = 0; s < CS_STRAT_COUNT; s++)
+        for (int k = 0; k < CS_CKPT_COUNT && (strats >> s & 1); k++)
+            if (ckpts >> k & 1) search_strategy(out, (cs_strategy)s, (cs_ckpt)k, &cap);
     recommend(out);
     return check_rule(out, d);
 }

@@ -5,7 +5,8 @@
  * its cluster (`collsim plan`). Every number is a train/evaluate.h
  * simulated iteration, exactly as `collsim simulate` computes it.
  *
- * The search: every strategy x micro-batch 1, 2, 4, ... up to the largest
+ * The search: every strategy x activation checkpointing mode (cs_plan_space)
+ * x micro-batch 1, 2, 4, ... up to the largest
  * that fits by the memory estimate (and the training's own micro-batch),
  * with grad_accum chosen so that micro_batch x grad_accum (sequences per
  * rank per optimizer step) stays the training's: the global batch is
@@ -47,6 +48,7 @@
 /* One simulated configuration. */
 typedef struct cs_plan_cfg {
     cs_strategy strategy;
+    cs_ckpt checkpointing;
     int micro_batch, grad_accum;
     int batch_kept; /* micro_batch x grad_accum = the training's */
     int ok;         /* simulated; else `note` says why not */
@@ -92,13 +94,24 @@ const char *cs_plan_rule_text(void);
 /* The i-th of the rule's strategies (i < CS_PLAN_RULE_STRATEGIES). */
 cs_strategy cs_plan_rule_strategy(int i);
 
-/* Plans m trained with t on topo into out. A configuration that does not
+/* What the search varies besides the micro-batch. strategies: a bit per
+ * cs_strategy (0: all). ckpts: a bit per cs_ckpt (0: the training's own,
+ * none and full, and selective when attention is not fused: with fused
+ * attention selective keeps what none keeps and only adds recompute, so
+ * it can never win). */
+typedef struct cs_plan_space {
+    unsigned strategies, ckpts;
+} cs_plan_space;
+
+/* Plans m trained with t on topo into out over the space sp (NULL: the
+ * defaults of cs_plan_space); the configurations are listed in strategy
+ * order, then checkpointing mode, then micro-batch. A configuration that does not
  * apply (a hybrid group that does not divide the ranks, ...) is listed
  * with its reason, not an error. Returns 0, or the first failure's code
  * with d filled (a generic model of the rule's sizes cannot be made);
  * either way free out with cs_plan_free. */
-int cs_plan_run(const cs_model *m, const cs_training *t, const cs_topology *topo, cs_plan *out,
-                cs_diag *d);
+int cs_plan_run(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                const cs_plan_space *sp, cs_plan *out, cs_diag *d);
 void cs_plan_free(cs_plan *p);
 
 #endif
