@@ -112,6 +112,14 @@ static int flow_alloc(cs_network *n)
     return n->nflows_alloc++;
 }
 
+/* min(cap, share x factor); no cap when cap <= 0 */
+static double capped_rate(double share, double factor, double cap)
+{
+    double r = share * factor;
+    if (cap > 0 && cap < r) r = cap;
+    return r;
+}
+
 static double flow_rate(const cs_network *n, const flow *f)
 {
     double share = INFINITY;
@@ -120,9 +128,15 @@ static double flow_rate(const cs_network *n, const flow *f)
         double s = l->capacity / l->nflows;
         if (s < share) share = s;
     }
-    double r = share * f->factor;
-    if (f->cap > 0 && f->cap < r) r = f->cap;
-    return r;
+    return capped_rate(share, f->factor, f->cap);
+}
+
+double cs_network_solo_rate(const double *caps, int n, double factor, double cap_Bps)
+{
+    double share = INFINITY;
+    for (int i = 0; i < n; i++) /* capacity / 1 flow: the capacity itself */
+        if (caps[i] < share) share = caps[i];
+    return capped_rate(share, factor, cap_Bps);
 }
 
 static void on_complete(cs_engine *e, void *ctx, int64_t id, int64_t version);
