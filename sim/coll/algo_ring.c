@@ -21,11 +21,14 @@
  * a deterministic tandem queue: T = base + sum of latencies +
  * sum of per-hop chunk times + (chunks - 1) x slowest chunk time.
  *
- * The DES runs the same schedule over cs_network links. When every node
- * holds the same ranks and nothing is overridden, nodes are symmetric and
- * only one node's ranks are simulated (its successor's ranks are itself,
+ * The DES runs the same schedule on the flow model's links (per-link
+ * overrides, stragglers); as no ring or chain link is ever shared it is the
+ * max-plus recurrence of coll/maxplus.h, equal to the event engine's run
+ * bit for bit in O(ranks x steps) without a queue. When every node holds
+ * the same ranks and nothing is overridden, nodes are symmetric and only
+ * one node's ranks are simulated (its successor's ranks are itself,
  * shifted); channels are symmetric too, so one channel is simulated over
- * links holding 1/channels of each physical link. Per-rank state is O(1).
+ * links holding 1/channels of each physical link.
  */
 #include <math.h>
 #include <stdlib.h>
