@@ -178,7 +178,8 @@ START_TEST(heap_random_against_reference)
         double t = (double)(cs_test_lcg_next(&g) % 500) * 0.125;
         ref[i] = (ref_key){t, i};
         cs_engine_schedule(e, t, record, &tr, i, 0);
-        ck_assert_msg(cs_engine_check(e), "heap broken after push %d", i);
+        /* the check is O(pending): after every push while few, then sampled */
+        if (i < 2000 || i % 97 == 0) ck_assert_msg(cs_engine_check(e), "heap broken after push %d", i);
     }
     ck_assert_uint_eq(cs_engine_pending(e), N);
     qsort(ref, N, sizeof *ref, ref_cmp);

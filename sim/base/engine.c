@@ -313,32 +313,36 @@ double cs_engine_now(const cs_engine *e) { return e->now; }
 size_t cs_engine_pending(const cs_engine *e) { return e->pending; }
 uint64_t cs_engine_events_run(const cs_engine *e) { return e->ran; }
 
-/* The list of time entry k: non-empty, linked both ways, increasing
- * sequence, every slot pointing back at k. Returns its length or -1. */
-static long check_list(const cs_engine *e, int32_t k)
+/* Slot s's links agree with its neighbours' and its time entry's, and
+ * sequence grows along the list. Since every pending slot is checked, each
+ * list is one acyclic chain from its head (only the head lacks a
+ * predecessor, and sequences cannot grow around a cycle). */
+static int check_slot(const cs_engine *e, int32_t s)
 {
-    const tentry *x = &e->te[k];
-    long len = 0;
-    int32_t prev = -1;
-    for (int32_t s = x->head; s >= 0; prev = s, s = e->slots[s].next, len++) {
-        const slot *v = &e->slots[s];
-        if (v->time != k || v->prev != prev) return -1;
-        if (prev >= 0 && !(e->slots[prev].seq < v->seq)) return -1;
-        if (len > e->nslots) return -1; /* a cycle */
-    }
-    return len > 0 && x->tail == prev ? len : -1;
+    const slot *v = &e->slots[s];
+    if (v->time < 0 || v->time >= e->nte) return 0;
+    const tentry *x = &e->te[v->time];
+    if (x->heap_i < 0 || (size_t)x->heap_i >= e->hn || e->heap[x->heap_i].te != v->time) return 0;
+    if (v->prev < 0 ? x->head != s
+                    : e->slots[v->prev].next != s || e->slots[v->prev].time != v->time ||
+                          !(e->slots[v->prev].seq < v->seq))
+        return 0;
+    return v->next < 0 ? x->tail == s : e->slots[v->next].prev == s;
 }
 
 int cs_engine_check(const cs_engine *e)
 {
     size_t listed = 0, hashed = 0;
+    for (int32_t s = 0; s < e->nslots; s++) {
+        if (e->slots[s].time < 0) continue; /* free, or running */
+        if (!check_slot(e, s)) return 0;
+        listed++;
+    }
     for (size_t i = 0; i < e->hn; i++) {
         int32_t k = e->heap[i].te;
-        if (e->te[k].heap_i != (int32_t)i || e->te[k].t != e->heap[i].t) return 0;
+        if (e->te[k].heap_i != (int32_t)i || e->te[k].t != e->heap[i].t || e->te[k].head < 0)
+            return 0;
         if (i > 0 && !(e->heap[(i - 1) / ARITY].t < e->heap[i].t)) return 0;
-        long len = check_list(e, k);
-        if (len < 0) return 0;
-        listed += (size_t)len;
         int32_t j = e->hash[hash_of(e, e->te[k].t)];
         while (j >= 0 && j != k) j = e->te[j].hnext;
         if (j != k) return 0;
