@@ -2,7 +2,16 @@
 /*
  * parallel.c - MPI glue for sweeps (see parallel.h): launcher detection,
  * rank/size, a minimum reduction and the strided gather of fixed-size
- * items on rank 0. With CS_HAVE_MPI undefined, the one-process versions.
+ * items on rank 0.
+ *
+ * MPI itself lives in the module collsim-mpi.so (parallel_mpi.h), loaded
+ * with dlopen only when a launcher started the process: collsim is not
+ * linked with MPI, so a plain run (`collsim --version`, every command
+ * outside mpirun) maps none of it. The module is looked for next to the
+ * executable (the build tree), then in the install directory; RTLD_GLOBAL
+ * because Open MPI's own plugins resolve symbols of libmpi. Without
+ * CS_HAVE_MPI (no MPI at build time) every function is the one-process
+ * version, also under a launcher.
  *
  * Items travel as bytes (MPI_BYTE): every process runs the same binary,
  * so struct layouts agree. Counts are int in MPI-3; more than INT_MAX
@@ -10,16 +19,19 @@
  */
 #include "parallel.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 
 #ifdef CS_HAVE_MPI
-#include <limits.h>
-#include <mpi.h>
+#include <dlfcn.h>
+#include <unistd.h>
 
-static int mpi_active; /* this process called MPI_Init */
+#include "parallel_mpi.h"
+
+static const cs_parallel_mpi *mpi; /* set once MPI_Init succeeded */
 
 static int launched(void)
 {
@@ -29,34 +41,38 @@ static int launched(void)
     return 0;
 }
 
+/* dlopen of the module next to /proc/self/exe, else in CS_MPI_MODULE_DIR. */
+static void *load_module(void)
+{
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n > 0) {
+        path[n] = '\0';
+        char *slash = strrchr(path, '/');
+        if (slash && (size_t)(slash + 1 - path) + sizeof CS_PARALLEL_MPI_MODULE <= sizeof path) {
+            memcpy(slash + 1, CS_PARALLEL_MPI_MODULE, sizeof CS_PARALLEL_MPI_MODULE);
+            void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+            if (h) return h;
+        }
+    }
+    return dlopen(CS_MPI_MODULE_DIR "/" CS_PARALLEL_MPI_MODULE, RTLD_NOW | RTLD_GLOBAL);
+}
+
 int cs_parallel_init(int *argc, char ***argv)
 {
-    if (mpi_active || !launched()) return 0;
-    if (MPI_Init(argc, argv) != MPI_SUCCESS) CS_PANIC("MPI_Init failed");
-    mpi_active = 1;
+    if (mpi || !launched()) return 0;
+    void *h = load_module();
+    if (!h) CS_PANIC("launched by mpirun, but %s does not load: %s", CS_PARALLEL_MPI_MODULE, dlerror());
+    const cs_parallel_mpi *m = dlsym(h, CS_PARALLEL_MPI_SYMBOL);
+    if (!m) CS_PANIC("%s lacks %s", CS_PARALLEL_MPI_MODULE, CS_PARALLEL_MPI_SYMBOL);
+    if (m->init(argc, argv)) CS_PANIC("MPI_Init failed");
+    mpi = m; /* the module stays loaded: MPI lives until exit */
     return 1;
 }
 
-int cs_parallel_rank(void)
-{
-    int r = 0;
-    if (mpi_active) MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    return r;
-}
-
-int cs_parallel_size(void)
-{
-    int n = 1;
-    if (mpi_active) MPI_Comm_size(MPI_COMM_WORLD, &n);
-    return n;
-}
-
-unsigned long long cs_parallel_min(unsigned long long v)
-{
-    unsigned long long m = v;
-    if (mpi_active) MPI_Allreduce(&v, &m, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    return m;
-}
+int cs_parallel_rank(void) { return mpi ? mpi->rank() : 0; }
+int cs_parallel_size(void) { return mpi ? mpi->size() : 1; }
+unsigned long long cs_parallel_min(unsigned long long v) { return mpi ? mpi->min_ull(v) : v; }
 
 /* Items process r owns: i = r, r + k, ... < n. */
 static size_t owned(size_t n, int r, int k)
@@ -66,7 +82,7 @@ static size_t owned(size_t n, int r, int k)
 
 void cs_parallel_gather_strided(void *items, size_t item_bytes, size_t n)
 {
-    if (!mpi_active) return;
+    if (!mpi) return;
     int k = cs_parallel_size(), me = cs_parallel_rank();
     if (k == 1) return;
     unsigned char *base = items;
@@ -90,8 +106,7 @@ void cs_parallel_gather_strided(void *items, size_t item_bytes, size_t n)
         }
         recv = cs_xmalloc(off + 1);
     }
-    MPI_Gatherv(send, (int)(mine * item_bytes), MPI_BYTE, recv, counts, displs, MPI_BYTE, 0,
-                MPI_COMM_WORLD);
+    if (mpi->gatherv(send, (int)(mine * item_bytes), recv, counts, displs)) CS_PANIC("MPI_Gatherv failed");
     if (me == 0) {
         for (int r = 0; r < k; r++) {
             size_t m = owned(n, r, k);
@@ -108,9 +123,9 @@ void cs_parallel_gather_strided(void *items, size_t item_bytes, size_t n)
 
 void cs_parallel_finalize(void)
 {
-    if (!mpi_active) return;
-    MPI_Finalize();
-    mpi_active = 0;
+    if (!mpi) return;
+    mpi->finalize();
+    mpi = NULL;
 }
 
 #else /* one process */

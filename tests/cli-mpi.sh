@@ -6,6 +6,7 @@
 # gathered on rank 0, whose output (stdout, -o, --crossings) must be
 # byte-identical to a serial run; no other rank prints anything; an error
 # that only some rank meets is reported once, as the serial run reports it.
+# A plain run does not load MPI (collsim-mpi.so is loaded under mpirun).
 #
 # Usage: sh tests/cli-mpi.sh PATH/TO/collsim mpi|no-mpi
 #   (the second argument says whether collsim was built with MPI).
@@ -22,6 +23,14 @@ COLLSIM=$1
 if [ "$2" != mpi ]; then
     echo "skip: collsim was built without MPI"
     exit 77
+fi
+# collsim itself is not linked with MPI: only collsim-mpi.so is, loaded
+# under a launcher (glibc's loader lists what a plain run maps).
+if LD_TRACE_LOADED_OBJECTS=1 "$COLLSIM" 2>/dev/null | grep -q 'libc\.so'; then
+    if LD_TRACE_LOADED_OBJECTS=1 "$COLLSIM" | grep -q 'libmpi'; then
+        echo "FAIL: a plain collsim loads libmpi"
+        exit 1
+    fi
 fi
 if ! command -v mpirun >/dev/null 2>&1; then
     echo "skip: mpirun not found (tools/install-deps.sh installs openmpi-bin)"

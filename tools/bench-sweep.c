@@ -2,9 +2,10 @@
 /*
  * bench-sweep.c - wall time of a 10,000-point crossover sweep on one core,
  * with closed-form collectives (issue 4's target: under 1 s) and with DES
- * collectives (target: under 60 s): 250 generic models (1e8..1e11
- * parameters, log) x 8 rank counts (8, 16, ..., 1024) x 5 strategies (ddp,
- * zero1, fsdp_no_shard, fsdp_shard_grad_op, fsdp_full_shard) on dgx-h100,
+ * collectives (issue 16's target: under 5 s; not met, see the README):
+ * 250 generic models (1e8..1e11 parameters, log) x 8 rank counts (8, 16,
+ * ..., 1024) x 5 strategies (ddp, zero1, fsdp_no_shard, fsdp_shard_grad_op,
+ * fsdp_full_shard) on dgx-h100,
  * then the crossing search on those points. Median of RUNS runs (default
  * 5) closed-form, DES_RUNS runs (default 1; 0 skips) with DES collectives;
  * prints points per second, the crossings found, and for DES the largest

@@ -5,7 +5,9 @@
  * Events are ordered by (time, sequence): the sequence number only grows, so
  * events at equal times run first-in-first-out and every run repeats exactly
  * (the libuv timer-heap rule; ROSS orders by time then id for the same
- * reason). The queue is a binary min-heap: O(log n) push and pop.
+ * reason). The queue is a min-heap of distinct times, each holding its
+ * events first-in-first-out (engine.c): O(1) push and pop at a time already
+ * pending, O(log distinct times) otherwise.
  * Models plug in as handler functions; the engine knows nothing about
  * networks or collectives. Owns no global state.
  */
@@ -50,7 +52,7 @@ double cs_engine_now(const cs_engine *e);
 size_t cs_engine_pending(const cs_engine *e);
 uint64_t cs_engine_events_run(const cs_engine *e);
 
-/* Verifies the heap invariant (for tests); returns 1 if it holds. */
+/* Verifies the queue's invariants (for tests); returns 1 if they hold. */
 int cs_engine_check(const cs_engine *e);
 
 #endif

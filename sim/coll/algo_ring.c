@@ -21,17 +21,21 @@
  * a deterministic tandem queue: T = base + sum of latencies +
  * sum of per-hop chunk times + (chunks - 1) x slowest chunk time.
  *
- * The DES runs the same schedule over cs_network links. When every node
- * holds the same ranks and nothing is overridden, nodes are symmetric and
- * only one node's ranks are simulated (its successor's ranks are itself,
+ * The DES runs the same schedule on the flow model's links (per-link
+ * overrides, stragglers); as no ring or chain link is ever shared it is the
+ * max-plus recurrence of coll/maxplus.h, equal to the event engine's run
+ * bit for bit in O(ranks x steps) without a queue. When every node holds
+ * the same ranks and nothing is overridden, nodes are symmetric and only
+ * one node's ranks are simulated (its successor's ranks are itself,
  * shifted); channels are symmetric too, so one channel is simulated over
- * links holding 1/channels of each physical link. Per-rank state is O(1).
+ * links holding 1/channels of each physical link.
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include "coll/algo.h"
 #include "coll/deslinks.h"
+#include "coll/maxplus.h"
 #include "coll/network.h"
 
 static int is_chain(cs_op op) { return op == CS_OP_BROADCAST || op == CS_OP_REDUCE; }
@@ -109,189 +113,59 @@ static double ring_closed_form(const cs_topology *t, const cs_coll_params *p)
 
 /* ---- discrete-event schedule ------------------------------------------ */
 
-typedef struct ring_sim {
-    const cs_topology *t;
-    const cs_coll_params *p;
-    cs_engine *eng;
-    cs_network *net;
-    int sim_ranks;      /* ranks simulated: one node's worth when symmetric */
-    int symmetric;
-    int *port_out, *port_in; /* link ids per simulated rank */
-    int *net_out, *net_in;   /* link ids per simulated node */
-    double *slow;       /* straggler slowdown per simulated rank */
-    long steps;         /* steps (ring) or chunks (chain) */
-    double msg_bytes;
-    double done_s;
-    long *recvd;        /* steps (chunks) received per simulated rank */
-    long *sent;         /* ring: steps sent; chain: chunks started */
-    char *busy;         /* a transmission is in progress */
-    char *started;      /* the rank's start delay has passed */
-} ring_sim;
+/* Ranks are placed in node order, so the ring enters and leaves every node
+ * once and the chain too: each port is one rank's, each node network one
+ * rank's way out and one rank's way in, and a rank sends one message at a
+ * time. No link is ever shared, the flow model gives every transfer its
+ * solo rate, and the event schedule is the max-plus recurrence
+ * (coll/maxplus.h: equal to the event engine's times bit for bit). */
 
-static int sim_node(const ring_sim *s, int r)
+/* Rank `rank`'s hop: sender at (node, local), receiver at (node_to,
+ * local_to), over the node networks if `inter` else the GPU ports, on
+ * links of the flow model's capacities (coll/deslinks.h). */
+static cs_maxplus_hop ring_hop(const cs_topology *t, const cs_coll_params *p, double msg_bytes,
+                               int rank, int inter, int node, int local, int node_to, int local_to)
 {
-    return s->symmetric ? 0 : cs_topology_node_of(s->t, r);
-}
-
-static void ring_send(ring_sim *s, int r, long step, cs_event_fn on_sent, cs_event_fn on_arrive);
-
-/* A rank sends step s+1 once step s has arrived from its predecessor and
- * its own step s has left (its link sends in order): recvd counts arrived
- * steps, sent counts steps whose last byte has left. */
-static void ring_on_sent(cs_engine *e, void *ctx, int64_t to, int64_t step);
-static void ring_on_arrive(cs_engine *e, void *ctx, int64_t to, int64_t step);
-
-static void ring_advance(ring_sim *s, int r)
-{
-    long next = s->sent[r]; /* step k needs steps 0..k-1 received */
-    if (s->started[r] && next < s->steps && next <= s->recvd[r] && !s->busy[r]) {
-        s->busy[r] = 1;
-        ring_send(s, r, next, ring_on_sent, ring_on_arrive);
-    }
-}
-
-static void ring_on_sent(cs_engine *e, void *ctx, int64_t to, int64_t step)
-{
-    (void)e;
-    ring_sim *s = ctx;
-    int from = (int)((to - 1 + s->sim_ranks) % s->sim_ranks);
-    s->sent[from] = step + 1;
-    s->busy[from] = 0;
-    ring_advance(s, from);
-}
-
-static void ring_on_arrive(cs_engine *e, void *ctx, int64_t to, int64_t step)
-{
-    ring_sim *s = ctx;
-    s->recvd[to] = step + 1;
-    if (step + 1 == s->steps) {
-        double now = cs_engine_now(e);
-        if (now > s->done_s) s->done_s = now;
-        return;
-    }
-    ring_advance(s, (int)to);
-}
-
-/* Starts rank r's transfer of `step` to its successor. */
-static void ring_send(ring_sim *s, int r, long step, cs_event_fn on_sent, cs_event_fn on_arrive)
-{
-    const cs_topology *t = s->t;
-    int next_global = s->symmetric ? r + 1 : (r + 1) % t->ranks;
-    int to = next_global % s->sim_ranks;
-    int inter;
-    if (s->symmetric)
-        inter = t->nodes > 1 && next_global == s->sim_ranks; /* leaving the node */
-    else
-        inter = cs_topology_node_of(t, r) != cs_topology_node_of(t, to);
-    int links[2];
+    double caps[2];
     if (inter) {
-        links[0] = s->net_out[sim_node(s, r)];
-        links[1] = s->net_in[sim_node(s, to)];
+        caps[0] = cs_deslinks_net_ch_Bps(t, node);
+        caps[1] = cs_deslinks_net_ch_Bps(t, node_to);
     } else {
-        links[0] = s->port_out[r];
-        links[1] = s->port_in[to];
+        caps[0] = cs_deslinks_port_ch_Bps(t, node, local);
+        caps[1] = cs_deslinks_port_ch_Bps(t, node_to, local_to);
     }
-    cs_flow_spec f = {.links = links, .nlinks = 2, .bytes = s->msg_bytes,
-                      .factor = s->p->factor / s->slow[r], .cap_Bps = s->p->cap_Bps / s->slow[r],
-                      .latency_s = inter ? s->p->inter_lat_s : s->p->intra_lat_s,
-                      .on_sent = on_sent, .on_arrive = on_arrive, .ctx = s, .a = to, .b = step};
-    cs_network_start_flow(s->net, &f);
+    double slow = cs_deslinks_slowdown(t, rank);
+    double rate = cs_network_solo_rate(caps, 2, p->factor / slow, p->cap_Bps / slow);
+    return (cs_maxplus_hop){.start_s = cs_deslinks_delay_s(t, rank), .send_s = msg_bytes / rate,
+                            .lat_s = inter ? p->inter_lat_s : p->intra_lat_s};
 }
 
-static void start_ring(cs_engine *e, void *ctx, int64_t r, int64_t unused)
+/* The hops of ranks [0, n) to their successors (r + 1) mod n. With
+ * `symmetric` (every node alike, nothing overridden) n is one node's ranks
+ * and the last one's successor is the next node's first, whose ports and
+ * network are node 0's: node k + 1 is node k shifted, so one node stands
+ * for all. Caller frees. */
+static cs_maxplus_hop *ring_hops(const cs_topology *t, const cs_coll_params *p, double msg_bytes,
+                                 int n, int symmetric)
 {
-    (void)e;
-    (void)unused;
-    ring_sim *s = ctx;
-    s->started[r] = 1;
-    ring_advance(s, (int)r);
-}
-
-/* chain: rank r forwards chunk k once received; one transmission at a time */
-static void chain_pump(ring_sim *s, int r);
-
-static void chain_on_sent(cs_engine *e, void *ctx, int64_t to, int64_t chunk)
-{
-    (void)e;
-    (void)chunk;
-    ring_sim *s = ctx;
-    int from = (int)((to - 1 + s->t->ranks) % s->t->ranks);
-    s->busy[from] = 0;
-    chain_pump(s, from);
-}
-
-static void chain_on_arrive(cs_engine *e, void *ctx, int64_t to, int64_t chunk)
-{
-    ring_sim *s = ctx;
-    (void)chunk;
-    s->recvd[to]++;
-    if (to == s->t->ranks - 1) {
-        double now = cs_engine_now(e);
-        if (now > s->done_s) s->done_s = now;
-        return;
-    }
-    chain_pump(s, (int)to);
-}
-
-static void chain_pump(ring_sim *s, int r)
-{
-    if (!s->started[r] || s->busy[r] || s->sent[r] >= s->recvd[r]) return;
-    s->busy[r] = 1;
-    ring_send(s, r, s->sent[r]++, chain_on_sent, chain_on_arrive);
-}
-
-static void start_chain(cs_engine *e, void *ctx, int64_t r, int64_t unused)
-{
-    (void)e;
-    (void)unused;
-    ring_sim *s = ctx;
-    s->started[r] = 1;
-    chain_pump(s, (int)r);
-}
-
-/* Builds the links of the simulated ranks; shared by ring and chain. */
-static void ring_sim_init(ring_sim *s, const cs_topology *t, const cs_coll_params *p, int symmetric)
-{
-    s->t = t;
-    s->p = p;
-    s->symmetric = symmetric;
-    s->sim_ranks = symmetric ? t->ranks / t->nodes : t->ranks;
-    s->eng = cs_engine_new();
-    s->net = cs_network_new(s->eng);
-    int n = s->sim_ranks, nn = symmetric ? 1 : t->nodes;
-    s->port_out = cs_xmalloc((size_t)n * sizeof(int));
-    s->port_in = cs_xmalloc((size_t)n * sizeof(int));
-    s->slow = cs_xmalloc((size_t)n * sizeof(double));
-    s->net_out = cs_xmalloc((size_t)nn * sizeof(int));
-    s->net_in = cs_xmalloc((size_t)nn * sizeof(int));
+    cs_maxplus_hop *h = cs_xmalloc((size_t)n * sizeof *h);
+    int crossings = 0;
     for (int r = 0; r < n; r++) {
-        int node = symmetric ? 0 : cs_topology_node_of(t, r);
-        int local = symmetric ? r : cs_topology_local_of(t, r);
-        double cap = cs_deslinks_port_ch_Bps(t, node, local);
-        s->port_out[r] = cs_network_add_link(s->net, cap);
-        s->port_in[r] = cs_network_add_link(s->net, cap);
-        s->slow[r] = cs_deslinks_slowdown(t, r);
+        int to = (r + 1) % n, inter;
+        if (symmetric) {
+            inter = t->nodes > 1 && to == 0;
+            h[r] = ring_hop(t, p, msg_bytes, r, inter, 0, r, 0, to);
+        } else {
+            int node = cs_topology_node_of(t, r), node_to = cs_topology_node_of(t, to);
+            inter = node != node_to;
+            h[r] = ring_hop(t, p, msg_bytes, r, inter, node, cs_topology_local_of(t, r), node_to,
+                            cs_topology_local_of(t, to));
+        }
+        crossings += inter;
     }
-    for (int k = 0; k < nn; k++) {
-        double cap = t->nodes > 1 ? cs_deslinks_net_ch_Bps(t, k) : 1.0;
-        s->net_out[k] = cs_network_add_link(s->net, cap);
-        s->net_in[k] = cs_network_add_link(s->net, cap);
-    }
-}
-
-static void ring_sim_free(ring_sim *s)
-{
-    free(s->port_out);
-    free(s->port_in);
-    free(s->net_out);
-    free(s->net_in);
-    free(s->slow);
-    free(s->recvd);
-    free(s->sent);
-    free(s->busy);
-    free(s->started);
-    cs_network_free(s->net);
-    cs_engine_free(s->eng);
+    /* every node left once: no network link carries two ranks' messages */
+    CS_ASSERT(crossings == (t->nodes == 1 ? 0 : symmetric ? 1 : t->nodes));
+    return h;
 }
 
 static int ring_simulate(const cs_topology *t, const cs_coll_params *p, double *time_s,
@@ -303,40 +177,22 @@ static int ring_simulate(const cs_topology *t, const cs_coll_params *p, double *
         *events = 0;
         return 0;
     }
-    ring_sim s = {0};
+    double done;
     if (is_chain(p->op)) {
         /* the chain has an end, so it is never reduced by symmetry */
-        ring_sim_init(&s, t, p, 0);
         double per_ch = p->bytes / p->channels;
-        s.steps = (long)fmax(1.0, ceil(per_ch / p->chunk_bytes));
-        s.msg_bytes = per_ch / s.steps;
-        s.recvd = cs_xcalloc((size_t)n, sizeof(long));
-        s.sent = cs_xcalloc((size_t)n, sizeof(long));
-        s.busy = cs_xcalloc((size_t)n, 1);
-        s.started = cs_xcalloc((size_t)n, 1);
-        s.recvd[0] = s.steps; /* the root holds every chunk */
-        for (int r = 0; r < n; r++)
-            cs_engine_schedule(s.eng, cs_deslinks_delay_s(t, r), start_chain, &s, r, 0);
+        long chunks = (long)fmax(1.0, ceil(per_ch / p->chunk_bytes));
+        cs_maxplus_hop *h = ring_hops(t, p, per_ch / chunks, n, 0);
+        done = cs_maxplus_chain(h, n, chunks, events);
+        free(h);
     } else {
         int symmetric = t->uniform && !t->heterogeneous;
-        ring_sim_init(&s, t, p, symmetric);
-        s.steps = ring_nsteps(p->op, n);
-        s.msg_bytes = p->bytes / n / p->channels;
-        s.recvd = cs_xcalloc((size_t)s.sim_ranks, sizeof(long));
-        s.sent = cs_xcalloc((size_t)s.sim_ranks, sizeof(long));
-        s.busy = cs_xcalloc((size_t)s.sim_ranks, 1);
-        s.started = cs_xcalloc((size_t)s.sim_ranks, 1);
-        for (int r = 0; r < s.sim_ranks; r++)
-            cs_engine_schedule(s.eng, cs_deslinks_delay_s(t, r), start_ring, &s, r, 0);
+        int sim_ranks = symmetric ? n / t->nodes : n;
+        cs_maxplus_hop *h = ring_hops(t, p, p->bytes / n / p->channels, sim_ranks, symmetric);
+        done = cs_maxplus_ring(h, sim_ranks, ring_nsteps(p->op, n), events);
+        free(h);
     }
-    cs_engine_run(s.eng);
-    /* every rank must have received everything: a stall is a bug */
-    for (int r = is_chain(p->op) ? n - 1 : 0; r < (is_chain(p->op) ? n : s.sim_ranks); r++)
-        if (s.recvd[r] != s.steps)
-            CS_PANIC("ring schedule stalled: rank %d received %ld of %ld", r, s.recvd[r], s.steps);
-    *time_s = p->base_lat_s + s.done_s;
-    *events = cs_engine_events_run(s.eng);
-    ring_sim_free(&s);
+    *time_s = p->base_lat_s + done;
     return 0;
 }
 

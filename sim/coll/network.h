@@ -56,6 +56,12 @@ typedef struct cs_flow_spec {
     int64_t a, b;
 } cs_flow_spec;
 
+/* The rate a flow of (factor, cap_Bps) gets while it has links of
+ * capacities caps[0..n) to itself: what cs_network_start_flow computes for
+ * it then, bit for bit (schedules that never share a link use it to skip
+ * the engine, coll/maxplus.h). */
+double cs_network_solo_rate(const double *caps, int n, double factor, double cap_Bps);
+
 /* Starts a flow at the current engine time. */
 void cs_network_start_flow(cs_network *n, const cs_flow_spec *spec);
 
