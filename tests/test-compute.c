@@ -12,6 +12,7 @@
 #include "config/presets.h"
 #include "testutil.h"
 #include "train/compute.h"
+#include "train/iteration.h"
 #include "train/workload.h"
 
 #define MAXK 128
@@ -313,6 +314,46 @@ START_TEST(workload_uses_passes)
 }
 END_TEST
 
+/* The breakdown's parts add up to the iteration; on one rank nothing
+ * overlaps, so recompute is the compute model's recompute pass per layer
+ * and micro-batch; the largest gain names the part. */
+START_TEST(breakdown_adds_up)
+{
+    fixture f = make("dgx-h100", "gpt3-1.3b", 2);
+    f.t.checkpointing = CS_CKPT_FULL;
+    f.t.grad_accum = 3;
+    for (int ranks = 1; ranks <= 8; ranks *= 8) {
+        cs_topology topo = cs_test_topology(&f.c, ranks, 1);
+        cs_workload *w;
+        cs_diag d;
+        ck_assert_int_eq(cs_workload_build(&f.m, &f.t, &topo, &w, &d), 0);
+        cs_iteration it;
+        ck_assert_int_eq(cs_iteration_run(w, &f.t, &it, &d), 0);
+        cs_breakdown b;
+        cs_iteration_breakdown(&it, &b);
+        double sum = b.kernels_s + b.recompute_s + b.copies_s + b.optimizer_s + b.idle_s;
+        for (int op = 0; op < CS_OP_COUNT; op++) sum += b.exposed_s[op];
+        ck_assert_double_eq_tol(sum, it.iteration_time_s, 1e-9 * it.iteration_time_s);
+        if (ranks == 1)
+            ck_assert_double_eq_tol(b.recompute_s,
+                                    3.0 * f.m.layers * price(&f).pass[CS_KPASS_RECOMPUTE].time_s,
+                                    1e-9);
+        ck_assert(b.recompute_s > 0 && b.kernels_s > b.recompute_s);
+        cs_iteration_free(&it);
+        cs_workload_free(w);
+    }
+    cs_breakdown a = {.optimizer_s = 0.01, .exposed_s = {[CS_OP_ALL_GATHER] = 0.5}};
+    cs_breakdown c = {.optimizer_s = 0.2};
+    char part[48];
+    double sa, sc;
+    cs_breakdown_largest_gain(&a, &c, part, sizeof part, &sa, &sc);
+    ck_assert_str_eq(part, "optimizer step");
+    ck_assert(sa == 0.01 && sc == 0.2);
+    cs_breakdown_largest_gain(&c, &a, part, sizeof part, &sc, &sa);
+    ck_assert_str_eq(part, "exposed all_gather");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("compute");
@@ -326,6 +367,7 @@ static Suite *suite(void)
     tcase_add_test(tc, generic_model);
     tcase_add_test(tc, compute_defaults_from_generation);
     tcase_add_test(tc, workload_uses_passes);
+    tcase_add_test(tc, breakdown_adds_up);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -442,9 +442,12 @@ START_TEST(sweep_report)
     cs_buf_printf(&b, "%s", "");
     ck_assert_str_eq(b.data, "strategy,ranks,params,fits,iteration_time_s,tokens_per_s,"
                              "tflops_per_gpu,mfu,peak_bytes,exposed_comm_s,model,capacity_bytes,"
-                             "wire_bytes\n"
+                             "wire_bytes,kernels_s,recompute_s,copies_s,optimizer_s,"
+                             "exposed_all_reduce_s,exposed_all_gather_s,exposed_reduce_scatter_s,"
+                             "idle_s\n"
                              "ddp,8,1000000000,1,0.500000,1000.0,100.000,0.40000,1073741824,"
-                             "0.010000,\"m,1\",2147483648,0\n");
+                             "0.010000,\"m,1\",2147483648,0,0.000000,0.000000,0.000000,0.000000,"
+                             "0.000000,0.000000,0.000000,0.000000\n");
     cs_buf_free(&b);
     cs_sweep_report(&b, CS_FORMAT_JSON, &spec, pts, 0, c + 1, 1);
     cs_buf_printf(&b, "%s", "");

@@ -18,7 +18,11 @@
     X(strategy, STR, NULL) X(ranks, INT, NULL) X(params, NUM, "%.0f") X(fits, INT, NULL)           \
     X(iteration_time_s, NUM, "%.6f") X(tokens_per_s, NUM, "%.1f") X(tflops_per_gpu, NUM, "%.3f")   \
     X(mfu, NUM, "%.5f") X(peak_bytes, NUM, "%.0f") X(exposed_comm_s, NUM, "%.6f")                  \
-    X(model, STR, NULL) X(capacity_bytes, NUM, "%.0f") X(wire_bytes, NUM, "%.0f")
+    X(model, STR, NULL) X(capacity_bytes, NUM, "%.0f") X(wire_bytes, NUM, "%.0f")                 \
+    X(kernels_s, NUM, "%.6f") X(recompute_s, NUM, "%.6f") X(copies_s, NUM, "%.6f")               \
+    X(optimizer_s, NUM, "%.6f") X(exposed_all_reduce_s, NUM, "%.6f")                              \
+    X(exposed_all_gather_s, NUM, "%.6f") X(exposed_reduce_scatter_s, NUM, "%.6f")                 \
+    X(idle_s, NUM, "%.6f")
 #define CROSSING_COLUMNS(X)                                                                        \
     X(ranks, INT, NULL) X(strategy_a, STR, NULL) X(strategy_b, STR, NULL) X(kind, STR, NULL)       \
     X(params, NUM, "%.0f") X(margin, NUM, "%.6f")
@@ -88,9 +92,39 @@ static void make_title(char *buf, size_t len, const cs_sweep_spec *s)
              cs_dtype_name(s->training.param_dtype), s->training.collective_engine == CS_ENGINE_DES ? ", DES collectives" : "");
 }
 
+/* The grid point of strategy st at (ranks, params), or NULL. */
+static const cs_sweep_point *point_at(const cs_sweep_point *pts, size_t n, cs_strategy st,
+                                      int ranks, double params)
+{
+    for (size_t i = 0; i < n; i++)
+        if (pts[i].strategy == st && pts[i].ranks == ranks && pts[i].params == params)
+            return &pts[i];
+    return NULL;
+}
+
+/* Why A leads at its margin point: the part of the iteration where it
+ * saves the most over B, and where it loses the most ("; there ddp saves
+ * on exposed all_gather (0.0000 vs 0.0031 s) and loses on the optimizer
+ * step (0.0310 vs 0.0040 s)"). */
+static void why(cs_doc *doc, const cs_crossing *c, const cs_sweep_point *pts, size_t n)
+{
+    const cs_sweep_point *a = point_at(pts, n, c->a, c->ranks, c->margin_params);
+    const cs_sweep_point *b = point_at(pts, n, c->b, c->ranks, c->margin_params);
+    if (!a || !b) return;
+    char gain[48], loss[48];
+    double ga, gb, la, lb;
+    cs_breakdown_largest_gain(&a->time, &b->time, gain, sizeof gain, &ga, &gb);
+    cs_breakdown_largest_gain(&b->time, &a->time, loss, sizeof loss, &lb, &la);
+    cs_doc_note(doc, "; there %s saves most on %s (%.4f vs %.4f s) and loses most on %s (%.4f vs "
+                     "%.4f s)",
+                cs_strategy_name(c->a), gain, ga, gb, loss, la, lb);
+}
+
 /* "on <cluster> with N GPUs, A beats B below X params by Y% (at P; up to
- * Z% at Q); B is faster above" / "A OOMs above X params" */
-static void sentence(cs_doc *doc, const cs_sweep_spec *s, const cs_crossing *c)
+ * Z% at Q); B is faster above; the largest difference there: ..." / "A
+ * OOMs above X params" */
+static void sentence(cs_doc *doc, const cs_sweep_spec *s, const cs_crossing *c,
+                     const cs_sweep_point *pts, size_t n)
 {
     char p[32];
     human_params(c->params, p, sizeof p);
@@ -103,7 +137,9 @@ static void sentence(cs_doc *doc, const cs_sweep_spec *s, const cs_crossing *c)
                     cs_strategy_name(c->b), p, 100 * c->margin, below);
         if (c->lead_max > c->margin)
             cs_doc_note(doc, "; up to %.0f%% at %s", 100 * c->lead_max, lead);
-        cs_doc_note(doc, "); %s is faster above\n", cs_strategy_name(c->b));
+        cs_doc_note(doc, "); %s is faster above", cs_strategy_name(c->b));
+        why(doc, c, pts, n);
+        cs_doc_note(doc, "\n");
     } else if (c->fits_below) {
         cs_doc_note(doc, "%s OOMs above %s params\n", cs_strategy_name(c->a), p);
     } else {
@@ -157,6 +193,11 @@ static cs_table *grid_table(cs_doc *doc, const cs_sweep_point *pts, size_t n)
         cs_table_str(t, p->model);
         cs_table_num(t, p->capacity_bytes);
         cs_table_num(t, p->wire_bytes);
+        const cs_breakdown *bd = &p->time;
+        const double parts[] = {bd->kernels_s, bd->recompute_s, bd->copies_s, bd->optimizer_s,
+                                bd->exposed_s[CS_OP_ALL_REDUCE], bd->exposed_s[CS_OP_ALL_GATHER],
+                                bd->exposed_s[CS_OP_REDUCE_SCATTER], bd->idle_s};
+        for (size_t k = 0; k < N(parts); k++) cs_table_num(t, parts[k]);
         cs_table_str(t, p->fits ? "yes" : "OOM");
         cs_table_num(t, 100 * p->mfu);
         cs_table_num(t, p->peak_bytes / GIB);
@@ -201,7 +242,7 @@ void cs_sweep_report(cs_buf *b, cs_format f, const cs_sweep_spec *s, const cs_sw
         cs_doc_note(doc, "  none computed: a list of models has no continuous P axis\n");
     else if (nc == 0)
         cs_doc_note(doc, "  none in this range\n");
-    for (size_t i = 0; i < nc; i++) sentence(doc, s, &c[i]);
+    for (size_t i = 0; i < nc; i++) sentence(doc, s, &c[i], pts, n);
     cs_doc_write(b, doc, f);
     cs_doc_free(doc);
 }

@@ -62,7 +62,9 @@
     X(exposed_reduce_scatter_s, NUM, "%.6f", it->exposed_by_op_s[CS_OP_REDUCE_SCATTER])            \
     X(peak_time_s, NUM, "%.6f", it->peak_time_s)                                                   \
     X(hfu, NUM, "%.5f", it->hfu)                                                                   \
-    X(copies_s, NUM, "%.6f", it->copies_s)
+    X(copies_s, NUM, "%.6f", it->copies_s)                                                         \
+    X(recompute_s, NUM, "%.6f", it->recompute_s)                                                   \
+    X(idle_s, NUM, "%.6f", it->idle_s)
 
 #define COL_ID(col, type, format, value) COL_##col,
 enum { MEMORY_COLUMNS(COL_ID) SIMULATE_COLUMNS(COL_ID) NCOLS };
@@ -148,8 +150,10 @@ static const card_line memory_card[] = {
 static const card_line time_card[] = {
     {"iteration time", NULL, COL_iteration_time_s, &in_s},
     {"  compute (incl. optimizer)", NULL, COL_compute_s, &in_s},
-    {"  optimizer step", NULL, COL_optimizer_s, &in_s},
+    {"  recompute (checkpointing)", NULL, COL_recompute_s, &in_s},
     {"  copies and casts", NULL, COL_copies_s, &in_s},
+    {"  optimizer step", NULL, COL_optimizer_s, &in_s},
+    {"  idle (waiting, nothing runs)", NULL, COL_idle_s, &in_s},
     {"  exposed communication", NULL, COL_exposed_comm_s, &in_s},
 };
 /* then a line per collective op that ran, and */

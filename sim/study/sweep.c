@@ -108,6 +108,7 @@ static int point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double 
     out->mfu = it->mfu;
     out->exposed_comm_s = it->exposed_comm_s;
     for (int op = 0; op < CS_OP_COUNT; op++) out->wire_bytes += it->wire_bytes_by_op[op];
+    cs_iteration_breakdown(it, &out->time);
     cs_evaluate_free(&ev);
     return 0;
 }

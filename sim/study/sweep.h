@@ -20,6 +20,7 @@
 #include "base/error.h"
 #include "train/model.h"
 #include "base/buf.h"
+#include "train/iteration.h"
 #include "train/strategy.h"
 #include "train/training.h"
 
@@ -53,6 +54,7 @@ typedef struct cs_sweep_point {
     double capacity_bytes;
     double exposed_comm_s;
     double wire_bytes;         /* all primitives, per rank per iteration */
+    cs_breakdown time;         /* where the iteration's time goes */
 } cs_sweep_point;
 
 /* Evaluates one point (generic model of `params`, or spec->models[model]

@@ -186,6 +186,9 @@ static void on_done(cs_engine *e, void *ctx, int64_t id, int64_t version)
     account(x);
     x->state[id] = 2;
     x->out->end_s[id] = cs_engine_now(e);
+    if (tk->recompute_s > 0) /* its share of the time it took (slowed while overlapped) */
+        x->out->recompute_s +=
+            (x->out->end_s[id] - x->out->start_s[id]) * tk->recompute_s / tk->duration_s;
     set_running(x, tk->stream, -1, tk);
     x->stream_head[tk->stream]++;
     mem_change(x, tk->mem_at_end, (int)id);
@@ -226,6 +229,7 @@ int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *o
     for (size_t i = 0; i < n; i++)
         if (out->end_s[i] > out->iteration_time_s) out->iteration_time_s = out->end_s[i];
     double it = out->iteration_time_s;
+    out->idle_s = fmax(0, it - out->compute_s - out->exposed_comm_s);
     out->dyn_peak_bytes = x.mem_peak;
     const cs_memory *m = cs_workload_memory(w);
     double states = m->params_bytes + m->grads_bytes + m->optimizer_bytes + m->buckets_bytes;
@@ -245,6 +249,35 @@ int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *o
     free(x.version);
     for (int s = 0; s < CS_STREAM_COUNT; s++) free(x.stream_tasks[s]);
     return 0;
+}
+
+void cs_iteration_breakdown(const cs_iteration *it, cs_breakdown *out)
+{
+    *out = (cs_breakdown){
+        .kernels_s = it->compute_s - it->recompute_s - it->copies_s - it->optimizer_s,
+        .recompute_s = it->recompute_s,
+        .copies_s = it->copies_s,
+        .optimizer_s = it->optimizer_s,
+        .idle_s = it->idle_s,
+    };
+    for (int op = 0; op < CS_OP_COUNT; op++) out->exposed_s[op] = it->exposed_by_op_s[op];
+}
+
+void cs_breakdown_largest_gain(const cs_breakdown *a, const cs_breakdown *b, char *name,
+                               size_t len, double *sa, double *sb)
+{
+    static const char *const parts[] = {"compute kernels", "recompute", "copies and casts",
+                                        "optimizer step", "idle"};
+    const double va[] = {a->kernels_s, a->recompute_s, a->copies_s, a->optimizer_s, a->idle_s};
+    const double vb[] = {b->kernels_s, b->recompute_s, b->copies_s, b->optimizer_s, b->idle_s};
+    int best = 0; /* < 5: parts[best]; else exposed op best - 5 */
+    double d = -INFINITY;
+    for (int i = 0; i < 5 + CS_OP_COUNT; i++) {
+        double x = i < 5 ? va[i] : a->exposed_s[i - 5], y = i < 5 ? vb[i] : b->exposed_s[i - 5];
+        if (y - x > d) d = y - x, best = i, *sa = x, *sb = y;
+    }
+    if (best < 5) snprintf(name, len, "%s", parts[best]);
+    else snprintf(name, len, "exposed %s", cs_op_name((cs_op)(best - 5)));
 }
 
 void cs_iteration_free(cs_iteration *it)

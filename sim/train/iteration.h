@@ -26,6 +26,8 @@ typedef struct cs_iteration {
     double copies_s;              /* memory-bound copies and casts the strategy adds
                                    * (DDP's bucket copies), on the compute stream */
     double exposed_comm_s;
+    double recompute_s;           /* of compute_s: checkpointing's re-run forwards */
+    double idle_s;                /* neither compute nor communication running (waits) */
     double exposed_by_op_s[CS_OP_COUNT];
     double wire_bytes_by_op[CS_OP_COUNT]; /* bytes this rank sends per iteration */
     double tokens_per_s;
@@ -41,6 +43,22 @@ typedef struct cs_iteration {
     size_t nmem;
     double *mem_t_s, *mem_bytes;  /* dynamic memory after each change */
 } cs_iteration;
+
+/* Where an iteration's time goes: compute_s split into kernels,
+ * recompute, copies and the optimizer step; the exposed communication by
+ * primitive; the idle rest. The parts add up to the iteration time. What
+ * simulate, plan and crossover print as the breakdown. */
+typedef struct cs_breakdown {
+    double kernels_s, recompute_s, copies_s, optimizer_s;
+    double exposed_s[CS_OP_COUNT];
+    double idle_s;
+} cs_breakdown;
+void cs_iteration_breakdown(const cs_iteration *it, cs_breakdown *out);
+/* The part where a saves the most time over b (b - a largest): its name
+ * ("optimizer step", "exposed all_gather", ...) into name[len], and a's
+ * and b's seconds there. Swap a and b for where a loses the most. */
+void cs_breakdown_largest_gain(const cs_breakdown *a, const cs_breakdown *b, char *name,
+                               size_t len, double *sa, double *sb);
 
 /* Runs the graph. Caller frees with cs_iteration_free. */
 int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *out, cs_diag *d);

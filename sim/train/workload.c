@@ -227,6 +227,8 @@ static int compute(cs_workload *w, int micro, int layer, cs_kpass p0, cs_kpass p
         t->flops += w->comp.pass[p].flops;
         t->duration_s += w->comp.pass[p].time_s;
     }
+    if (p0 <= CS_KPASS_RECOMPUTE && CS_KPASS_RECOMPUTE <= p1)
+        t->recompute_s = w->comp.pass[CS_KPASS_RECOMPUTE].time_s;
     return t->id;
 }
 

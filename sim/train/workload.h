@@ -70,8 +70,10 @@ typedef struct cs_task {
     cs_algo_id algo;
     cs_proto proto;
     double wire_bytes;    /* bytes this rank sends (busbw convention) */
-    /* predicted duration running alone */
+    /* predicted duration running alone, and the part of it that re-runs
+     * the forward (activation checkpointing) */
     double duration_s;
+    double recompute_s;
     /* memory: allocated when the task starts, released (negative) or
      * allocated when it ends */
     double mem_at_start;
