@@ -140,6 +140,73 @@ START_TEST(tree_beats_ring_at_scale_for_mid_sizes)
 }
 END_TEST
 
+START_TEST(tree_closed_form_is_nccls_estimate)
+{
+    /* tuning.cc: 2((ppn-1) intra + log2i(nodes) inter) + bytes / (algbw x
+     * treeCorrectionFactor), no pipeline fill of its own: on one DGX H100
+     * (16 channels, NVLink port 450 GB/s x 0.824, tree/Simple) at 4 MiB,
+     * logSize = log2(4 MiB / 64) = 16, corr .7 */
+    cs_topology t = topo("dgx-h100", 8);
+    const cs_cluster *c = &t.cluster;
+    double bytes = 4.0 * 1024 * 1024, tm;
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_REDUCE, bytes, CS_ALGO_TREE, CS_PROTO_SIMPLE, &tm), 0);
+    double lat = c->coll.base_latency_s[CS_ALGO_TREE][CS_PROTO_SIMPLE] +
+                 2.0 * 7 * (c->coll.hw_latency_s[CS_HW_NVLINK][CS_ALGO_TREE][CS_PROTO_SIMPLE] + c->intra.latency_s);
+    double per_ch = fmin(t.port_Bps / c->coll.channels * 0.92, 38.7e9) * 0.7 * 0.5;
+    ck_assert_double_eq_tol(tm, lat + bytes / (c->coll.channels * per_ch), 1e-12);
+}
+END_TEST
+
+START_TEST(nvlstree_runs_across_nvswitch_nodes_only)
+{
+    double tm;
+    cs_topology one = topo("dgx-h100", 8), two = topo("dgx-h100", 16), a100 = topo("dgx-a100", 16);
+    ck_assert_int_eq(cs_collective_time(&one, CS_OP_ALL_REDUCE, 1e9, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, &tm), CS_ENOTSUP);
+    ck_assert_int_eq(cs_collective_time(&a100, CS_OP_ALL_REDUCE, 1e9, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, &tm), CS_ENOTSUP);
+    ck_assert_int_eq(cs_collective_time(&two, CS_OP_ALL_GATHER, 1e9, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, &tm), CS_ENOTSUP);
+    ck_assert_int_eq(cs_collective_time(&two, CS_OP_ALL_REDUCE, 1e9, CS_ALGO_NVLSTREE, CS_PROTO_LL128, &tm), CS_ENOTSUP);
+    ck_assert_int_eq(cs_collective_time(&two, CS_OP_ALL_REDUCE, 1e9, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, &tm), 0);
+    /* large messages: NCCL 2.19's algbw, channels x min(port, net) x 5/6 x
+     * nvlsEfficiency .85 (two nodes; beyond two the network counts half) */
+    const cs_cluster *c = &two.cluster;
+    double bytes = 16.0 * 1024 * 1024 * 1024;
+    for (int nodes = 2; nodes <= 8; nodes *= 2) {
+        cs_topology t = topo("dgx-h100", 8 * nodes);
+        double net = nodes <= 2 ? t.node_net_Bps : t.node_net_Bps / 2;
+        double algbw = fmin(t.port_Bps, net) * 5.0 / 6.0 * 0.85;
+        ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_REDUCE, bytes, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, &tm), 0);
+        ck_assert_msg(fabs(tm * algbw / bytes - 1) < 0.01, "nodes %d: %g s, NCCL's %g s", nodes, tm,
+                      bytes / algbw);
+    }
+    (void)c;
+}
+END_TEST
+
+START_TEST(nvlstree_des_is_bounded_by_the_closed_form)
+{
+    /* two nodes: within 1% (5% for the mid sizes where the NVLS stages run
+     * faster than the network one the closed form's fill charges for
+     * every stage); beyond two the DES is never slower than the closed
+     * form plus the extra tree level of an uneven node count, at most 30%
+     * faster, within 1% at >= 1 GiB for powers of two */
+    static const int ns[] = {16, 24, 32, 64};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        cs_topology t = topo("dgx-h100", ns[k]);
+        int nodes = ns[k] / 8, pow2 = (nodes & (nodes - 1)) == 0;
+        const cs_cluster *c = &t.cluster;
+        double hop = c->coll.hw_latency_s[CS_HW_NET][CS_ALGO_NVLSTREE][CS_PROTO_SIMPLE] + 2 * c->inter.latency_s;
+        double extra = pow2 ? 0 : 2 * hop;
+        for (double b = 4096; b <= 4.0 * 1024 * 1024 * 1024; b *= 16) {
+            double m = run(&t, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_ANALYTIC).time_s;
+            double s = run(&t, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_DES).time_s;
+            ck_assert_msg(s <= 1.01 * (m + extra) && s >= 0.7 * m, "N=%d %.0f B: des %g closed %g", ns[k], b, s, m);
+            if (nodes == 2) ck_assert_msg(fabs(s - m) <= 0.05 * m, "N=16 %.0f B: des %g closed %g", b, s, m);
+            if (pow2 && b >= 1e9) ck_assert_msg(fabs(s - m) <= 0.01 * m, "N=%d %.0f B: des %g closed %g", ns[k], b, s, m);
+        }
+    }
+}
+END_TEST
+
 static cs_topology yaml_topo(const char *extra, int ranks)
 {
     const char *base = cs_presets_cluster_yaml("dgx-h100", NULL);
@@ -383,6 +450,9 @@ int main(void)
     tcase_add_test(tc, tuner_picks_ll_small_simple_large);
     tcase_add_test(tc, tree_is_all_reduce_only_and_ll128_follows_config);
     tcase_add_test(tc, tree_beats_ring_at_scale_for_mid_sizes);
+    tcase_add_test(tc, tree_closed_form_is_nccls_estimate);
+    tcase_add_test(tc, nvlstree_runs_across_nvswitch_nodes_only);
+    tcase_add_test(tc, nvlstree_des_is_bounded_by_the_closed_form);
     tcase_add_test(tc, straggler_slows_des_only);
     tcase_add_test(tc, slow_link_override_slows_des_only);
     tcase_add_test(tc, des_is_deterministic);

@@ -58,22 +58,6 @@
 
 #define MAX_CHILD 3
 
-/* Depth of the binary tree over n nodes as built (ceil(log2 n)), and
- * NCCL's log2i (floor) that its latency term counts. */
-static int tree_depth(int n)
-{
-    int d = 0;
-    while ((1 << d) < n) d++;
-    return d;
-}
-
-static int log2i(int n)
-{
-    int d = 0;
-    while (n >>= 1) d++;
-    return d;
-}
-
 /* Per-flow rate of either half (up or down) of a channel. With two or more
  * trees sharing a lane (every case but two nodes, where each node's network
  * lane carries one flow: one tree's root sends down while the other's leaf
@@ -97,7 +81,7 @@ static void tree_chunks(const cs_coll_params *p, double *chunks, double *chunk_b
 static double tree_latency(const cs_topology *t, const cs_coll_params *p)
 {
     int ppn = t->ranks / t->nodes;
-    return p->base_lat_s + 2.0 * ((ppn - 1) * p->intra_lat_s + log2i(t->nodes) * p->inter_lat_s);
+    return p->base_lat_s + 2.0 * ((ppn - 1) * p->intra_lat_s + cs__log2i(t->nodes) * p->inter_lat_s);
 }
 
 static double tree_closed_form(const cs_topology *t, const cs_coll_params *p)
@@ -111,7 +95,7 @@ static double tree_closed_form(const cs_topology *t, const cs_coll_params *p)
 static double fill_scale(const cs_topology *t, double chunks)
 {
     int ppn = t->ranks / t->nodes;
-    double hops = 2.0 * ((ppn - 1) + tree_depth(t->nodes));
+    double hops = 2.0 * ((ppn - 1) + cs__tree_depth(t->nodes));
     return (hops + chunks - 1) / chunks;
 }
 
@@ -142,8 +126,9 @@ static void btree(int n, int rank, int *up, int *d0, int *d1)
 }
 
 /* Tree `which` (0 or 1) over nodes: the second tree is the first mirrored
- * (even n) or shifted by one (odd n), as NCCL's ncclGetDtree. */
-static void dtree(int n, int which, int node, int *up, int *d0, int *d1)
+ * (even n) or shifted by one (odd n), as NCCL's ncclGetDtree. Shared with
+ * the NVLSTree schedule (coll/algo.h). */
+void cs__algo_dtree(int n, int which, int node, int *up, int *d0, int *d1)
 {
     if (which == 0) {
         btree(n, node, up, d0, d1);
@@ -319,7 +304,7 @@ static void build_tree(tree_sim *s, int which, const int *heads)
         if (i + 1 < on) x->child[x->nchild++] = r + 1;
         if (i == 0) {
             int up, d0, d1;
-            dtree(t->nodes, which, k, &up, &d0, &d1);
+            cs__algo_dtree(t->nodes, which, k, &up, &d0, &d1);
             if (up >= 0) x->parent = heads[up];
             if (d0 >= 0) x->child[x->nchild++] = heads[d0];
             if (d1 >= 0) x->child[x->nchild++] = heads[d1];

@@ -98,7 +98,8 @@ static int available(const cs_topology *t, cs_op op, cs_algo_id a, cs_proto p)
     const cs_cluster *c = &t->cluster;
     if (!(r->ops & CS_OP_BIT(op))) return 0;
     if (p == CS_PROTO_LL128 && !c->coll.ll128_enabled) return 0;
-    return (r->protos & CS_PROTO_BIT(p)) && c->coll.algo_enabled[a] && !(r->one_node && t->nodes > 1);
+    return (r->protos & CS_PROTO_BIT(p)) && c->coll.algo_enabled[a] && !(r->one_node && t->nodes > 1) &&
+           !(r->multi_node && t->nodes == 1);
 }
 
 /* Fills the parameters both engines use (in place: refining a copy costs

@@ -56,6 +56,13 @@ const cs_nccl_latency cs_ncclmodel_nvls_latency = {
     .hw_us = {[CS_HW_NVLINK] = {0.0, 0.0, 23.0}, [CS_HW_PCI] = {0.0, 0.0, 0.0},
               [CS_HW_NET] = {0.0, 0.0, 18.0}},
 };
+/* NVLSTree at b6475625 (2.19): baseLat {0, 0, 0}; hwLat NVLink {0, 0, 23},
+ * PCI {0, 0, 0}, NET {0, 0, 14} (Simple only). */
+const cs_nccl_latency cs_ncclmodel_nvlstree_latency = {
+    .base_us = {0.0, 0.0, 0.0},
+    .hw_us = {[CS_HW_NVLINK] = {0.0, 0.0, 23.0}, [CS_HW_PCI] = {0.0, 0.0, 0.0},
+              [CS_HW_NET] = {0.0, 0.0, 14.0}},
+};
 
 /* nvlsEfficiency (later NCCL, src/tuning/nvls.cc). */
 static const double nvls_eff[CS_ARCH_COUNT] = {

@@ -43,6 +43,7 @@ typedef struct cs_nccl_latency {
 extern const cs_nccl_latency cs_ncclmodel_ring_latency;
 extern const cs_nccl_latency cs_ncclmodel_tree_latency;
 extern const cs_nccl_latency cs_ncclmodel_nvls_latency;
+extern const cs_nccl_latency cs_ncclmodel_nvlstree_latency;
 
 /* NCCL's per-channel bandwidth caps in bytes/s. scale: 0 = 1 node,
  * 1 = 2 nodes, 2 = 4+ nodes (NCCL's index2). */
@@ -91,6 +92,14 @@ int cs_ncclmodel_scale(int nodes);
 #define CS_NCCL_PLATEAU_MIN_CC 80
 #define CS_NCCL_PLATEAU_PRE_AMPERE 1.9
 #define CS_NCCL_PLATEAU 1.4
+
+/* ---- NVLSTree chunking: src/transport/nvls.cc ncclNvlsTuning and
+ * src/enqueue.cc calcCollChunking ---- */
+/* NCCL_NVLS_CHUNKSIZE default (ncclParamNvlsChunkSize: 128 KiB); the tree's
+ * ceiling nvlsTreeMaxChunkSize is 64 KiB at 4+ nodes, else the chunk size. */
+#define CS_NCCL_NVLS_CHUNK_BYTES (128.0 * 1024)
+#define CS_NCCL_NVLSTREE_MAX_CHUNK_4NODES (64.0 * 1024)
+#define CS_NCCL_NVLSTREE_4NODES 4
 
 /* ---- availability ---- */
 /* NVLS needs NVSwitch multicast (src/transport/nvls.cc ncclNvlsInit:
