@@ -276,6 +276,28 @@ START_TEST(round_trip_multi_node)
 }
 END_TEST
 
+START_TEST(one_network_row_says_so)
+{
+    /* one multi-node row cannot fit the network terms; the reason says
+     * that, not that the network is never crossed */
+    cs_cluster c = cs_test_cluster("dgx-a100");
+    cs_diag d;
+    cs_meas_set s = {0};
+    const cs_op ops[] = {CS_OP_ALL_REDUCE};
+    synth(&s, &c, ops, 1, 8, 1, 0.005, 3);
+    static const char one[] = "op,ranks,nodes,size_bytes,time_us\nall_reduce,16,2,1073741824,9000\n";
+    ck_assert_int_eq(cs_meas_read_csv_string(&s, "one.csv", one, strlen(one), &d), 0);
+    cs_calib_result *r;
+    ck_assert_int_eq(cs_calibrate(&c, &s, &r, &d), 0);
+    const cs_calib_param *ie = param(r, "inter.efficiency");
+    ck_assert(!ie->fitted);
+    CS_ASSERT_CONTAINS(ie->why, "only one usable row crosses the network");
+    CS_ASSERT_CONTAINS(param(r, "hop.net")->why, "only one usable row crosses the network");
+    cs_calib_result_free(r);
+    cs_meas_free(&s);
+}
+END_TEST
+
 START_TEST(nvls_excluded)
 {
     cs_cluster c;
@@ -353,6 +375,7 @@ int main(void)
     tcase_add_test(tf, any_cluster_yaml_round_trip);
     tcase_add_test(tf, runaway_trial_step_rejected);
     tcase_add_test(tf, nvls_excluded);
+    tcase_add_test(tf, one_network_row_says_so);
     tcase_add_test(tf, rows_must_fit_cluster);
     tcase_add_test(tf, stats);
     suite_add_tcase(s, tf);

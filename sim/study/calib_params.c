@@ -265,6 +265,7 @@ static void keep_unexercised(cs__calib_run *st, const cs_cluster *c, const row_u
     const char *nomulti =
         u->excluded_multi ? "the multi-node rows are excluded (see datasets), so no usable row "
                             "crosses the network"
+        : u->multi == 1   ? "only one usable row crosses the network: fewer than 2 to fit it"
                           : "all usable rows are single-node: the network is never crossed";
     if (u->multi < 2 || c->inter.nics_per_node < 1) {
         keep(st, P_INTER_EFF, "%s", nomulti);
