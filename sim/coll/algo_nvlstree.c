@@ -13,8 +13,10 @@
  * its NVLink port once each way, as in single-node NVLS, and the network
  * carries what a tree over nodes carries.
  *
- * Cost (NVIDIA/nccl src/graph/tuning.cc at b6475625, 2.19 series, the
- * release of the NVLS row's constants):
+ * Cost (NVIDIA/nccl src/graph/tuning.cc at b6475625 (2.20.3), the commit
+ * of the NVLS row's constants; the NVLS_TREE bandwidth form is the same
+ * from 2.19.1 to 2.27.5 (2.27 raised the NVLink hwLat to 25 us), and NCCL
+ * 2.28 rewrote it):
  *   latency = baseLat 0 + hwLat[NVLINK][NVLS_TREE] 23 us
  *             + 2 log2i(nodes) (hwLat[NET][NVLS_TREE] 14 us + net latency,
  *               twice for Simple's flush);
@@ -316,7 +318,7 @@ static int nvlstree_simulate(const cs_topology *t, const cs_coll_params *p, doub
 /* ---- NCCL's model: src/graph/tuning.cc ncclTopoTuneModel ------------- */
 
 /* busBw x 5/6 (NVLS_TREE's busBw -> algbw ratio) x nvlsEfficiency; no
- * per-channel cap in 2.19. Simple only (the row's protos). */
+ * per-channel cap before 2.28. Simple only (the row's protos). */
 static void nvlstree_bandwidth(const cs_topology *t, cs_op op, cs_proto p, double *factor,
                                double *cap)
 {

@@ -56,7 +56,7 @@ const cs_nccl_latency cs_ncclmodel_nvls_latency = {
     .hw_us = {[CS_HW_NVLINK] = {0.0, 0.0, 23.0}, [CS_HW_PCI] = {0.0, 0.0, 0.0},
               [CS_HW_NET] = {0.0, 0.0, 18.0}},
 };
-/* NVLSTree at b6475625 (2.19): baseLat {0, 0, 0}; hwLat NVLink {0, 0, 23},
+/* NVLSTree at b6475625 (2.20.3; 2.27 has NVLink 25): baseLat {0, 0, 0}; hwLat NVLink {0, 0, 23},
  * PCI {0, 0, 0}, NET {0, 0, 14} (Simple only). */
 const cs_nccl_latency cs_ncclmodel_nvlstree_latency = {
     .base_us = {0.0, 0.0, 0.0},
