@@ -103,10 +103,12 @@ START_TEST(tuner_picks_ll_small_simple_large)
     ck_assert_int_eq(s.proto, CS_PROTO_LL);
     cs_coll_result l = run(&t, CS_OP_ALL_REDUCE, 4 * GiB, CS_CHOICE_AUTO, CS_CHOICE_AUTO, CS_ENGINE_ANALYTIC);
     ck_assert_int_eq(l.proto, CS_PROTO_SIMPLE);
-    /* auto is never slower than any forced choice */
+    /* auto is never slower than any forced choice where NCCL runs every
+     * channel (>= 512 KiB here: below, NCCL lowers the channel count after
+     * choosing, so its choice need not be the fastest as run) */
     for (int a = 0; a < CS_ALGO_COUNT; a++)
         for (int p = 0; p < CS_PROTO_COUNT; p++)
-            for (double b = 8; b < 8 * GiB; b *= 16) {
+            for (double b = 512.0 * 1024; b < 8 * GiB; b *= 16) {
                 double tm;
                 if (cs_collective_time(&t, CS_OP_ALL_REDUCE, b, a, p, &tm)) continue;
                 cs_coll_result au = run(&t, CS_OP_ALL_REDUCE, b, CS_CHOICE_AUTO, CS_CHOICE_AUTO,
@@ -154,6 +156,42 @@ START_TEST(tree_closed_form_is_nccls_estimate)
                  2.0 * 7 * (c->coll.hw_latency_s[CS_HW_NVLINK][CS_ALGO_TREE][CS_PROTO_SIMPLE] + c->intra.latency_s);
     double per_ch = fmin(t.port_Bps / c->coll.channels * 0.92, 38.7e9) * 0.7 * 0.5;
     ck_assert_double_eq_tol(tm, lat + bytes / (c->coll.channels * per_ch), 1e-12);
+}
+END_TEST
+
+START_TEST(small_messages_run_on_fewer_channels)
+{
+    /* enqueue.cc: nc = the largest count with bytes >= nc x nt x threshold.
+     * Ring/LL128 on one DGX H100 (16 channels, nt 640, threshold 8): 32 KiB
+     * runs on 6 channels, each then capped at perChMaxRingLL128Bw, as a
+     * 6-channel cluster would run it; 80 KiB and more on all 16 */
+    cs_topology t = topo("dgx-h100", 8);
+    cs_cluster c6 = cs_test_cluster("dgx-h100");
+    c6.coll.channels = 6;
+    cs_topology t6 = cs_test_topology(&c6, 8, 0);
+    double a, b;
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_REDUCE, 32768, CS_ALGO_RING, CS_PROTO_LL128, &a), 0);
+    ck_assert_int_eq(cs_collective_time(&t6, CS_OP_ALL_REDUCE, 32768, CS_ALGO_RING, CS_PROTO_LL128, &b), 0);
+    ck_assert_double_eq_tol(a, b, 1e-15);
+    ck_assert_int_eq(cs_collective_time(&t6, CS_OP_ALL_REDUCE, 81920, CS_ALGO_RING, CS_PROTO_LL128, &b), 0);
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_REDUCE, 81920, CS_ALGO_RING, CS_PROTO_LL128, &a), 0);
+    ck_assert_double_lt(a, b); /* 16 channels beat 6 once all run */
+    ck_assert_int_eq(cs_ncclmodel_channels(32768, 16, 640, 8), 6);
+    ck_assert_int_eq(cs_ncclmodel_channels(81920, 16, 640, 8), 16);
+    ck_assert_int_eq(cs_ncclmodel_channels(8, 16, 512, 64), 1);
+    /* ring/LL (threshold 8 x 8 ranks): 256 KiB runs on 8 channels, which
+     * share NCCL's llMaxBw (a total busBw cap) as an 8-channel cluster does */
+    cs_cluster c8 = cs_test_cluster("dgx-h100");
+    c8.coll.channels = 8;
+    cs_topology t8 = cs_test_topology(&c8, 8, 0);
+    ck_assert_int_eq(cs_ncclmodel_channels(262144, 16, 512, 64), 8);
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_REDUCE, 262144, CS_ALGO_RING, CS_PROTO_LL, &a), 0);
+    ck_assert_int_eq(cs_collective_time(&t8, CS_OP_ALL_REDUCE, 262144, CS_ALGO_RING, CS_PROTO_LL, &b), 0);
+    ck_assert_double_eq_tol(a, b, 1e-15);
+    /* the same in the DES */
+    cs_coll_result d = run(&t, CS_OP_ALL_REDUCE, 32768, CS_ALGO_RING, CS_PROTO_LL128, CS_ENGINE_DES);
+    cs_coll_result d6 = run(&t6, CS_OP_ALL_REDUCE, 32768, CS_ALGO_RING, CS_PROTO_LL128, CS_ENGINE_DES);
+    ck_assert_double_eq_tol(d.time_s, d6.time_s, 1e-12);
 }
 END_TEST
 
@@ -451,6 +489,7 @@ int main(void)
     tcase_add_test(tc, tree_is_all_reduce_only_and_ll128_follows_config);
     tcase_add_test(tc, tree_beats_ring_at_scale_for_mid_sizes);
     tcase_add_test(tc, tree_closed_form_is_nccls_estimate);
+    tcase_add_test(tc, small_messages_run_on_fewer_channels);
     tcase_add_test(tc, nvlstree_runs_across_nvswitch_nodes_only);
     tcase_add_test(tc, nvlstree_des_is_bounded_by_the_closed_form);
     tcase_add_test(tc, straggler_slows_des_only);

@@ -70,10 +70,14 @@ typedef struct cs_algo {
     const char *help;  /* see cs_algo_help; NULL: none */
     /* NCCL's model for it */
     const cs_nccl_latency *latency;
-    /* NCCL's payload factor and per-channel cap for (op, p) on t, before
-     * the cluster's bw_factor override and efficiency */
-    void (*bandwidth)(const cs_topology *t, cs_op op, cs_proto p, double *factor,
+    /* NCCL's payload factor and per-channel cap for (op, p) on t running
+     * `channels` channels (a cap NCCL gives as a total, llMaxBw, is shared
+     * by them), before the cluster's bw_factor override and efficiency */
+    void (*bandwidth)(const cs_topology *t, cs_op op, cs_proto p, int channels, double *factor,
                       double *cap_Bps);
+    /* channels NCCL runs `bytes` on (at most the cluster's); NULL: all of
+     * them. The tuner compares algorithms with all channels, as NCCL's. */
+    int (*channels)(const cs_topology *t, cs_op op, cs_proto p, double bytes);
     /* size-dependent efficiency on factor and cap; NULL: 1 */
     double (*correction)(cs_proto p, double bytes);
     /* refines q's base / intra / inter latencies (all else in q set);

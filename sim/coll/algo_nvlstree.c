@@ -319,11 +319,12 @@ static int nvlstree_simulate(const cs_topology *t, const cs_coll_params *p, doub
 
 /* busBw x 5/6 (NVLS_TREE's busBw -> algbw ratio) x nvlsEfficiency; no
  * per-channel cap before 2.28. Simple only (the row's protos). */
-static void nvlstree_bandwidth(const cs_topology *t, cs_op op, cs_proto p, double *factor,
+static void nvlstree_bandwidth(const cs_topology *t, cs_op op, cs_proto p, int channels, double *factor,
                                double *cap)
 {
     (void)op;
     (void)p;
+    (void)channels;
     *factor = CS_NCCL_NVLS_RATIO * cs_ncclmodel_nvls_efficiency(t->arch);
     *cap = INFINITY;
 }

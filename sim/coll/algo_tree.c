@@ -331,14 +331,18 @@ static int tree_simulate(const cs_topology *t, const cs_coll_params *p, double *
     s.lane = cs_xmalloc((size_t)4 * (n + nn) * sizeof(int));
     s.slow = cs_xmalloc((size_t)n * sizeof(double));
     /* each simulated tree stands for channels/2 real channels, each lane is
-     * half a physical direction: lane capacity = phys / 2 / (channels / 2) */
+     * half a physical direction: lane capacity = phys / 2 / (channels / 2),
+     * channels being those the size runs on (cs_deslinks divides by the
+     * cluster's count) */
+    double ch_scale = (double)t->cluster.coll.channels / p->channels;
     for (int r = 0; r < n; r++) {
-        double cap = cs_deslinks_port_ch_Bps(t, cs_topology_node_of(t, r), cs_topology_local_of(t, r));
+        double cap = cs_deslinks_port_ch_Bps(t, cs_topology_node_of(t, r), cs_topology_local_of(t, r)) *
+                     ch_scale;
         for (int l = 0; l < 4; l++) s.lane[4 * r + l] = cs_network_add_link(s.net, cap);
         s.slow[r] = cs_deslinks_slowdown(t, r);
     }
     for (int k = 0; k < nn; k++) {
-        double cap = nn > 1 ? cs_deslinks_net_ch_Bps(t, k) : 1.0;
+        double cap = nn > 1 ? cs_deslinks_net_ch_Bps(t, k) * ch_scale : 1.0;
         for (int l = 0; l < 4; l++) s.lane[4 * n + 4 * k + l] = cs_network_add_link(s.net, cap);
     }
     int *heads = cs_xmalloc((size_t)nn * sizeof(int));
@@ -370,7 +374,7 @@ static int tree_simulate(const cs_topology *t, const cs_coll_params *p, double *
 /* Tree's "model refinements": busBw x .92 capped by perChMaxTreeBw; LL
  * then x 1/3.8 capped by llMaxBw; LL128 x 7/9 (one node) or 120/128
  * capped by perChMaxTreeLL128Bw. */
-static void tree_bandwidth(const cs_topology *t, cs_op op, cs_proto p, double *factor,
+static void tree_bandwidth(const cs_topology *t, cs_op op, cs_proto p, int channels, double *factor,
                            double *cap)
 {
     (void)op;
@@ -380,7 +384,7 @@ static void tree_bandwidth(const cs_topology *t, cs_op op, cs_proto p, double *f
     case CS_PROTO_LL:
         *factor = CS_NCCL_TREE_FACTOR / CS_NCCL_TREE_LL_DIVISOR;
         *cap = fmin(tree_cap / CS_NCCL_TREE_LL_DIVISOR,
-                    cs_ncclmodel_ll_max_Bps(t->arch, scale) / t->cluster.coll.channels);
+                    cs_ncclmodel_ll_max_Bps(t->arch, scale) / channels);
         break;
     case CS_PROTO_LL128: {
         double f2 = t->nodes == 1 ? CS_NCCL_TREE_LL128_FACTOR_1NODE : CS_NCCL_TREE_LL128_FACTOR;
@@ -396,12 +400,22 @@ static void tree_bandwidth(const cs_topology *t, cs_op op, cs_proto p, double *f
     }
 }
 
+/* enqueue.cc "Ring/Tree channel tuning" with the tree's maxThreads and
+ * threadThresholds. */
+static int tree_channels(const cs_topology *t, cs_op op, cs_proto p, double bytes)
+{
+    (void)op;
+    return cs_ncclmodel_channels(bytes, t->cluster.coll.channels, cs_ncclmodel_max_threads(p),
+                                 cs_ncclmodel_thread_threshold(p));
+}
+
 const cs_algo cs__algo_tree = {
     .ops = CS_OP_BIT(CS_OP_ALL_REDUCE),
     .protos = CS_PROTOS_ALL,
     .hint = "tree implements all_reduce only, as in NCCL",
     .latency = &cs_ncclmodel_tree_latency,
     .bandwidth = tree_bandwidth,
+    .channels = tree_channels,
     .correction = cs_ncclmodel_tree_correction, /* ncclTopoGetAlgoTime */
     .closed_form = tree_closed_form,
     .simulate = tree_simulate,

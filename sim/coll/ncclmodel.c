@@ -178,3 +178,29 @@ double cs_ncclmodel_tree_correction(cs_proto p, double bytes)
     if (log_size >= TREE_CORR_N) return 1.0;
     return tree_corr[p][log_size];
 }
+
+/* NCCL's loop, solved: it stops at the largest nc with bytes >= nc x nt x
+ * threshold, floor(bytes / (nt x threshold)), within [1, channels]. */
+int cs_ncclmodel_channels(double bytes, int channels, int nthreads, double threshold)
+{
+    double nc = floor(bytes / ((double)nthreads * threshold));
+    if (!(nc < channels)) return channels;
+    return nc < 1 ? 1 : (int)nc;
+}
+
+int cs_ncclmodel_max_threads(cs_proto p)
+{
+    static const int nt[CS_PROTO_COUNT] = {CS_NCCL_LL_MAX_NTHREADS, CS_NCCL_LL128_MAX_NTHREADS,
+                                           CS_NCCL_SIMPLE_MAX_NTHREADS};
+    CS_ASSERT(p >= 0 && p < CS_PROTO_COUNT);
+    return nt[p];
+}
+
+double cs_ncclmodel_thread_threshold(cs_proto p)
+{
+    static const double th[CS_PROTO_COUNT] = {CS_NCCL_LL_THREAD_THRESHOLD,
+                                              CS_NCCL_LL128_THREAD_THRESHOLD,
+                                              CS_NCCL_SIMPLE_THREAD_THRESHOLD};
+    CS_ASSERT(p >= 0 && p < CS_PROTO_COUNT);
+    return th[p];
+}
