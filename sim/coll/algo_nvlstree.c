@@ -36,8 +36,10 @@
  * chunks per concurrent op, ops = channels x local GPUs).
  * Departure, as in algo_nvls.c: the closed form adds the pipeline fill
  * NCCL's fluid formula omits (NCCL applies no tree correction to NVLSTree
- * before Blackwell), stages = 2 (NVLS in and out) + 2 x depth:
- *   T = latency + (stages + chunks - 1) x chunk / rate.
+ * before Blackwell): a tandem pipeline of the NVLS stages (in and out, at
+ * the port's rate) and 2 x depth network hops,
+ *   T = latency + 2 chunk / r_nvls + 2 depth chunk / r_net
+ *       + (chunks - 1) x chunk / min(r_nvls, r_net).
  *
  * The DES runs the pipeline with nodes as its units (NVLS treats a node's
  * GPUs alike): per node an NVLS link in and out (capacity 2 x the port's
@@ -59,12 +61,13 @@
 #include "coll/deslinks.h"
 #include "coll/network.h"
 
-/* Per-channel rate: the slower of the port and the network (halved
- * beyond two nodes) times NCCL's factor. */
-static double nvlstree_rate(const cs_topology *t, const cs_coll_params *p)
+/* Per-channel rates of the NVLS stages (the port) and of the network hops
+ * (halved beyond two nodes), times NCCL's factor; NCCL's rate is the
+ * slower. */
+static void nvlstree_rates(const cs_topology *t, const cs_coll_params *p, double *nv, double *net)
 {
-    double net = t->nodes <= 2 ? p->net_ch_Bps : p->net_ch_Bps / 2;
-    return cs__hop_rate(p, fmin(p->port_ch_Bps, net));
+    *nv = cs__hop_rate(p, p->port_ch_Bps);
+    *net = cs__hop_rate(p, t->nodes <= 2 ? p->net_ch_Bps : p->net_ch_Bps / 2);
 }
 
 /* NCCL's NVLS_TREE chunk for this size (see the file header). */
@@ -91,12 +94,16 @@ static double nvlstree_latency(const cs_topology *t, const cs_coll_params *p)
     return p->base_lat_s + p->intra_lat_s + 2.0 * cs__log2i(t->nodes) * p->inter_lat_s;
 }
 
+/* A tandem pipeline of stages (NVLS in, depth hops up, depth down, NVLS
+ * out): the first chunk crosses every stage, the others follow at the
+ * slowest; for large messages NCCL's bytes / (channels x min rate). */
 static double nvlstree_closed_form(const cs_topology *t, const cs_coll_params *p)
 {
-    double s, c;
+    double s, c, nv, net;
     nvlstree_chunks(t, p, &s, &c);
-    double stages = 2.0 + 2.0 * cs__tree_depth(t->nodes);
-    return nvlstree_latency(t, p) + (stages + s - 1) * c / nvlstree_rate(t, p);
+    nvlstree_rates(t, p, &nv, &net);
+    double fill = 2.0 * c / nv + 2.0 * cs__tree_depth(t->nodes) * c / net;
+    return nvlstree_latency(t, p) + fill + (s - 1) * c / fmin(nv, net);
 }
 
 /* ---- discrete-event schedule ------------------------------------------ */
