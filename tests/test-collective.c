@@ -292,6 +292,32 @@ START_TEST(slow_link_override_slows_des_only)
 }
 END_TEST
 
+START_TEST(nvlstree_des_sees_stragglers_and_slow_nics)
+{
+    /* the node of a straggling GPU runs its NVLS stages and network sends
+     * at that GPU's pace, a late one starts the node late; a slow NIC slows
+     * its node's network share; the closed form sees none of it */
+    cs_topology plain = topo("dgx-h100", 16);
+    cs_topology slow = yaml_topo("des:\n  stragglers:\n    - {rank: 9, slowdown: 2}\n", 16);
+    cs_topology late = yaml_topo("des:\n  stragglers:\n    - {rank: 3, delay: 1ms}\n", 16);
+    cs_topology nic = yaml_topo("des:\n  links:\n    - {node: 1, nic: 0, bandwidth: 50Gbps}\n", 16);
+    double b = 4 * GiB;
+    cs_coll_result d0 = run(&plain, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_DES);
+    cs_coll_result d1 = run(&slow, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_DES);
+    cs_coll_result d2 = run(&late, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_DES);
+    cs_coll_result d3 = run(&nic, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_DES);
+    ck_assert_double_eq_tol(d1.time_s / d0.time_s, 2.0, 0.05);
+    ck_assert_double_eq_tol(d2.time_s - d0.time_s, 1e-3, 2e-5);
+    /* node 1's network drops from 8 x 400 to 7 x 400 + 50 Gb/s; the port
+     * binds first until then (370.8 vs 376 GB/s), so the drop shows less */
+    ck_assert_double_gt(d3.time_s, 1.05 * d0.time_s);
+    ck_assert_double_lt(d3.time_s, 8.0 / (7 + 1.0 / 8) * d0.time_s * 1.01);
+    cs_coll_result a0 = run(&plain, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_ANALYTIC);
+    cs_coll_result a1 = run(&slow, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_ANALYTIC);
+    ck_assert_double_eq_tol(a0.time_s, a1.time_s, 1e-15);
+}
+END_TEST
+
 START_TEST(des_is_deterministic)
 {
     cs_topology t = yaml_topo("des:\n  stragglers:\n    - {rank: 7, slowdown: 1.3}\n", 24);
@@ -493,6 +519,7 @@ int main(void)
     tcase_add_test(tc, nvlstree_runs_across_nvswitch_nodes_only);
     tcase_add_test(tc, nvlstree_des_is_bounded_by_the_closed_form);
     tcase_add_test(tc, straggler_slows_des_only);
+    tcase_add_test(tc, nvlstree_des_sees_stragglers_and_slow_nics);
     tcase_add_test(tc, slow_link_override_slows_des_only);
     tcase_add_test(tc, des_is_deterministic);
     tcase_add_test(tc, symmetry_keeps_large_rings_cheap);
