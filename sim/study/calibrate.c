@@ -132,11 +132,15 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
     res->rms_before_pct = rms_at_start(&st);
     st.status = GSL_SUCCESS;
     gsl_error_handler_t *old = gsl_set_error_handler_off();
-    for (int round = 0; round <= cs__calib_nparams(); round++) {
-        cs__calib_choose(&st);
-        if (st.np == 0) break;
-        cs__calib_fit_round(&st, &res->iterations);
-        if (!cs__calib_recheck(&st)) break;
+    /* the fit moves the choices; a second pass fits what they then price */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int round = 0; round <= cs__calib_nparams(); round++) {
+            cs__calib_choose(&st);
+            if (st.np == 0) break;
+            cs__calib_fit_round(&st, &res->iterations);
+            if (!cs__calib_recheck(&st)) break;
+        }
+        if (pass || !cs__calib_reexamine(&st, c, m, res)) break;
     }
     gsl_set_error_handler(old);
     cs__calib_results(&st, m, res);
