@@ -30,7 +30,7 @@ static void inputs_help(FILE *f)
             "                         lines ('# nodes:' optional). Repeatable; kinds may mix.\n"
             "  NCCL_ALGO=X / NCCL_PROTO=X written in a log or CSV header mean the run forced\n"
             "  them; otherwise predictions choose as NCCL's tuner does. Rows that name an\n"
-            "  algorithm collsim does not model (NVLSTree, CollNet, ...) are shown, not predicted.\n"
+            "  algorithm collsim does not model (CollNet, ...) are shown, not predicted.\n"
             "  Nodes, when the input does not say, are filled in order (ranks / gpus_per_node).\n");
 }
 
@@ -46,8 +46,8 @@ static void calibrate_help(FILE *f)
             "determines them: intra.efficiency, inter.efficiency (multi-node rows only), a launch\n"
             "latency added to NCCL's base latencies, scales on NCCL's per-hop latencies (per\n"
             "protocol; network), per-algorithm efficiencies. The others keep their --cluster\n"
-            "values and the report says why. Datasets whose busbw exceeds what ring, tree or\n"
-            "NVLS can reach at line rate (NVLSTree, SHARP) are excluded from the fit.\n"
+            "values and the report says why. Datasets whose busbw exceeds what ring, tree,\n"
+            "NVLS or NVLSTree can reach at line rate (SHARP) are excluded from the fit.\n"
             "\n"
             "  --cluster FILE|PRESET  the cluster to start from (required). Presets: ");
     cs_opts_presets(f);
@@ -71,8 +71,8 @@ static void compare_help(FILE *f)
             "\n"
             "Predicts every measured row on the cluster and reports prediction vs measurement,\n"
             "and per dataset the median / p90 / max absolute %% error for sizes >= 1 MiB and\n"
-            "for all sizes. Datasets whose busbw exceeds what ring, tree or NVLS can reach at\n"
-            "line rate are flagged (NVLSTree or SHARP ran).\n"
+            "for all sizes. Datasets whose busbw exceeds what ring, tree, NVLS or NVLSTree can\n"
+            "reach at line rate are flagged (SHARP ran).\n"
             "\n"
             "  --cluster FILE|PRESET  the cluster (required).\n");
     inputs_help(f);

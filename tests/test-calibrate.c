@@ -298,6 +298,58 @@ START_TEST(round_trip_multi_node)
 }
 END_TEST
 
+START_TEST(choices_moved_by_the_fit_are_fitted)
+{
+    /* On the input (cpu-local) tree/Simple wins the small sizes, so no row
+     * runs LL at the start; the truth's lower latencies make ring/LL win
+     * them once fitted. The second pass fits hop.ll from those rows
+     * instead of keeping it for "fewer than 2 usable rows run ll". */
+    cs_cluster preset = cs_test_cluster("cpu-local"), truth = preset;
+    truth.intra.latency_s = 0;
+    for (int a = 0; a < CS_ALGO_COUNT; a++) truth.coll.hw_latency_s[CS_HW_PCI][a][CS_PROTO_LL] *= 0.3;
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        for (int p = 0; p < CS_PROTO_COUNT; p++) truth.coll.base_latency_s[a][p] *= 0.1;
+    cs_meas_set s = {0};
+    const cs_op ops[] = {CS_OP_ALL_REDUCE};
+    synth(&s, &truth, ops, 1, 2, 1, 0.005, 11);
+    cs_calib_compare cmp;
+    cs_diag d;
+    ck_assert_int_eq(cs_calib_compare_run(&preset, &s, &cmp, &d), 0);
+    int ll_at_start = 0;
+    for (size_t i = 0; i < s.n; i++) ll_at_start += cmp.pred[i].proto == CS_PROTO_LL;
+    cs_calib_compare_free(&cmp);
+    ck_assert_int_lt(ll_at_start, 2);
+    cs_calib_result *r;
+    ck_assert_int_eq(cs_calibrate(&preset, &s, &r, &d), 0);
+    const cs_calib_param *ll = param(r, "hop.ll");
+    ck_assert_msg(ll->fitted, "hop.ll kept: %s", ll->why);
+    cs_calib_result_free(r);
+    cs_meas_free(&s);
+}
+END_TEST
+
+START_TEST(one_network_row_says_so)
+{
+    /* one multi-node row cannot fit the network terms; the reason says
+     * that, not that the network is never crossed */
+    cs_cluster c = cs_test_cluster("dgx-a100");
+    cs_diag d;
+    cs_meas_set s = {0};
+    const cs_op ops[] = {CS_OP_ALL_REDUCE};
+    synth(&s, &c, ops, 1, 8, 1, 0.005, 3);
+    static const char one[] = "op,ranks,nodes,size_bytes,time_us\nall_reduce,16,2,1073741824,9000\n";
+    ck_assert_int_eq(cs_meas_read_csv_string(&s, "one.csv", one, strlen(one), &d), 0);
+    cs_calib_result *r;
+    ck_assert_int_eq(cs_calibrate(&c, &s, &r, &d), 0);
+    const cs_calib_param *ie = param(r, "inter.efficiency");
+    ck_assert(!ie->fitted);
+    CS_ASSERT_CONTAINS(ie->why, "only one usable row crosses the network");
+    CS_ASSERT_CONTAINS(param(r, "hop.net")->why, "only one usable row crosses the network");
+    cs_calib_result_free(r);
+    cs_meas_free(&s);
+}
+END_TEST
+
 START_TEST(nvls_excluded)
 {
     cs_cluster c;
@@ -375,6 +427,8 @@ int main(void)
     tcase_add_test(tf, any_cluster_yaml_round_trip);
     tcase_add_test(tf, runaway_trial_step_rejected);
     tcase_add_test(tf, nvls_excluded);
+    tcase_add_test(tf, one_network_row_says_so);
+    tcase_add_test(tf, choices_moved_by_the_fit_are_fitted);
     tcase_add_test(tf, rows_must_fit_cluster);
     tcase_add_test(tf, stats);
     suite_add_tcase(s, tf);

@@ -103,10 +103,12 @@ START_TEST(tuner_picks_ll_small_simple_large)
     ck_assert_int_eq(s.proto, CS_PROTO_LL);
     cs_coll_result l = run(&t, CS_OP_ALL_REDUCE, 4 * GiB, CS_CHOICE_AUTO, CS_CHOICE_AUTO, CS_ENGINE_ANALYTIC);
     ck_assert_int_eq(l.proto, CS_PROTO_SIMPLE);
-    /* auto is never slower than any forced choice */
+    /* auto is never slower than any forced choice where NCCL runs every
+     * channel (>= 512 KiB here: below, NCCL lowers the channel count after
+     * choosing, so its choice need not be the fastest as run) */
     for (int a = 0; a < CS_ALGO_COUNT; a++)
         for (int p = 0; p < CS_PROTO_COUNT; p++)
-            for (double b = 8; b < 8 * GiB; b *= 16) {
+            for (double b = 512.0 * 1024; b < 8 * GiB; b *= 16) {
                 double tm;
                 if (cs_collective_time(&t, CS_OP_ALL_REDUCE, b, a, p, &tm)) continue;
                 cs_coll_result au = run(&t, CS_OP_ALL_REDUCE, b, CS_CHOICE_AUTO, CS_CHOICE_AUTO,
@@ -137,6 +139,109 @@ START_TEST(tree_beats_ring_at_scale_for_mid_sizes)
     cs_topology t = topo("dgx-h100", 4096);
     cs_coll_result r = run(&t, CS_OP_ALL_REDUCE, 1 << 20, CS_CHOICE_AUTO, CS_CHOICE_AUTO, CS_ENGINE_ANALYTIC);
     ck_assert_int_eq(r.algo, CS_ALGO_TREE);
+}
+END_TEST
+
+START_TEST(tree_closed_form_is_nccls_estimate)
+{
+    /* tuning.cc: 2((ppn-1) intra + log2i(nodes) inter) + bytes / (algbw x
+     * treeCorrectionFactor), no pipeline fill of its own: on one DGX H100
+     * (16 channels, NVLink port 450 GB/s x 0.824, tree/Simple) at 4 MiB,
+     * logSize = log2(4 MiB / 64) = 16, corr .7 */
+    cs_topology t = topo("dgx-h100", 8);
+    const cs_cluster *c = &t.cluster;
+    double bytes = 4.0 * 1024 * 1024, tm;
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_REDUCE, bytes, CS_ALGO_TREE, CS_PROTO_SIMPLE, &tm), 0);
+    double lat = c->coll.base_latency_s[CS_ALGO_TREE][CS_PROTO_SIMPLE] +
+                 2.0 * 7 * (c->coll.hw_latency_s[CS_HW_NVLINK][CS_ALGO_TREE][CS_PROTO_SIMPLE] + c->intra.latency_s);
+    double per_ch = fmin(t.port_Bps / c->coll.channels * 0.92, 38.7e9) * 0.7 * 0.5;
+    ck_assert_double_eq_tol(tm, lat + bytes / (c->coll.channels * per_ch), 1e-12);
+}
+END_TEST
+
+START_TEST(small_messages_run_on_fewer_channels)
+{
+    /* enqueue.cc: nc = the largest count with bytes >= nc x nt x threshold.
+     * Ring/LL128 on one DGX H100 (16 channels, nt 640, threshold 8): 32 KiB
+     * runs on 6 channels, each then capped at perChMaxRingLL128Bw, as a
+     * 6-channel cluster would run it; 80 KiB and more on all 16 */
+    cs_topology t = topo("dgx-h100", 8);
+    cs_cluster c6 = cs_test_cluster("dgx-h100");
+    c6.coll.channels = 6;
+    cs_topology t6 = cs_test_topology(&c6, 8, 0);
+    double a, b;
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_REDUCE, 32768, CS_ALGO_RING, CS_PROTO_LL128, &a), 0);
+    ck_assert_int_eq(cs_collective_time(&t6, CS_OP_ALL_REDUCE, 32768, CS_ALGO_RING, CS_PROTO_LL128, &b), 0);
+    ck_assert_double_eq_tol(a, b, 1e-15);
+    ck_assert_int_eq(cs_collective_time(&t6, CS_OP_ALL_REDUCE, 81920, CS_ALGO_RING, CS_PROTO_LL128, &b), 0);
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_REDUCE, 81920, CS_ALGO_RING, CS_PROTO_LL128, &a), 0);
+    ck_assert_double_lt(a, b); /* 16 channels beat 6 once all run */
+    ck_assert_int_eq(cs_ncclmodel_channels(32768, 16, 640, 8), 6);
+    ck_assert_int_eq(cs_ncclmodel_channels(81920, 16, 640, 8), 16);
+    ck_assert_int_eq(cs_ncclmodel_channels(8, 16, 512, 64), 1);
+    /* ring/LL (threshold 8 x 8 ranks): 256 KiB runs on 8 channels, which
+     * share NCCL's llMaxBw (a total busBw cap) as an 8-channel cluster does */
+    cs_cluster c8 = cs_test_cluster("dgx-h100");
+    c8.coll.channels = 8;
+    cs_topology t8 = cs_test_topology(&c8, 8, 0);
+    ck_assert_int_eq(cs_ncclmodel_channels(262144, 16, 512, 64), 8);
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_REDUCE, 262144, CS_ALGO_RING, CS_PROTO_LL, &a), 0);
+    ck_assert_int_eq(cs_collective_time(&t8, CS_OP_ALL_REDUCE, 262144, CS_ALGO_RING, CS_PROTO_LL, &b), 0);
+    ck_assert_double_eq_tol(a, b, 1e-15);
+    /* the same in the DES */
+    cs_coll_result d = run(&t, CS_OP_ALL_REDUCE, 32768, CS_ALGO_RING, CS_PROTO_LL128, CS_ENGINE_DES);
+    cs_coll_result d6 = run(&t6, CS_OP_ALL_REDUCE, 32768, CS_ALGO_RING, CS_PROTO_LL128, CS_ENGINE_DES);
+    ck_assert_double_eq_tol(d.time_s, d6.time_s, 1e-12);
+}
+END_TEST
+
+START_TEST(nvlstree_runs_across_nvswitch_nodes_only)
+{
+    double tm;
+    cs_topology one = topo("dgx-h100", 8), two = topo("dgx-h100", 16), a100 = topo("dgx-a100", 16);
+    ck_assert_int_eq(cs_collective_time(&one, CS_OP_ALL_REDUCE, 1e9, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, &tm), CS_ENOTSUP);
+    ck_assert_int_eq(cs_collective_time(&a100, CS_OP_ALL_REDUCE, 1e9, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, &tm), CS_ENOTSUP);
+    ck_assert_int_eq(cs_collective_time(&two, CS_OP_ALL_GATHER, 1e9, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, &tm), CS_ENOTSUP);
+    ck_assert_int_eq(cs_collective_time(&two, CS_OP_ALL_REDUCE, 1e9, CS_ALGO_NVLSTREE, CS_PROTO_LL128, &tm), CS_ENOTSUP);
+    ck_assert_int_eq(cs_collective_time(&two, CS_OP_ALL_REDUCE, 1e9, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, &tm), 0);
+    /* large messages: NCCL 2.19's algbw, channels x min(port, net) x 5/6 x
+     * nvlsEfficiency .85 (two nodes; beyond two the network counts half) */
+    const cs_cluster *c = &two.cluster;
+    double bytes = 16.0 * 1024 * 1024 * 1024;
+    for (int nodes = 2; nodes <= 8; nodes *= 2) {
+        cs_topology t = topo("dgx-h100", 8 * nodes);
+        double net = nodes <= 2 ? t.node_net_Bps : t.node_net_Bps / 2;
+        double algbw = fmin(t.port_Bps, net) * 5.0 / 6.0 * 0.85;
+        ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_REDUCE, bytes, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, &tm), 0);
+        ck_assert_msg(fabs(tm * algbw / bytes - 1) < 0.01, "nodes %d: %g s, NCCL's %g s", nodes, tm,
+                      bytes / algbw);
+    }
+    (void)c;
+}
+END_TEST
+
+START_TEST(nvlstree_des_is_bounded_by_the_closed_form)
+{
+    /* two nodes: within 1% (5% for the mid sizes where the NVLS stages run
+     * faster than the network one the closed form's fill charges for
+     * every stage); beyond two the DES is never slower than the closed
+     * form plus the extra tree level of an uneven node count, at most 30%
+     * faster, within 1% at >= 1 GiB for powers of two */
+    static const int ns[] = {16, 24, 32, 64};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        cs_topology t = topo("dgx-h100", ns[k]);
+        int nodes = ns[k] / 8, pow2 = (nodes & (nodes - 1)) == 0;
+        const cs_cluster *c = &t.cluster;
+        double hop = c->coll.hw_latency_s[CS_HW_NET][CS_ALGO_NVLSTREE][CS_PROTO_SIMPLE] + 2 * c->inter.latency_s;
+        double extra = pow2 ? 0 : 2 * hop;
+        for (double b = 4096; b <= 4.0 * 1024 * 1024 * 1024; b *= 16) {
+            double m = run(&t, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_ANALYTIC).time_s;
+            double s = run(&t, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_DES).time_s;
+            ck_assert_msg(s <= 1.01 * (m + extra) && s >= 0.7 * m, "N=%d %.0f B: des %g closed %g", ns[k], b, s, m);
+            if (nodes == 2) ck_assert_msg(fabs(s - m) <= 0.05 * m, "N=16 %.0f B: des %g closed %g", b, s, m);
+            if (pow2 && b >= 1e9) ck_assert_msg(fabs(s - m) <= 0.01 * m, "N=%d %.0f B: des %g closed %g", ns[k], b, s, m);
+        }
+    }
 }
 END_TEST
 
@@ -183,6 +288,32 @@ START_TEST(slow_link_override_slows_des_only)
     ck_assert_double_eq_tol(d1.time_s / d0.time_s, (8 * 47.0) / (7 * 47.0 + 47.0 / 8), 0.03);
     cs_coll_result a1 = run(&t, CS_OP_ALL_REDUCE, b, CS_ALGO_RING, CS_PROTO_SIMPLE, CS_ENGINE_ANALYTIC);
     cs_coll_result a0 = run(&plain, CS_OP_ALL_REDUCE, b, CS_ALGO_RING, CS_PROTO_SIMPLE, CS_ENGINE_ANALYTIC);
+    ck_assert_double_eq_tol(a0.time_s, a1.time_s, 1e-15);
+}
+END_TEST
+
+START_TEST(nvlstree_des_sees_stragglers_and_slow_nics)
+{
+    /* the node of a straggling GPU runs its NVLS stages and network sends
+     * at that GPU's pace, a late one starts the node late; a slow NIC slows
+     * its node's network share; the closed form sees none of it */
+    cs_topology plain = topo("dgx-h100", 16);
+    cs_topology slow = yaml_topo("des:\n  stragglers:\n    - {rank: 9, slowdown: 2}\n", 16);
+    cs_topology late = yaml_topo("des:\n  stragglers:\n    - {rank: 3, delay: 1ms}\n", 16);
+    cs_topology nic = yaml_topo("des:\n  links:\n    - {node: 1, nic: 0, bandwidth: 50Gbps}\n", 16);
+    double b = 4 * GiB;
+    cs_coll_result d0 = run(&plain, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_DES);
+    cs_coll_result d1 = run(&slow, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_DES);
+    cs_coll_result d2 = run(&late, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_DES);
+    cs_coll_result d3 = run(&nic, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_DES);
+    ck_assert_double_eq_tol(d1.time_s / d0.time_s, 2.0, 0.05);
+    ck_assert_double_eq_tol(d2.time_s - d0.time_s, 1e-3, 2e-5);
+    /* node 1's network drops from 8 x 400 to 7 x 400 + 50 Gb/s; the port
+     * binds first until then (370.8 vs 376 GB/s), so the drop shows less */
+    ck_assert_double_gt(d3.time_s, 1.05 * d0.time_s);
+    ck_assert_double_lt(d3.time_s, 8.0 / (7 + 1.0 / 8) * d0.time_s * 1.01);
+    cs_coll_result a0 = run(&plain, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_ANALYTIC);
+    cs_coll_result a1 = run(&slow, CS_OP_ALL_REDUCE, b, CS_ALGO_NVLSTREE, CS_PROTO_SIMPLE, CS_ENGINE_ANALYTIC);
     ck_assert_double_eq_tol(a0.time_s, a1.time_s, 1e-15);
 }
 END_TEST
@@ -383,7 +514,12 @@ int main(void)
     tcase_add_test(tc, tuner_picks_ll_small_simple_large);
     tcase_add_test(tc, tree_is_all_reduce_only_and_ll128_follows_config);
     tcase_add_test(tc, tree_beats_ring_at_scale_for_mid_sizes);
+    tcase_add_test(tc, tree_closed_form_is_nccls_estimate);
+    tcase_add_test(tc, small_messages_run_on_fewer_channels);
+    tcase_add_test(tc, nvlstree_runs_across_nvswitch_nodes_only);
+    tcase_add_test(tc, nvlstree_des_is_bounded_by_the_closed_form);
     tcase_add_test(tc, straggler_slows_des_only);
+    tcase_add_test(tc, nvlstree_des_sees_stragglers_and_slow_nics);
     tcase_add_test(tc, slow_link_override_slows_des_only);
     tcase_add_test(tc, des_is_deterministic);
     tcase_add_test(tc, symmetry_keeps_large_rings_cheap);

@@ -314,8 +314,10 @@ START_TEST(summary_csv)
     ck_assert_double_eq_tol(s.rows[0].time_us, 17179869184.0 * 1.75 / 679.0e9 * 1e6, 1e-6);
     ck_assert_int_eq(s.rows[1].algo, CS_ALGO_NVLS); /* modelled since NVLS is a table row */
     ck_assert_str_eq(s.rows[1].algo_name, "NVLS");
-    ck_assert_int_eq(s.rows[4].algo, CS_MEAS_ALGO_OTHER); /* "2,16,all_reduce,NVLSTree,..." */
+    ck_assert_int_eq(s.rows[4].algo, CS_ALGO_NVLSTREE); /* "2,16,all_reduce,NVLSTree,...": a row */
     ck_assert_str_eq(s.rows[4].algo_name, "NVLSTree");
+    ck_assert_int_eq(s.rows[6].algo, CS_MEAS_ALGO_OTHER); /* "2,16,all_reduce,CollNet_SHARP,..." */
+    ck_assert_str_eq(s.rows[6].algo_name, "CollNet_SHARP");
     cs_meas_free(&s);
 }
 END_TEST

@@ -11,8 +11,9 @@
  *    multi-node NVLink system (gpus_per_node = N, as NCCL treats MNNVL);
  *  - NVLS inside one NVSwitch domain, N <= 64 (sizes to 4 GiB at 64).
  * Across nodes the double binary tree's two trees are not in lockstep and
- * the DES uses lane capacity the closed form does not; that deviation is
- * bounded (not 1%) in its own test below.
+ * the DES uses lane capacity the closed form does not, and for node counts
+ * that are not powers of two the DES's tree is one level deeper than
+ * NCCL's latency term counts; both are bounded (not 1%) in their own test.
  * Pipelined (chain/tree) runs cost O(N x chunks) events, so for N = 4096
  * their sizes stop at 256 MiB; rings, reduced by symmetry, go to 16 GiB.
  * A deliberately wrong model (all_reduce without its all-gather half) must
@@ -151,20 +152,36 @@ START_TEST(nvls_on_one_nvswitch)
 }
 END_TEST
 
+/* One inter-node tree hop's latency as the closed form charges it. */
+static double inter_hop_s(const cs_cluster *c, cs_proto p)
+{
+    double l = c->coll.hw_latency_s[CS_HW_NET][CS_ALGO_TREE][p] + c->inter.latency_s;
+    return p == CS_PROTO_SIMPLE ? l + c->inter.latency_s : l;
+}
+
 START_TEST(tree_across_nodes_is_bounded)
 {
-    /* multi-node trees: DES never slower than the closed form by > 1%,
-     * never faster by > 40%, and within 3% for large messages */
+    /* multi-node trees: the DES builds the tree NCCL builds, ceil(log2
+     * nodes) deep, while NCCL's latency counts log2i (floor) levels: for
+     * 3 nodes (N=24) the DES pays one more level up and down. Beyond that
+     * the DES is never slower than the closed form by > 1%; it is faster
+     * where a flow has a lane to itself (the two trees are not in lockstep
+     * across nodes), by no more than 40%, and within 3% for >= 1 GiB. */
     cs_cluster c = cs_test_cluster("dgx-h100");
     static const int ns[] = {16, 24, 64};
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
         cs_topology t = cs_test_topology(&c, ns[k], 0);
+        int nodes = ns[k] / 8, ceil_d = 0, floor_d = 0;
+        while ((1 << ceil_d) < nodes) ceil_d++;
+        while ((2 << floor_d) <= nodes) floor_d++;
         for (int p = 0; p < CS_PROTO_COUNT; p++) {
+            double extra = 2.0 * (ceil_d - floor_d) * inter_hop_s(&c, (cs_proto)p);
             for (double b = 8; b <= 4 * GiB; b *= 4) {
                 double m = closed_form(&t, CS_OP_ALL_REDUCE, b, CS_ALGO_TREE, (cs_proto)p);
                 double s = des_time(&t, CS_OP_ALL_REDUCE, b, CS_ALGO_TREE, (cs_proto)p);
-                ck_assert_msg(s <= 1.01 * m && s >= 0.6 * m, "N=%d %s %.0f B: des %g closed %g",
-                              ns[k], cs_proto_name((cs_proto)p), b, s, m);
+                ck_assert_msg(s <= 1.01 * (m + extra) && s >= 0.6 * m,
+                              "N=%d %s %.0f B: des %g closed %g (+%g depth)", ns[k],
+                              cs_proto_name((cs_proto)p), b, s, m, extra);
                 if (b >= GiB)
                     ck_assert_msg(fabs(s - m) / m <= 0.03, "N=%d %s %.0f B: des %g closed %g",
                                   ns[k], cs_proto_name((cs_proto)p), b, s, m);

@@ -64,15 +64,20 @@ typedef struct cs_algo {
     unsigned ops;      /* CS_OP_BIT of each op it implements */
     unsigned protos;   /* CS_PROTO_BIT of each protocol it runs with */
     int one_node;      /* runs within one node only */
+    int multi_node;    /* runs across nodes only (NCCL disables it on one) */
     cs_algo_flag flag;
     const char *hint;  /* see cs_algo_hint */
     const char *help;  /* see cs_algo_help; NULL: none */
     /* NCCL's model for it */
     const cs_nccl_latency *latency;
-    /* NCCL's payload factor and per-channel cap for (op, p) on t, before
-     * the cluster's bw_factor override and efficiency */
-    void (*bandwidth)(const cs_topology *t, cs_op op, cs_proto p, double *factor,
+    /* NCCL's payload factor and per-channel cap for (op, p) on t running
+     * `channels` channels (a cap NCCL gives as a total, llMaxBw, is shared
+     * by them), before the cluster's bw_factor override and efficiency */
+    void (*bandwidth)(const cs_topology *t, cs_op op, cs_proto p, int channels, double *factor,
                       double *cap_Bps);
+    /* channels NCCL runs `bytes` on (at most the cluster's); NULL: all of
+     * them. The tuner compares algorithms with all channels, as NCCL's. */
+    int (*channels)(const cs_topology *t, cs_op op, cs_proto p, double bytes);
     /* size-dependent efficiency on factor and cap; NULL: 1 */
     double (*correction)(cs_proto p, double bytes);
     /* refines q's base / intra / inter latencies (all else in q set);
@@ -93,6 +98,25 @@ static inline const cs_algo *cs__algo_row(cs_algo_id a)
     CS_ASSERT(a >= 0 && a < CS_ALGO_COUNT);
     return cs__algo_rows[a];
 }
+
+/* Levels of a binary tree over n nodes: NCCL's log2i (floor, what its
+ * latency terms count) and the depth of the tree it builds (ceil). */
+static inline int cs__log2i(int n)
+{
+    int d = 0;
+    while (n >>= 1) d++;
+    return d;
+}
+static inline int cs__tree_depth(int n)
+{
+    int d = 0;
+    while ((1 << d) < n) d++;
+    return d;
+}
+
+/* NCCL's double binary tree over n nodes (ncclGetDtree): node's parent
+ * and children in tree `which` (0 or 1), -1 where none (algo_tree.c). */
+void cs__algo_dtree(int n, int which, int node, int *up, int *d0, int *d1);
 
 /* Per-hop rate of a flow (per channel): min(share x factor, cap). */
 static inline double cs__hop_rate(const cs_coll_params *p, double share_Bps)

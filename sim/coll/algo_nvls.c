@@ -239,11 +239,12 @@ static int nvls_simulate(const cs_topology *t, const cs_coll_params *p, double *
 
 /* busBw x 5/6 (NVLS's busBw -> algbw ratio) x nvlsEfficiency; no
  * per-channel cap. Simple only (the row's protos). */
-static void nvls_bandwidth(const cs_topology *t, cs_op op, cs_proto p, double *factor,
+static void nvls_bandwidth(const cs_topology *t, cs_op op, cs_proto p, int channels, double *factor,
                            double *cap)
 {
     (void)op;
     (void)p;
+    (void)channels;
     *factor = CS_NCCL_NVLS_RATIO * cs_ncclmodel_nvls_efficiency(t->arch);
     *cap = INFINITY;
 }

@@ -126,13 +126,16 @@ static double ring_closed_form(const cs_topology *t, const cs_coll_params *p)
 static cs_maxplus_hop ring_hop(const cs_topology *t, const cs_coll_params *p, double msg_bytes,
                                int rank, int inter, int node, int local, int node_to, int local_to)
 {
-    double caps[2];
+    /* a link holds 1/p->channels of the physical one: the channels the
+     * size runs on share it (cs_deslinks gives 1/channels of the
+     * cluster's count) */
+    double ch_scale = (double)t->cluster.coll.channels / p->channels, caps[2];
     if (inter) {
-        caps[0] = cs_deslinks_net_ch_Bps(t, node);
-        caps[1] = cs_deslinks_net_ch_Bps(t, node_to);
+        caps[0] = cs_deslinks_net_ch_Bps(t, node) * ch_scale;
+        caps[1] = cs_deslinks_net_ch_Bps(t, node_to) * ch_scale;
     } else {
-        caps[0] = cs_deslinks_port_ch_Bps(t, node, local);
-        caps[1] = cs_deslinks_port_ch_Bps(t, node_to, local_to);
+        caps[0] = cs_deslinks_port_ch_Bps(t, node, local) * ch_scale;
+        caps[1] = cs_deslinks_port_ch_Bps(t, node_to, local_to) * ch_scale;
     }
     double slow = cs_deslinks_slowdown(t, rank);
     double rate = cs_network_solo_rate(caps, 2, p->factor / slow, p->cap_Bps / slow);
@@ -198,10 +201,11 @@ static int ring_simulate(const cs_topology *t, const cs_coll_params *p, double *
 
 /* ---- NCCL's model: src/graph/tuning.cc ncclTopoTuneModel ------------- */
 
-/* Ring's "model refinements": LL x 1/4 or 1/3 capped by llMaxBw, LL128
- * x 0.92 (0.7 at one rank per node) capped by perChMaxRingLL128Bw,
- * Simple at the link rate. */
-static void ring_bandwidth(const cs_topology *t, cs_op op, cs_proto p, double *factor,
+/* Ring's "model refinements": LL x 1/4 or 1/3 capped by llMaxBw (a total:
+ * shared by the channels that run), LL128 x 0.92 (0.7 at one rank per
+ * node) capped by perChMaxRingLL128Bw per channel, Simple at the link
+ * rate. */
+static void ring_bandwidth(const cs_topology *t, cs_op op, cs_proto p, int channels, double *factor,
                            double *cap)
 {
     int scale = cs_ncclmodel_scale(t->nodes);
@@ -211,7 +215,7 @@ static void ring_bandwidth(const cs_topology *t, cs_op op, cs_proto p, double *f
         *factor = (t->nodes > 1 || op == CS_OP_ALL_REDUCE || op == CS_OP_REDUCE)
                       ? CS_NCCL_RING_LL_FACTOR
                       : CS_NCCL_RING_LL_FACTOR_1NODE;
-        *cap = cs_ncclmodel_ll_max_Bps(t->arch, scale) / t->cluster.coll.channels;
+        *cap = cs_ncclmodel_ll_max_Bps(t->arch, scale) / channels;
         break;
     case CS_PROTO_LL128:
         *factor = ppn < 2 ? CS_NCCL_RING_LL128_FACTOR_1PPN : CS_NCCL_RING_LL128_FACTOR;
@@ -223,6 +227,18 @@ static void ring_bandwidth(const cs_topology *t, cs_op op, cs_proto p, double *f
         break;
     default: CS_PANIC("protocol %d", (int)p);
     }
+}
+
+/* enqueue.cc "Ring/Tree channel tuning": maxThreads (Simple: 256 when the
+ * ring's intra bandwidth is at most PCI_BW) and threadThresholds (LL x
+ * nRanks for rings). */
+static int ring_channels(const cs_topology *t, cs_op op, cs_proto p, double bytes)
+{
+    (void)op;
+    int nt = cs_ncclmodel_max_threads(p);
+    if (p == CS_PROTO_SIMPLE && t->port_Bps <= CS_NCCL_PCI_BW_Bps) nt = CS_NCCL_SIMPLE_PCI_NTHREADS;
+    double th = cs_ncclmodel_thread_threshold(p) * (p == CS_PROTO_LL ? t->ranks : 1);
+    return cs_ncclmodel_channels(bytes, t->cluster.coll.channels, nt, th);
 }
 
 /* Across nodes: "Inter-node rings still have to launch nsteps * net
@@ -255,6 +271,7 @@ const cs_algo cs__algo_ring = {
     .hint = "", /* implements every op with every protocol */
     .latency = &cs_ncclmodel_ring_latency,
     .bandwidth = ring_bandwidth,
+    .channels = ring_channels,
     .latency_refine = ring_latency_refine,
     .closed_form = ring_closed_form,
     .simulate = ring_simulate,

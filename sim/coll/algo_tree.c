@@ -17,20 +17,35 @@
  * 1/2 in NCCL's tree algbw = busbw / 2, and why up and down use separate
  * lanes (half of a port each) here.
  *
- * Closed form (NCCL latency; pipelined bandwidth term):
- *   T = base + 2((ppn-1) lat_intra + depth lat_inter)
- *       + (hops + chunks - 1) x chunk / rate,   hops = 2((ppn-1) + depth)
- *   depth = ceil(log2(nodes)) (NCCL: floor, short by one hop when nodes is
- *   not a power of two)
- *   rate = min(link share x factor, cap) / 2, link share = the slower of
- *   the GPU port and node-network per-channel shares.
- * The (hops - 1) x chunk term is the pipeline fill NCCL's formula omits;
- * it vanishes relative to the total for large messages.
- * Where the engines differ by design: across nodes the two trees hold
- * different roles, so their flows are not in lockstep and a flow often
- * has a lane to itself; the DES uses that idle capacity, the closed form
- * (like NCCL's) charges the shared rate throughout. The DES is then up to
- * ~25% faster for mid sizes and converges for large ones (tests bound it).
+ * Closed form: NCCL's estimate as it is (tuning.cc ncclTopoTuneModel for
+ * the latency and bandwidth, ncclTopoGetAlgoTime for the size term):
+ *   T = base + 2((ppn-1) lat_intra + log2i(nodes) lat_inter)
+ *       + bytes / (channels x rate x corr(bytes))
+ *   rate = min(link share x factor, cap) / 2 per channel, link share = the
+ *   slower of the GPU port and node-network per-channel shares;
+ *   corr = NCCL's treeCorrectionFactor (coll/ncclmodel.c), applied by
+ *   collective.c to factor and cap.
+ * NCCL's comment on the table ("Trees are not perfectly sticking to the
+ * model for medium sizes") says what it stands for: the pipeline fill and
+ * the per-chunk synchronisation its fluid formula leaves out. So the closed
+ * form adds no fill of its own (it once did: the fill then counted twice,
+ * ~100% slow at 1-16 MiB on a 4-GPU PCIe box forced to tree).
+ *
+ * DES: NCCL's chunks (enqueue.cc calcCollChunking: one step of the
+ * protocol's buffer per chunk for trees, chunkSteps = 1) pipelined hop by
+ * hop, so the fill is simulated, not assumed. Its flows run at the rate
+ * that makes the uniform pipeline, fill included, exactly NCCL's estimate:
+ *   flow rate = rate x corr x (hops + chunks - 1) / chunks,
+ *   hops = 2((ppn-1) + depth) on the critical path.
+ * The correction is then counted once in either engine, and what the DES
+ * adds over the closed form is what only it sees: slow links, stragglers,
+ * contention, and the real depth of an uneven tree.
+ * Where the engines differ by design (multi-node; tests/test-oracle.c
+ * bounds it): depth = ceil(log2 nodes) in the DES against NCCL's floor in
+ * the latency, and the two trees hold different roles across nodes, so
+ * their flows are not in lockstep and a flow often has a lane to itself:
+ * the DES uses that idle capacity, the closed form (like NCCL) charges the
+ * shared rate throughout.
  * In the DES both trees are simulated, each standing for half the
  * channels; links carry 2/channels of each physical lane.
  */
@@ -42,15 +57,6 @@
 #include "coll/network.h"
 
 #define MAX_CHILD 3
-
-/* Depth of NCCL's binary tree over n nodes: ceil(log2 n). NCCL's latency
- * term uses floor(log2 n), which undercounts the hops of non-powers of two. */
-static int tree_depth(int n)
-{
-    int d = 0;
-    while ((1 << d) < n) d++;
-    return d;
-}
 
 /* Per-flow rate of either half (up or down) of a channel. With two or more
  * trees sharing a lane (every case but two nodes, where each node's network
@@ -71,15 +77,26 @@ static void tree_chunks(const cs_coll_params *p, double *chunks, double *chunk_b
     *chunk_bytes = per_ch / *chunks;
 }
 
+/* NCCL's latency term: base + 2((ppn-1) intra + log2i(nodes) inter). */
+static double tree_latency(const cs_topology *t, const cs_coll_params *p)
+{
+    int ppn = t->ranks / t->nodes;
+    return p->base_lat_s + 2.0 * ((ppn - 1) * p->intra_lat_s + cs__log2i(t->nodes) * p->inter_lat_s);
+}
+
 static double tree_closed_form(const cs_topology *t, const cs_coll_params *p)
 {
     if (t->ranks == 1) return p->base_lat_s;
-    int ppn = t->ranks / t->nodes, lg = tree_depth(t->nodes);
-    double s, c;
-    tree_chunks(p, &s, &c);
-    double hops = 2.0 * ((ppn - 1) + lg);
-    return p->base_lat_s + 2.0 * ((ppn - 1) * p->intra_lat_s + lg * p->inter_lat_s) +
-           (hops + s - 1) * c / tree_rate(t, p);
+    return tree_latency(t, p) + p->bytes / (p->channels * tree_rate(t, p));
+}
+
+/* What the DES's flows run at, over NCCL's rate: the uniform pipeline's
+ * fill, (hops + chunks - 1) / chunks (see the file header). */
+static double fill_scale(const cs_topology *t, double chunks)
+{
+    int ppn = t->ranks / t->nodes;
+    double hops = 2.0 * ((ppn - 1) + cs__tree_depth(t->nodes));
+    return (hops + chunks - 1) / chunks;
 }
 
 /* NCCL's binary tree over n nodes (ncclGetBtree): a node's parent and
@@ -109,8 +126,9 @@ static void btree(int n, int rank, int *up, int *d0, int *d1)
 }
 
 /* Tree `which` (0 or 1) over nodes: the second tree is the first mirrored
- * (even n) or shifted by one (odd n), as NCCL's ncclGetDtree. */
-static void dtree(int n, int which, int node, int *up, int *d0, int *d1)
+ * (even n) or shifted by one (odd n), as NCCL's ncclGetDtree. Shared with
+ * the NVLSTree schedule (coll/algo.h). */
+void cs__algo_dtree(int n, int which, int node, int *up, int *d0, int *d1)
 {
     if (which == 0) {
         btree(n, node, up, d0, d1);
@@ -145,6 +163,7 @@ typedef struct tree_sim {
     tnode *nodes[2];   /* per tree, per rank */
     int *lane;         /* link ids: [rank][4] ports then [node][4] network */
     double *slow;
+    double fill;       /* fill_scale: flows' rate over NCCL's */
     long chunks;
     double chunk_bytes;
     double done_s;
@@ -193,8 +212,8 @@ static void tree_send(tree_sim *s, int tree, int from, int to, int up, int slot)
     int64_t a = ((int64_t)from << 32) | (uint32_t)to;
     int64_t b = ((int64_t)tree << 8) | ((int64_t)up << 4) | slot;
     cs_flow_spec f = {.links = links, .nlinks = 2, .bytes = s->chunk_bytes,
-                      .factor = s->p->factor / s->slow[from],
-                      .cap_Bps = s->p->cap_Bps * CS_NCCL_TREE_RATIO / s->slow[from],
+                      .factor = s->p->factor * s->fill / s->slow[from],
+                      .cap_Bps = s->p->cap_Bps * CS_NCCL_TREE_RATIO * s->fill / s->slow[from],
                       .latency_s = inter ? s->p->inter_lat_s : s->p->intra_lat_s,
                       .on_sent = tree_on_sent, .on_arrive = tree_on_arrive,
                       .ctx = s, .a = a, .b = b};
@@ -285,7 +304,7 @@ static void build_tree(tree_sim *s, int which, const int *heads)
         if (i + 1 < on) x->child[x->nchild++] = r + 1;
         if (i == 0) {
             int up, d0, d1;
-            dtree(t->nodes, which, k, &up, &d0, &d1);
+            cs__algo_dtree(t->nodes, which, k, &up, &d0, &d1);
             if (up >= 0) x->parent = heads[up];
             if (d0 >= 0) x->child[x->nchild++] = heads[d0];
             if (d1 >= 0) x->child[x->nchild++] = heads[d1];
@@ -306,19 +325,24 @@ static int tree_simulate(const cs_topology *t, const cs_coll_params *p, double *
     double chunks;
     tree_chunks(p, &chunks, &s.chunk_bytes);
     s.chunks = (long)chunks;
+    s.fill = fill_scale(t, chunks);
     s.eng = cs_engine_new();
     s.net = cs_network_new(s.eng);
     s.lane = cs_xmalloc((size_t)4 * (n + nn) * sizeof(int));
     s.slow = cs_xmalloc((size_t)n * sizeof(double));
     /* each simulated tree stands for channels/2 real channels, each lane is
-     * half a physical direction: lane capacity = phys / 2 / (channels / 2) */
+     * half a physical direction: lane capacity = phys / 2 / (channels / 2),
+     * channels being those the size runs on (cs_deslinks divides by the
+     * cluster's count) */
+    double ch_scale = (double)t->cluster.coll.channels / p->channels;
     for (int r = 0; r < n; r++) {
-        double cap = cs_deslinks_port_ch_Bps(t, cs_topology_node_of(t, r), cs_topology_local_of(t, r));
+        double cap = cs_deslinks_port_ch_Bps(t, cs_topology_node_of(t, r), cs_topology_local_of(t, r)) *
+                     ch_scale;
         for (int l = 0; l < 4; l++) s.lane[4 * r + l] = cs_network_add_link(s.net, cap);
         s.slow[r] = cs_deslinks_slowdown(t, r);
     }
     for (int k = 0; k < nn; k++) {
-        double cap = nn > 1 ? cs_deslinks_net_ch_Bps(t, k) : 1.0;
+        double cap = nn > 1 ? cs_deslinks_net_ch_Bps(t, k) * ch_scale : 1.0;
         for (int l = 0; l < 4; l++) s.lane[4 * n + 4 * k + l] = cs_network_add_link(s.net, cap);
     }
     int *heads = cs_xmalloc((size_t)nn * sizeof(int));
@@ -350,7 +374,7 @@ static int tree_simulate(const cs_topology *t, const cs_coll_params *p, double *
 /* Tree's "model refinements": busBw x .92 capped by perChMaxTreeBw; LL
  * then x 1/3.8 capped by llMaxBw; LL128 x 7/9 (one node) or 120/128
  * capped by perChMaxTreeLL128Bw. */
-static void tree_bandwidth(const cs_topology *t, cs_op op, cs_proto p, double *factor,
+static void tree_bandwidth(const cs_topology *t, cs_op op, cs_proto p, int channels, double *factor,
                            double *cap)
 {
     (void)op;
@@ -360,7 +384,7 @@ static void tree_bandwidth(const cs_topology *t, cs_op op, cs_proto p, double *f
     case CS_PROTO_LL:
         *factor = CS_NCCL_TREE_FACTOR / CS_NCCL_TREE_LL_DIVISOR;
         *cap = fmin(tree_cap / CS_NCCL_TREE_LL_DIVISOR,
-                    cs_ncclmodel_ll_max_Bps(t->arch, scale) / t->cluster.coll.channels);
+                    cs_ncclmodel_ll_max_Bps(t->arch, scale) / channels);
         break;
     case CS_PROTO_LL128: {
         double f2 = t->nodes == 1 ? CS_NCCL_TREE_LL128_FACTOR_1NODE : CS_NCCL_TREE_LL128_FACTOR;
@@ -376,12 +400,22 @@ static void tree_bandwidth(const cs_topology *t, cs_op op, cs_proto p, double *f
     }
 }
 
+/* enqueue.cc "Ring/Tree channel tuning" with the tree's maxThreads and
+ * threadThresholds. */
+static int tree_channels(const cs_topology *t, cs_op op, cs_proto p, double bytes)
+{
+    (void)op;
+    return cs_ncclmodel_channels(bytes, t->cluster.coll.channels, cs_ncclmodel_max_threads(p),
+                                 cs_ncclmodel_thread_threshold(p));
+}
+
 const cs_algo cs__algo_tree = {
     .ops = CS_OP_BIT(CS_OP_ALL_REDUCE),
     .protos = CS_PROTOS_ALL,
     .hint = "tree implements all_reduce only, as in NCCL",
     .latency = &cs_ncclmodel_tree_latency,
     .bandwidth = tree_bandwidth,
+    .channels = tree_channels,
     .correction = cs_ncclmodel_tree_correction, /* ncclTopoGetAlgoTime */
     .closed_form = tree_closed_form,
     .simulate = tree_simulate,

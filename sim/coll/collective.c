@@ -75,10 +75,10 @@ int cs_collective_supports(cs_algo_id a, cs_op op)
 
 /* The row's payload factor and per-channel cap, then the cluster's
  * collectives.bw_factor override: rate = min(link share x factor, cap). */
-static void proto_factor(const cs_topology *t, cs_op op, cs_algo_id a, cs_proto p,
+static void proto_factor(const cs_topology *t, cs_op op, cs_algo_id a, cs_proto p, int channels,
                          double *factor, double *cap)
 {
-    cs__algo_row(a)->bandwidth(t, op, p, factor, cap);
+    cs__algo_row(a)->bandwidth(t, op, p, channels, factor, cap);
     double over = t->cluster.coll.proto_bw_factor[a][p];
     if (over > 0) *factor = over;
 }
@@ -86,7 +86,7 @@ static void proto_factor(const cs_topology *t, cs_op op, cs_algo_id a, cs_proto 
 double cs_collective_nccl_bw_factor(const cs_topology *t, cs_op op, cs_algo_id a, cs_proto p)
 {
     double factor, cap;
-    cs__algo_row(a)->bandwidth(t, op, p, &factor, &cap);
+    cs__algo_row(a)->bandwidth(t, op, p, t->cluster.coll.channels, &factor, &cap);
     return factor;
 }
 
@@ -98,19 +98,23 @@ static int available(const cs_topology *t, cs_op op, cs_algo_id a, cs_proto p)
     const cs_cluster *c = &t->cluster;
     if (!(r->ops & CS_OP_BIT(op))) return 0;
     if (p == CS_PROTO_LL128 && !c->coll.ll128_enabled) return 0;
-    return (r->protos & CS_PROTO_BIT(p)) && c->coll.algo_enabled[a] && !(r->one_node && t->nodes > 1);
+    return (r->protos & CS_PROTO_BIT(p)) && c->coll.algo_enabled[a] && !(r->one_node && t->nodes > 1) &&
+           !(r->multi_node && t->nodes == 1);
 }
 
 /* Fills the parameters both engines use (in place: refining a copy costs
- * the sweeps a store-forwarding stall). Returns CS_ENOTSUP, *q undefined,
- * if (a, p) is not available for op on t. */
+ * the sweeps a store-forwarding stall). `tuning`: as NCCL's tuner sees the
+ * choice (every channel), else as it runs (the row's channels for the
+ * size). Returns CS_ENOTSUP, *q undefined, if (a, p) is not available for
+ * op on t. */
 static int coll_params(const cs_topology *t, cs_op op, double bytes, cs_algo_id a,
-                       cs_proto p, cs_coll_params *q)
+                       cs_proto p, int tuning, cs_coll_params *q)
 {
     const cs_cluster *c = &t->cluster;
     const cs_algo *r = cs__algo_row(a);
     if (!available(t, op, a, p)) return CS_ENOTSUP;
     int nch = c->coll.channels;
+    if (r->channels && !tuning) nch = r->channels(t, op, p, bytes);
     *q = (cs_coll_params){.op = op, .algo = a, .proto = p, .bytes = bytes, .channels = nch};
     q->intra_lat_s = c->coll.hw_latency_s[t->intra_hw][a][p] + c->intra.latency_s;
     q->inter_lat_s = c->coll.hw_latency_s[CS_HW_NET][a][p] + c->inter.latency_s;
@@ -118,7 +122,7 @@ static int coll_params(const cs_topology *t, cs_op op, double bytes, cs_algo_id 
     q->base_lat_s = c->coll.base_latency_s[a][p];
     if (r->latency_refine) r->latency_refine(t, q);
     double factor, cap;
-    proto_factor(t, op, a, p, &factor, &cap);
+    proto_factor(t, op, a, p, nch, &factor, &cap);
     double eff = c->coll.algo_efficiency[a];
     if (r->correction) eff *= r->correction(p, bytes);
     if (!(factor * eff > 0)) return CS_ENOTSUP; /* NVLS before Hopper: nvlsEfficiency 0 */
@@ -130,14 +134,20 @@ static int coll_params(const cs_topology *t, cs_op op, double bytes, cs_algo_id 
     return 0;
 }
 
-int cs_collective_time(const cs_topology *t, cs_op op, double bytes, cs_algo_id a,
-                       cs_proto p, double *time_s)
+static int closed_time(const cs_topology *t, cs_op op, double bytes, cs_algo_id a, cs_proto p,
+                       int tuning, double *time_s)
 {
     cs_coll_params q;
-    int rc = coll_params(t, op, bytes, a, p, &q);
+    int rc = coll_params(t, op, bytes, a, p, tuning, &q);
     if (rc) return rc;
     *time_s = cs__algo_row(a)->closed_form(t, &q);
     return 0;
+}
+
+int cs_collective_time(const cs_topology *t, cs_op op, double bytes, cs_algo_id a,
+                       cs_proto p, double *time_s)
+{
+    return closed_time(t, op, bytes, a, p, 0, time_s);
 }
 
 int cs_collective_choose(const cs_topology *t, cs_op op, double bytes, int algo, int proto,
@@ -150,7 +160,7 @@ int cs_collective_choose(const cs_topology *t, cs_op op, double bytes, int algo,
         for (int p = 0; p < CS_PROTO_COUNT; p++) {
             if (proto != CS_CHOICE_AUTO && proto != p) continue;
             double tm;
-            if (cs_collective_time(t, op, bytes, (cs_algo_id)a, (cs_proto)p, &tm)) continue;
+            if (closed_time(t, op, bytes, (cs_algo_id)a, (cs_proto)p, 1, &tm)) continue;
             if (tm < best) { /* strict: ties keep the earlier row, deterministic */
                 best = tm;
                 *a_out = (cs_algo_id)a;
@@ -182,7 +192,7 @@ int cs_collective_run(const cs_topology *t, const cs_coll_request *req, cs_coll_
     int rc = cs_collective_choose(t, req->op, req->bytes, req->algo, req->proto, &a, &p, d);
     if (rc) return rc;
     cs_coll_params q;
-    rc = coll_params(t, req->op, req->bytes, a, p, &q);
+    rc = coll_params(t, req->op, req->bytes, a, p, 0, &q);
     CS_ASSERT(rc == 0);
     memset(res, 0, sizeof *res);
     res->algo = a;

@@ -60,9 +60,11 @@ typedef struct cs_coll_result {
  * all_reduce only; nvls all_reduce, all_gather and reduce_scatter). */
 int cs_collective_supports(cs_algo_id a, cs_op op);
 
-/* Closed-form time of one (algo, proto) choice; returns 0 and sets *time_s,
- * or CS_ENOTSUP when the algorithm does not implement op or the protocol is
- * disabled on this topology (LL128 off). Allocation-free: safe for sweeps. */
+/* Closed-form time of one (algo, proto) choice, on the channels NCCL runs
+ * the size on (fewer for small messages: enqueue.cc); returns 0 and sets
+ * *time_s, or CS_ENOTSUP when the algorithm does not implement op or the
+ * protocol is disabled on this topology (LL128 off). Allocation-free: safe
+ * for sweeps. */
 int cs_collective_time(const cs_topology *t, cs_op op, double bytes, cs_algo_id a,
                        cs_proto p, double *time_s);
 
@@ -72,7 +74,8 @@ int cs_collective_time(const cs_topology *t, cs_op op, double bytes, cs_algo_id 
 double cs_collective_nccl_bw_factor(const cs_topology *t, cs_op op, cs_algo_id a, cs_proto p);
 
 /* Picks the fastest supported (algo, proto) by closed-form time, as NCCL's
- * tuner does; forced choices restrict the search (NCCL_ALGO/NCCL_PROTO).
+ * tuner does (with every channel: NCCL lowers the channel count only after
+ * choosing); forced choices restrict the search (NCCL_ALGO/NCCL_PROTO).
  * CS_ENOTSUP with a message if nothing allowed implements op. */
 int cs_collective_choose(const cs_topology *t, cs_op op, double bytes, int algo,
                          int proto, cs_algo_id *a_out, cs_proto *p_out, cs_diag *d);

@@ -56,6 +56,13 @@ const cs_nccl_latency cs_ncclmodel_nvls_latency = {
     .hw_us = {[CS_HW_NVLINK] = {0.0, 0.0, 23.0}, [CS_HW_PCI] = {0.0, 0.0, 0.0},
               [CS_HW_NET] = {0.0, 0.0, 18.0}},
 };
+/* NVLSTree at b6475625 (2.20.3; 2.27 has NVLink 25): baseLat {0, 0, 0}; hwLat NVLink {0, 0, 23},
+ * PCI {0, 0, 0}, NET {0, 0, 14} (Simple only). */
+const cs_nccl_latency cs_ncclmodel_nvlstree_latency = {
+    .base_us = {0.0, 0.0, 0.0},
+    .hw_us = {[CS_HW_NVLINK] = {0.0, 0.0, 23.0}, [CS_HW_PCI] = {0.0, 0.0, 0.0},
+              [CS_HW_NET] = {0.0, 0.0, 14.0}},
+};
 
 /* nvlsEfficiency (later NCCL, src/tuning/nvls.cc). */
 static const double nvls_eff[CS_ARCH_COUNT] = {
@@ -170,4 +177,30 @@ double cs_ncclmodel_tree_correction(cs_proto p, double bytes)
     int log_size = (int)floor(log2(units));
     if (log_size >= TREE_CORR_N) return 1.0;
     return tree_corr[p][log_size];
+}
+
+/* NCCL's loop, solved: it stops at the largest nc with bytes >= nc x nt x
+ * threshold, floor(bytes / (nt x threshold)), within [1, channels]. */
+int cs_ncclmodel_channels(double bytes, int channels, int nthreads, double threshold)
+{
+    double nc = floor(bytes / ((double)nthreads * threshold));
+    if (!(nc < channels)) return channels;
+    return nc < 1 ? 1 : (int)nc;
+}
+
+int cs_ncclmodel_max_threads(cs_proto p)
+{
+    static const int nt[CS_PROTO_COUNT] = {CS_NCCL_LL_MAX_NTHREADS, CS_NCCL_LL128_MAX_NTHREADS,
+                                           CS_NCCL_SIMPLE_MAX_NTHREADS};
+    CS_ASSERT(p >= 0 && p < CS_PROTO_COUNT);
+    return nt[p];
+}
+
+double cs_ncclmodel_thread_threshold(cs_proto p)
+{
+    static const double th[CS_PROTO_COUNT] = {CS_NCCL_LL_THREAD_THRESHOLD,
+                                              CS_NCCL_LL128_THREAD_THRESHOLD,
+                                              CS_NCCL_SIMPLE_THREAD_THRESHOLD};
+    CS_ASSERT(p >= 0 && p < CS_PROTO_COUNT);
+    return th[p];
 }

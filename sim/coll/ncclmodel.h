@@ -43,6 +43,7 @@ typedef struct cs_nccl_latency {
 extern const cs_nccl_latency cs_ncclmodel_ring_latency;
 extern const cs_nccl_latency cs_ncclmodel_tree_latency;
 extern const cs_nccl_latency cs_ncclmodel_nvls_latency;
+extern const cs_nccl_latency cs_ncclmodel_nvlstree_latency;
 
 /* NCCL's per-channel bandwidth caps in bytes/s. scale: 0 = 1 node,
  * 1 = 2 nodes, 2 = 4+ nodes (NCCL's index2). */
@@ -91,6 +92,37 @@ int cs_ncclmodel_scale(int nodes);
 #define CS_NCCL_PLATEAU_MIN_CC 80
 #define CS_NCCL_PLATEAU_PRE_AMPERE 1.9
 #define CS_NCCL_PLATEAU 1.4
+
+/* ---- channels for small messages: src/enqueue.cc topoGetAlgoInfo ("Ring/Tree
+ * channel tuning": while nBytes < nc x nt x threadThreshold, nc--), with nt
+ * = maxThreads (src/graph/tuning.cc ncclTopoTuneModel; NCCL_*_MAX_NTHREADS
+ * of src/include/device.h) and threadThresholds (NCCL_*_THREAD_THRESHOLD of
+ * src/include/comm.h, x nRanks for ring/LL). NCCL's tuner picks the
+ * algorithm and protocol with every channel; the reduction follows. ---- */
+#define CS_NCCL_SIMPLE_MAX_NTHREADS 512
+#define CS_NCCL_LL_MAX_NTHREADS 512
+#define CS_NCCL_LL128_MAX_NTHREADS 640
+/* ring/Simple: 256 threads when bwIntra x nChannels <= PCI_BW (topo.h,
+ * 12 GB/s: PCIe Gen3 x16), else NCCL_SIMPLE_MAX_NTHREADS */
+#define CS_NCCL_SIMPLE_PCI_NTHREADS 256
+#define CS_NCCL_PCI_BW_Bps 12e9
+#define CS_NCCL_LL_THREAD_THRESHOLD 8
+#define CS_NCCL_LL128_THREAD_THRESHOLD 8
+#define CS_NCCL_SIMPLE_THREAD_THRESHOLD 64
+/* Channels NCCL runs bytes on, from `channels`: the largest nc <= channels
+ * (at least 1) with bytes >= nc x nthreads x threshold. */
+int cs_ncclmodel_channels(double bytes, int channels, int nthreads, double threshold);
+/* maxThreads and threadThreshold of ring and tree for protocol p. */
+int cs_ncclmodel_max_threads(cs_proto p);
+double cs_ncclmodel_thread_threshold(cs_proto p);
+
+/* ---- NVLSTree chunking: src/transport/nvls.cc ncclNvlsTuning and
+ * src/enqueue.cc calcCollChunking ---- */
+/* NCCL_NVLS_CHUNKSIZE default (ncclParamNvlsChunkSize: 128 KiB); the tree's
+ * ceiling nvlsTreeMaxChunkSize is 64 KiB at 4+ nodes, else the chunk size. */
+#define CS_NCCL_NVLS_CHUNK_BYTES (128.0 * 1024)
+#define CS_NCCL_NVLSTREE_MAX_CHUNK_4NODES (64.0 * 1024)
+#define CS_NCCL_NVLSTREE_4NODES 4
 
 /* ---- availability ---- */
 /* NVLS needs NVSwitch multicast (src/transport/nvls.cc ncclNvlsInit:

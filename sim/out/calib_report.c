@@ -155,8 +155,8 @@ static void ds_notes(char *buf, size_t n, const cs_meas_dataset *ds, const cs_ca
     buf[0] = 0;
     if (s->beyond_bound)
         k += (size_t)snprintf(buf + k, n - k,
-                              "busbw %.0f GB/s above the ring/tree/NVLS line-rate bound %.0f "
-                              "GB/s (NVLSTree or SHARP); ", s->max_busbw_GBps, s->bound_busbw_GBps);
+                              "busbw %.0f GB/s above the ring/tree/NVLS/NVLSTree line-rate bound "
+                              "%.0f GB/s (SHARP); ", s->max_busbw_GBps, s->bound_busbw_GBps);
     if (s->above_line_rate && k < n)
         k += (size_t)snprintf(buf + k, n - k,
                               "busbw above what the cluster's line rate allows: its bandwidth is "

@@ -8,7 +8,7 @@
  * tuner would (cs_collective_choose). The bound of a row is the same
  * choice on the cluster at line rate (every efficiency 1, no latency):
  * busbw above the best bound of its (op, ranks, nodes) group means
- * something collsim does not model ran (NVLSTree, CollNet / SHARP), or the
+ * something collsim does not model ran (CollNet / SHARP), or the
  * cluster's line rate is too low. Scores are absolute percentage errors:
  * median, nearest-rank p90, max, for sizes >= 1 MiB and for all.
  * Cost: O(rows) predictions, O(rows^2) for the group bounds (a dataset is
@@ -179,9 +179,9 @@ static void bound_check(const cs_cluster *c, const cs_meas_set *m, const cs_cali
 {
     double gbw, gbound;
     group_busbw(m, cmp, i, &gbw, &gbound);
-    /* Single-node NVLS is modelled (and in the bound) unless the YAML
-     * turns it off on hardware that has it; NVLSTree, CollNet / SHARP
-     * need a network. Elsewhere busbw above the bound means the cluster's
+    /* NVLS (one node) and NVLSTree (2+ nodes) are modelled (and in the
+     * bound) unless the YAML turns them off on hardware that has them;
+     * CollNet / SHARP need a network. Elsewhere busbw above the bound means the cluster's
      * line rate is too low (noted, not excluded). */
     int flag_off = 0; /* an algorithm the hardware has, turned off (NVLS) */
     for (int a = 0; a < CS_ALGO_COUNT; a++)

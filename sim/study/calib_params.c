@@ -36,7 +36,10 @@
  * whose part orthogonal to the accepted ones is under 30% of its norm (a
  * variance inflation factor above ~11, the usual threshold: its value
  * would be decided by noise). (2) and (3) are cs__calib_choose, made again
- * every round at the round's start values.
+ * every round at the round's start values. (1) is judged on the input's
+ * algorithm / protocol choices and once more at the fitted values
+ * (cs__calib_reexamine): the fit moves the choices, and a protocol no row
+ * ran at the start may run rows then; calibrate.c fits once more if so.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -265,6 +268,7 @@ static void keep_unexercised(cs__calib_run *st, const cs_cluster *c, const row_u
     const char *nomulti =
         u->excluded_multi ? "the multi-node rows are excluded (see datasets), so no usable row "
                             "crosses the network"
+        : u->multi == 1   ? "only one usable row crosses the network: fewer than 2 to fit it"
                           : "all usable rows are single-node: the network is never crossed";
     if (u->multi < 2 || c->inter.nics_per_node < 1) {
         keep(st, P_INTER_EFF, "%s", nomulti);
@@ -319,6 +323,36 @@ void cs__calib_exercised(cs__calib_run *st, const cs_cluster *c, const cs_meas_s
             if (u.run0[al][p]) floor_s = fmin(floor_s, c->coll.base_latency_s[al][p]);
     st->fc.launch_floor_s = isfinite(floor_s) ? floor_s : 0;
     st->orig = st->fc.start;
+}
+
+int cs__calib_reexamine(cs__calib_run *st, const cs_cluster *c, const cs_meas_set *m,
+                        const cs_calib_result *res)
+{
+    cs_cluster fit;
+    cs_calib_compare cmp;
+    cs_diag d;
+    cs__calib_apply(c, &st->fc.start, &fit);
+    if (cs_calib_compare_run(&fit, m, &cmp, &d)) return 0;
+    row_usage u;
+    count_usage(&fit, m, &cmp, res, &u);
+    cs_calib_compare_free(&cmp);
+    int again = 0;
+    for (int p = 0; p < CS_PROTO_COUNT; p++) {
+        int j = hop_param(p);
+        if (!st->eligible[j] && u.by_proto[p] >= 2 && strstr(st->why[j], "fewer than 2")) {
+            st->eligible[j] = 1;
+            st->why[j][0] = 0;
+            again++;
+        }
+    }
+    for (int j = P_ALGO_EFF; j < cs__calib_nparams(); j++)
+        if (!st->eligible[j] && u.by_algo[cs_algo_calib_at(j - P_ALGO_EFF)] >= 2 &&
+            strstr(st->why[j], "fewer than 2")) {
+            st->eligible[j] = 1;
+            st->why[j][0] = 0;
+            again++;
+        }
+    return again;
 }
 
 /* ---- (2) sensitivity and (3) collinearity ------------------------------------------ */

@@ -156,6 +156,12 @@ typedef struct cs__calib_run {
  * of the ring bw_factors and the launch latency's floor. */
 void cs__calib_exercised(cs__calib_run *st, const cs_cluster *c, const cs_meas_set *m,
                          const cs_calib_compare *cmp, const cs_calib_result *res);
+/* calib_params.c: the fit moves the algorithm / protocol choices, so a
+ * parameter the input's choices left unexercised (fewer than 2 rows ran
+ * its protocol or algorithm) may price rows at the fitted values
+ * (st->fc.start): those become eligible again. Returns how many. */
+int cs__calib_reexamine(cs__calib_run *st, const cs_cluster *c, const cs_meas_set *m,
+                        const cs_calib_result *res);
 /* calib_params.c: the parameters fitted this round (which / np; sel says
  * why the others were not); those not chosen return to their inputs. */
 void cs__calib_choose(cs__calib_run *st);

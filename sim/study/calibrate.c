@@ -5,8 +5,10 @@
  *
  * 1. The rows: every measured row is predicted on the input cluster
  *    (calib_compare.c); rows collsim does not model, and datasets whose
- *    busbw exceeds what ring, tree or NVLS reach at line rate (NVLSTree,
- *    CollNet / SHARP ran), are not fitted.
+ *    busbw exceeds what ring, tree, NVLS or NVLSTree reach at line rate
+ *    (CollNet / SHARP ran), are not fitted. The fit moves the tuner's
+ *    choices, so step 2 is judged once more at the fitted values and the
+ *    rounds run again if that adds a parameter (cs__calib_reexamine).
  * 2. The parameters the used rows exercise (calib_params.c), in priority
  *    order; the rest keep the --cluster value and the output says why.
  * 3. Rounds, until nothing changes: choose among the exercised parameters
@@ -43,8 +45,8 @@ static int select_rows(const cs_cluster *c, const cs_meas_set *m, cs_calib_resul
     for (size_t k = 0; k < m->ndatasets; k++)
         if (cmp->ds[k].beyond_bound)
             snprintf(res->ds_why[k], sizeof res->ds_why[k],
-                     "busbw %.0f GB/s exceeds what ring, tree or NVLS reach at line rate here "
-                     "(%.0f GB/s): NVLSTree, CollNet / SHARP or NVLS (if off) ran",
+                     "busbw %.0f GB/s exceeds what ring, tree, NVLS or NVLSTree reach at line "
+                     "rate here (%.0f GB/s): CollNet / SHARP or NVLS / NVLSTree (if off) ran",
                      cmp->ds[k].max_busbw_GBps, cmp->ds[k].bound_busbw_GBps);
     st->n = 0;
     for (size_t i = 0; i < m->n; i++) {
@@ -132,11 +134,15 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
     res->rms_before_pct = rms_at_start(&st);
     st.status = GSL_SUCCESS;
     gsl_error_handler_t *old = gsl_set_error_handler_off();
-    for (int round = 0; round <= cs__calib_nparams(); round++) {
-        cs__calib_choose(&st);
-        if (st.np == 0) break;
-        cs__calib_fit_round(&st, &res->iterations);
-        if (!cs__calib_recheck(&st)) break;
+    /* the fit moves the choices; a second pass fits what they then price */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int round = 0; round <= cs__calib_nparams(); round++) {
+            cs__calib_choose(&st);
+            if (st.np == 0) break;
+            cs__calib_fit_round(&st, &res->iterations);
+            if (!cs__calib_recheck(&st)) break;
+        }
+        if (pass || !cs__calib_reexamine(&st, c, m, res)) break;
     }
     gsl_set_error_handler(old);
     cs__calib_results(&st, m, res);
