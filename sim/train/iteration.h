@@ -24,7 +24,13 @@ typedef struct cs_iteration {
     double compute_s;             /* compute stream busy, optimizer included */
     double optimizer_s;
     double copies_s;              /* memory-bound copies and casts the strategy adds
-                                   * (DDP's bucket copies), on the compute stream */
+                                   * (DDP's bucket copies, FSDP's copy-in / copy-out,
+                                   * gradient casts and divides): on the compute stream
+                                   * (part of compute_s), plus side_copies_s */
+    double side_copies_s;         /* copies on other streams while no compute or
+                                   * communication runs (not communication) */
+    double cpu_wait_s;            /* nothing runs: the GPU waits for the CPU thread to
+                                   * issue work (FSDP's hooks, cs_task.issue_s) */
     double exposed_comm_s;
     double exposed_by_op_s[CS_OP_COUNT];
     double wire_bytes_by_op[CS_OP_COUNT]; /* bytes this rank sends per iteration */
