@@ -18,20 +18,7 @@
 #include "train/workload.h"
 #include "testutil.h"
 
-typedef struct setup {
-    cs_cluster c;
-    cs_model m;
-    cs_training t;
-    cs_topology topo;
-} setup;
-
-static void make(setup *s, const char *cluster, const char *model, cs_strategy st, int ranks)
-{
-    s->c = cs_test_cluster(cluster);
-    s->m = cs_test_model(model);
-    cs_training_defaults(&s->t, st);
-    s->topo = cs_test_topology(&s->c, ranks, 0);
-}
+typedef cs_test_setup setup;
 
 static cs_workload *build(const setup *s)
 {
@@ -85,7 +72,7 @@ static int count_ops(const cs_workload *w, cs_op op, int micro)
 START_TEST(version_copies_and_casts)
 {
     setup s;
-    make(&s, "dgx-h100", "llama2-7b", CS_STRAT_FSDP_FULL_SHARD, 8);
+    cs_test_setup_make(&s, "dgx-h100", "llama2-7b", CS_STRAT_FSDP_FULL_SHARD, 8);
     s.t.grad_reduce_dtype = CS_DTYPE_FP32;
     const double P = s.m.params, layers = s.m.layer_params * s.m.layers;
     ck_assert_int_eq(s.t.fsdp_version, 2); /* the default */
@@ -153,7 +140,7 @@ START_TEST(root_gather_waits_for_the_compute_stream)
 {
     for (int v = 1; v <= 2; v++) {
         setup s;
-        make(&s, "dgx-h100", "gpt3-1.3b", CS_STRAT_FSDP_FULL_SHARD, 8);
+        cs_test_setup_make(&s, "dgx-h100", "gpt3-1.3b", CS_STRAT_FSDP_FULL_SHARD, 8);
         s.t.grad_accum = 2;
         s.t.fsdp_version = v;
         cs_workload *w = build(&s);
@@ -183,7 +170,7 @@ END_TEST
 START_TEST(unit_granularity)
 {
     setup s;
-    make(&s, "dgx-h100", "gpt3-1.3b", CS_STRAT_FSDP_FULL_SHARD, 8);
+    cs_test_setup_make(&s, "dgx-h100", "gpt3-1.3b", CS_STRAT_FSDP_FULL_SHARD, 8);
     const int L = s.m.layers; /* 24 */
     s.t.backward_prefetch = CS_PREFETCH_NONE;
     s.t.fsdp_unit_layers = 5;
@@ -286,7 +273,7 @@ END_TEST
 START_TEST(hook_cpu_time_binds_only_when_the_cpu_is_slower)
 {
     setup s;
-    make(&s, "dgx-h100", "gpt2-124m", CS_STRAT_FSDP_FULL_SHARD, 8);
+    cs_test_setup_make(&s, "dgx-h100", "gpt2-124m", CS_STRAT_FSDP_FULL_SHARD, 8);
     s.t.fsdp_hook_cpu_s = 0;
     double free_cpu = iteration_s(&s, NULL);
     const double h = 5e-3; /* well above a gpt2-124m block's GPU time at micro-batch 1 */
@@ -298,7 +285,7 @@ START_TEST(hook_cpu_time_binds_only_when_the_cpu_is_slower)
     ck_assert(it.cpu_wait_s > 0.5 * hooks);
     cs_iteration_free(&it);
 
-    make(&s, "dgx-h100", "llama2-7b", CS_STRAT_FSDP_FULL_SHARD, 8);
+    cs_test_setup_make(&s, "dgx-h100", "llama2-7b", CS_STRAT_FSDP_FULL_SHARD, 8);
     s.t.micro_batch = 4;
     s.t.fsdp_hook_cpu_s = 0;
     free_cpu = iteration_s(&s, NULL);
