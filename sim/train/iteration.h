@@ -10,9 +10,15 @@
  * both run slower by (1 + comm_compute_slowdown) (shared SMs and memory
  * bandwidth; a calibratable factor); concurrent collectives of one process
  * group share its links equally; copy streams run at their own rate and
- * count as neither. Exposed communication is the time some communication
- * stream runs while no compute stream does, attributed to the running
- * primitives in equal shares. The Chrome trace of a run is out/trace.h.
+ * count as neither. A memory-bound task (a copy or cast) on a
+ * communication stream is no communication: it takes no link, takes turns
+ * with the compute stream's kernel (each at 1 / (1 + such copies) while
+ * both run) and, when nothing else runs, counts as side_copies_s. A task
+ * starts no earlier than its issue_s (the CPU thread's clock); time when
+ * nothing runs is cpu_wait_s. Exposed communication is the time some
+ * communication stream runs a collective while no compute stream runs,
+ * attributed to the running primitives in equal shares. The Chrome trace
+ * of a run is out/trace.h.
  */
 #ifndef CS_ITERATION_H
 #define CS_ITERATION_H

@@ -5,7 +5,10 @@
  * FULL_SHARD and HYBRID_SHARD.
  *
  * Model (Zhao et al. 2023, "PyTorch FSDP", VLDB 16(12), Sec 3-4): one unit
- * per transformer layer plus the root (embeddings, head). In forward each
+ * per fsdp_unit_layers transformer layers (auto_wrap_policy; default one
+ * per layer) plus the root (embeddings, head; with fsdp_unit_layers 0 the
+ * root is the whole model, gathered in pre-forward and reduced after
+ * backward: nothing overlaps). In forward each
  * unit is all-gathered before it runs and, with reshard_after_forward
  * (FULL_SHARD / HYBRID_SHARD), freed after; the rate limiter allows
  * limit_all_gathers units unsharded at once. In backward the unit is
@@ -17,11 +20,26 @@
  * are reduced every micro-batch (no no_sync). The root is not resharded
  * after forward (torch fsdp/_runtime_utils.py _post_forward_reshard: "Do
  * not free the root's parameters in the post-forward"): it is gathered
- * once per micro-batch and freed after its gradients are reduced.
+ * once per micro-batch and freed after its gradients are reduced. Its
+ * gather waits for the compute stream (_root_pre_forward), so one
+ * micro-batch's gathers never run under the previous one's backward.
+ * fsdp_version selects the copies and casts around the collectives (FSDP2
+ * fully_shard: copy-in, copy-out into the parameters, reduce-scatter
+ * copy-in; FSDP1: flat parameters gathered in place, the flat gradient
+ * cast and divided on the post-backward stream): gather() and reduce()
+ * cite the PyTorch functions. Every unit's hooks take the CPU thread
+ * cs_training_fsdp_hook_cpu_s per block per pass; the tasks issued after
+ * them cannot start earlier (cs_task.issue_s), which delays the GPU only
+ * when the CPU thread falls behind it. Departures: FSDP1's rate limiter
+ * blocks the CPU (event.synchronize in _unshard), not modelled (the CPU
+ * never waits for the GPU within an iteration); FSDP2's all-gather output
+ * buffer, alive with the unsharded parameters during the copy-out, is
+ * not on the memory timeline.
  *
  * Memory beyond the model states (memory.c states the accounting), with
  * unit = a layer's parameters and root = the root unit's, in param dtype:
- * with resharding root + (1 + prefetched) units of parameters
+ * (a unit: fsdp_unit_layers layers; 0: the whole model, all gathered and
+ * all gradients unsharded) with resharding root + (1 + prefetched) units
  * (prefetched = 1 when backward or forward prefetch is on; the rate
  * limiter caps units in flight at limit_all_gathers), plus the unsharded
  * gradients of the root (alive until its reduce-scatter at the end of
@@ -317,8 +335,8 @@ static void shard_grad_op_memory(const cs_model *m, const cs_training *t,
 {
     double ps = cs_dtype_size(t->param_dtype);
     if (g->shard == 1) return;
-    out->unsharded_bytes = t->fsdp_unit_layers == 0 ? m->params * ps
-                                                    : m->embedding_params * ps + unit_params(m, t) * ps;
+    double root = m->embedding_params * ps;
+    out->unsharded_bytes = t->fsdp_unit_layers == 0 ? m->params * ps : root + unit_params(m, t) * ps;
 }
 
 static const char *shard_grad_op_contradiction(const cs_training *t, const char **key)
