@@ -169,7 +169,7 @@ static void divides(const cs_wbuild *b, int *pre, int *post)
  * sharded output cast to the parameters' dtype (_to_dtype_if_needed).
  * FSDP1 (_runtime_utils.py _post_backward_hook, _reduce_grad): autograd
  * assembles the flat gradient from the views' gradients (the views are
- * torch.split of the flat parameter, FlatParamHandle._get_unflat_views:
+ * torch.split of the flat parameter, FlatParamHandle._get_unflat_views_unaligned:
  * their backward writes one flat tensor, read + written on the compute
  * stream); then, on the post-backward stream, the cast to reduce_dtype
  * (flat_param.grad.to(handle._reduce_dtype)), the pre-divide of the
