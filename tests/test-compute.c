@@ -331,7 +331,7 @@ START_TEST(breakdown_adds_up)
         ck_assert_int_eq(cs_iteration_run(w, &f.t, &it, &d), 0);
         cs_breakdown b;
         cs_iteration_breakdown(&it, &b);
-        double sum = b.kernels_s + b.recompute_s + b.copies_s + b.optimizer_s + b.idle_s;
+        double sum = b.kernels_s + b.recompute_s + b.copies_s + b.optimizer_s + b.cpu_wait_s;
         for (int op = 0; op < CS_OP_COUNT; op++) sum += b.exposed_s[op];
         ck_assert_double_eq_tol(sum, it.iteration_time_s, 1e-9 * it.iteration_time_s);
         if (ranks == 1)

@@ -254,6 +254,12 @@ START_TEST(ties_are_not_crossings)
      * either strategy hides behind it */
     s->training.compute_efficiency = 0.3;
     s->training.comm_compute_slowdown = 0; /* and overlapping it costs nothing */
+    /* FSDP1 without an fp32 master: the gathers write the flat parameters
+     * in place with no shard cast before them (FSDP2's copy-out, or the
+     * cast, after FULL_SHARD's backward gathers is GPU work SHARD_GRAD_OP
+     * does not do) */
+    s->training.fsdp_version = 1;
+    s->training.master_weights_fp32 = 0;
     s->strategies[0] = CS_STRAT_FSDP_SHARD_GRAD_OP;
     cs_sweep_point *pts = run_all(s);
     for (int k = 0; k < 5; k++) ck_assert(pts[2 * k].tokens_per_s == pts[2 * k + 1].tokens_per_s);

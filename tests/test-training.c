@@ -221,6 +221,9 @@ START_TEST(strategy_knob_scopes)
         [CS_KNOB_LIMIT_ALL_GATHERS] = {"limit_all_gathers: 3", "the fsdp_* strategies", ""},
         [CS_KNOB_RESHARD] = {"reshard_after_forward: false", NULL, ""},
         [CS_KNOB_SHARD_GROUP] = {"shard_group: 8", NULL, ""},
+        [CS_KNOB_FSDP_VERSION] = {"fsdp_version: 1", "the fsdp_* strategies", ""},
+        [CS_KNOB_FSDP_UNIT_LAYERS] = {"fsdp_unit_layers: 0", "the fsdp_* strategies", ""},
+        [CS_KNOB_FSDP_HOOK_CPU] = {"fsdp_hook_cpu_ms: 0.5", "the fsdp_* strategies", ""},
     };
     for (int k = 0; k < CS_KNOB_COUNT; k++) {
         char scope[512], names[512], want[1024];

@@ -69,6 +69,15 @@ cs_model cs_test_model(const char *spec)
     return m;
 }
 
+void cs_test_setup_make(cs_test_setup *s, const char *cluster, const char *model, cs_strategy st,
+                        int ranks)
+{
+    s->c = cs_test_cluster(cluster);
+    s->m = cs_test_model(model);
+    cs_training_defaults(&s->t, st);
+    s->topo = cs_test_topology(&s->c, ranks, 0);
+}
+
 cs_topology cs_test_topology(const cs_cluster *c, int ranks, int nodes)
 {
     cs_topology t;

@@ -25,6 +25,7 @@
 #include "coll/topology.h"
 #include "config/config.h"
 #include "train/model.h"
+#include "train/training.h"
 
 /* Binary sizes in bytes, as doubles. */
 #define KiB 1024.0
@@ -46,6 +47,17 @@ cs_cluster cs_test_cluster(const char *spec);
 cs_cluster cs_test_cluster_yaml(const char *origin, const char *text);
 cs_model cs_test_model(const char *spec);
 cs_topology cs_test_topology(const cs_cluster *c, int ranks, int nodes);
+
+/* A training run to build: cluster, model, settings (strategy s's
+ * defaults) and `ranks` ranks on the fewest nodes, from presets. */
+typedef struct cs_test_setup {
+    cs_cluster c;
+    cs_model m;
+    cs_training t;
+    cs_topology topo;
+} cs_test_setup;
+void cs_test_setup_make(cs_test_setup *s, const char *cluster, const char *model, cs_strategy st,
+                        int ranks);
 
 /* A loader's outcome rc with d; `what` (printf format and arguments)
  * names the case in the messages, e.g. ("line %d", __LINE__).

@@ -22,7 +22,7 @@
     X(kernels_s, NUM, "%.6f") X(recompute_s, NUM, "%.6f") X(copies_s, NUM, "%.6f")               \
     X(optimizer_s, NUM, "%.6f") X(exposed_all_reduce_s, NUM, "%.6f")                              \
     X(exposed_all_gather_s, NUM, "%.6f") X(exposed_reduce_scatter_s, NUM, "%.6f")                 \
-    X(idle_s, NUM, "%.6f")
+    X(cpu_wait_s, NUM, "%.6f")
 #define CROSSING_COLUMNS(X)                                                                        \
     X(ranks, INT, NULL) X(strategy_a, STR, NULL) X(strategy_b, STR, NULL) X(kind, STR, NULL)       \
     X(params, NUM, "%.0f") X(margin, NUM, "%.6f")
@@ -196,7 +196,7 @@ static cs_table *grid_table(cs_doc *doc, const cs_sweep_point *pts, size_t n)
         const cs_breakdown *bd = &p->time;
         const double parts[] = {bd->kernels_s, bd->recompute_s, bd->copies_s, bd->optimizer_s,
                                 bd->exposed_s[CS_OP_ALL_REDUCE], bd->exposed_s[CS_OP_ALL_GATHER],
-                                bd->exposed_s[CS_OP_REDUCE_SCATTER], bd->idle_s};
+                                bd->exposed_s[CS_OP_REDUCE_SCATTER], bd->cpu_wait_s};
         for (size_t k = 0; k < N(parts); k++) cs_table_num(t, parts[k]);
         cs_table_str(t, p->fits ? "yes" : "OOM");
         cs_table_num(t, 100 * p->mfu);

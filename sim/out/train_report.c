@@ -64,7 +64,7 @@
     X(hfu, NUM, "%.5f", it->hfu)                                                                   \
     X(copies_s, NUM, "%.6f", it->copies_s)                                                         \
     X(recompute_s, NUM, "%.6f", it->recompute_s)                                                   \
-    X(idle_s, NUM, "%.6f", it->idle_s)
+    X(cpu_wait_s, NUM, "%.6f", it->cpu_wait_s)
 
 #define COL_ID(col, type, format, value) COL_##col,
 enum { MEMORY_COLUMNS(COL_ID) SIMULATE_COLUMNS(COL_ID) NCOLS };
@@ -153,7 +153,7 @@ static const card_line time_card[] = {
     {"  recompute (checkpointing)", NULL, COL_recompute_s, &in_s},
     {"  copies and casts", NULL, COL_copies_s, &in_s},
     {"  optimizer step", NULL, COL_optimizer_s, &in_s},
-    {"  idle (waiting, nothing runs)", NULL, COL_idle_s, &in_s},
+    {"  waiting for the CPU (hooks)", NULL, COL_cpu_wait_s, &in_s},
     {"  exposed communication", NULL, COL_exposed_comm_s, &in_s},
 };
 /* then a line per collective op that ran, and */

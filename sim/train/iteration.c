@@ -33,6 +33,8 @@ typedef struct exec {
     /* running now, by kind: compute streams (and of them, memory-bound
      * optimizer tasks), communication streams, collectives per group */
     int ncompute, noptimizer, ncopy, ncomm;
+    int nside_copy;       /* memory-bound tasks running on non-compute streams */
+    char *wake;           /* 1: a wake-up at the task's issue_s is pending */
     int per_group[CS_GROUP_COUNT];
     double last_acc_t;
     double mem, mem_peak;
@@ -68,7 +70,12 @@ static void mem_change(exec *x, double delta, int task)
 static void set_running(exec *x, int s, int id, const cs_task *tk)
 {
     int d = id >= 0 ? 1 : -1;
-    if (x->kind[s] == CS_STREAM_KIND_COMPUTE) {
+    if (tk->kind == CS_TASK_MEMORY && x->kind[s] != CS_STREAM_KIND_COMPUTE) {
+        /* a copy or cast on a side stream (FSDP's all-gather copy-in, the
+         * post-backward stream's casts and divides): a kernel, not a
+         * collective: it takes no link and is no communication */
+        x->nside_copy += d;
+    } else if (x->kind[s] == CS_STREAM_KIND_COMPUTE) {
         x->ncompute += d;
         if (tk->kind == CS_TASK_MEMORY) { /* the step, or a copy inside a micro-batch */
             if (tk->micro < 0) x->noptimizer += d;
@@ -93,10 +100,17 @@ static void account(exec *x)
         if (x->ncopy > 0) x->out->copies_s += dt;
     } else if (x->ncomm > 0) {
         x->out->exposed_comm_s += dt;
-        for (int s = 0; s < CS_STREAM_COUNT; s++)
-            if (x->kind[s] == CS_STREAM_KIND_COMM && x->running[s] >= 0)
-                x->out->exposed_by_op_s[cs_workload_task(x->w, (size_t)x->running[s])->op] +=
-                    dt / x->ncomm;
+        for (int s = 0; s < CS_STREAM_COUNT; s++) {
+            int id = x->running[s];
+            if (x->kind[s] != CS_STREAM_KIND_COMM || id < 0) continue;
+            const cs_task *tk = cs_workload_task(x->w, (size_t)id);
+            if (tk->kind == CS_TASK_COLLECTIVE) x->out->exposed_by_op_s[tk->op] += dt / x->ncomm;
+        }
+    } else if (x->nside_copy > 0) { /* a side-stream copy nothing else hides */
+        x->out->copies_s += dt;
+        x->out->side_copies_s += dt;
+    } else {
+        x->out->cpu_wait_s += dt; /* idle: waiting for the CPU to issue a task */
     }
 }
 
@@ -128,11 +142,17 @@ static void reschedule(exec *x)
         x->remaining[id] -= x->rate[id] * (now - x->last_t[id]);
         if (x->remaining[id] < 0) x->remaining[id] = 0;
         x->last_t[id] = now;
-        double r = 1.0; /* copies: the DMA engines' own rate */
+        /* a side-stream copy kernel streams HBM on every SM: it and the
+         * compute stream's kernel take turns (work-conserving, each at
+         * 1 / (1 + side copies)) rather than overlapping for free */
+        double share = x->ncompute > 0 ? 1.0 / (1 + x->nside_copy) : 1.0;
+        double r = 1.0; /* copies on a copy stream: the DMA engines' own rate */
         if (x->kind[s] == CS_STREAM_KIND_COMPUTE)
-            r = rc;
-        else if (x->kind[s] == CS_STREAM_KIND_COMM) /* a group's collectives share its links */
+            r = rc * share;
+        else if (tk->kind == CS_TASK_COLLECTIVE) /* a group's collectives share its links */
             r = rm / x->per_group[tk->group];
+        else if (tk->kind == CS_TASK_MEMORY)
+            r = share;
         if (r != x->rate[id] || x->version[id] == 0) {
             x->rate[id] = r;
             x->version[id] = ++x->versions;
@@ -151,6 +171,22 @@ static int deps_met(const exec *x, const cs_task *tk)
     return 1;
 }
 
+static void on_wake(cs_engine *e, void *ctx, int64_t id, int64_t version);
+
+/* The task may start now: the CPU thread has issued it (else a wake-up
+ * at its issue time is set once) and its dependencies are met. */
+static int ready(exec *x, const cs_task *tk)
+{
+    if (tk->issue_s > cs_engine_now(x->eng)) {
+        if (!x->wake[tk->id]) {
+            x->wake[tk->id] = 1;
+            cs_engine_schedule(x->eng, tk->issue_s, on_wake, x, tk->id, 0);
+        }
+        return 0;
+    }
+    return deps_met(x, tk);
+}
+
 /* Starts every stream head whose dependencies are met; repeats because a
  * start can satisfy an "on start" dependency of another stream. */
 static void try_start(exec *x)
@@ -162,7 +198,7 @@ static void try_start(exec *x)
             if (x->running[s] >= 0 || x->stream_head[s] >= x->stream_n[s]) continue;
             int id = x->stream_tasks[s][x->stream_head[s]];
             const cs_task *tk = cs_workload_task(x->w, (size_t)id);
-            if (!deps_met(x, tk)) continue;
+            if (!ready(x, tk)) continue;
             account(x);
             x->state[id] = 1;
             set_running(x, s, id, tk);
@@ -196,6 +232,15 @@ static void on_done(cs_engine *e, void *ctx, int64_t id, int64_t version)
     try_start(x);
 }
 
+/* The CPU thread has issued task id: its stream may start it. */
+static void on_wake(cs_engine *e, void *ctx, int64_t id, int64_t version)
+{
+    (void)e;
+    (void)id;
+    (void)version;
+    try_start(ctx);
+}
+
 int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *out, cs_diag *d)
 {
     (void)d;
@@ -206,6 +251,7 @@ int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *o
     out->start_s = cs_xcalloc(n, sizeof(double));
     out->end_s = cs_xcalloc(n, sizeof(double));
     x.state = cs_xcalloc(n, 1);
+    x.wake = cs_xcalloc(n ? n : 1, 1);
     x.remaining = cs_xcalloc(n, sizeof(double));
     x.rate = cs_xcalloc(n, sizeof(double));
     x.last_t = cs_xcalloc(n, sizeof(double));
@@ -229,7 +275,6 @@ int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *o
     for (size_t i = 0; i < n; i++)
         if (out->end_s[i] > out->iteration_time_s) out->iteration_time_s = out->end_s[i];
     double it = out->iteration_time_s;
-    out->idle_s = fmax(0, it - out->compute_s - out->exposed_comm_s);
     out->dyn_peak_bytes = x.mem_peak;
     const cs_memory *m = cs_workload_memory(w);
     double states = m->params_bytes + m->grads_bytes + m->optimizer_bytes + m->buckets_bytes;
@@ -243,6 +288,7 @@ int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *o
     }
     cs_engine_free(x.eng);
     free(x.state);
+    free(x.wake);
     free(x.remaining);
     free(x.rate);
     free(x.last_t);
@@ -254,11 +300,12 @@ int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *o
 void cs_iteration_breakdown(const cs_iteration *it, cs_breakdown *out)
 {
     *out = (cs_breakdown){
-        .kernels_s = it->compute_s - it->recompute_s - it->copies_s - it->optimizer_s,
+        .kernels_s = it->compute_s - it->recompute_s - (it->copies_s - it->side_copies_s) -
+                     it->optimizer_s,
         .recompute_s = it->recompute_s,
         .copies_s = it->copies_s,
         .optimizer_s = it->optimizer_s,
-        .idle_s = it->idle_s,
+        .cpu_wait_s = it->cpu_wait_s,
     };
     for (int op = 0; op < CS_OP_COUNT; op++) out->exposed_s[op] = it->exposed_by_op_s[op];
 }
@@ -267,9 +314,9 @@ void cs_breakdown_largest_gain(const cs_breakdown *a, const cs_breakdown *b, cha
                                size_t len, double *sa, double *sb)
 {
     static const char *const parts[] = {"compute kernels", "recompute", "copies and casts",
-                                        "optimizer step", "idle"};
-    const double va[] = {a->kernels_s, a->recompute_s, a->copies_s, a->optimizer_s, a->idle_s};
-    const double vb[] = {b->kernels_s, b->recompute_s, b->copies_s, b->optimizer_s, b->idle_s};
+                                        "optimizer step", "waiting for the CPU"};
+    const double va[] = {a->kernels_s, a->recompute_s, a->copies_s, a->optimizer_s, a->cpu_wait_s};
+    const double vb[] = {b->kernels_s, b->recompute_s, b->copies_s, b->optimizer_s, b->cpu_wait_s};
     int best = 0; /* < 5: parts[best]; else exposed op best - 5 */
     double d = -INFINITY;
     for (int i = 0; i < 5 + CS_OP_COUNT; i++) {

@@ -10,9 +10,15 @@
  * both run slower by (1 + comm_compute_slowdown) (shared SMs and memory
  * bandwidth; a calibratable factor); concurrent collectives of one process
  * group share its links equally; copy streams run at their own rate and
- * count as neither. Exposed communication is the time some communication
- * stream runs while no compute stream does, attributed to the running
- * primitives in equal shares. The Chrome trace of a run is out/trace.h.
+ * count as neither. A memory-bound task (a copy or cast) on a
+ * communication stream is no communication: it takes no link, takes turns
+ * with the compute stream's kernel (each at 1 / (1 + such copies) while
+ * both run) and, when nothing else runs, counts as side_copies_s. A task
+ * starts no earlier than its issue_s (the CPU thread's clock); time when
+ * nothing runs is cpu_wait_s. Exposed communication is the time some
+ * communication stream runs a collective while no compute stream runs,
+ * attributed to the running primitives in equal shares. The Chrome trace
+ * of a run is out/trace.h.
  */
 #ifndef CS_ITERATION_H
 #define CS_ITERATION_H
@@ -24,10 +30,15 @@ typedef struct cs_iteration {
     double compute_s;             /* compute stream busy, optimizer included */
     double optimizer_s;
     double copies_s;              /* memory-bound copies and casts the strategy adds
-                                   * (DDP's bucket copies), on the compute stream */
+                                   * (DDP's bucket copies, FSDP's copy-in / copy-out,
+                                   * gradient casts and divides): on the compute stream
+                                   * (part of compute_s), plus side_copies_s */
+    double side_copies_s;         /* copies on other streams while no compute or
+                                   * communication runs (not communication) */
+    double cpu_wait_s;            /* nothing runs: the GPU waits for the CPU thread to
+                                   * issue work (FSDP's hooks, cs_task.issue_s) */
     double exposed_comm_s;
     double recompute_s;           /* of compute_s: checkpointing's re-run forwards */
-    double idle_s;                /* neither compute nor communication running (waits) */
     double exposed_by_op_s[CS_OP_COUNT];
     double wire_bytes_by_op[CS_OP_COUNT]; /* bytes this rank sends per iteration */
     double tokens_per_s;
@@ -46,12 +57,12 @@ typedef struct cs_iteration {
 
 /* Where an iteration's time goes: compute_s split into kernels,
  * recompute, copies and the optimizer step; the exposed communication by
- * primitive; the idle rest. The parts add up to the iteration time. What
+ * primitive; the GPU waiting for the CPU. The parts add up to the iteration time. What
  * simulate, plan and crossover print as the breakdown. */
 typedef struct cs_breakdown {
     double kernels_s, recompute_s, copies_s, optimizer_s;
     double exposed_s[CS_OP_COUNT];
-    double idle_s;
+    double cpu_wait_s;
 } cs_breakdown;
 void cs_iteration_breakdown(const cs_iteration *it, cs_breakdown *out);
 /* The part where a saves the most time over b (b - a largest): its name

@@ -79,6 +79,16 @@ static int read_limit(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v, v
     return 0;
 }
 
+/* Milliseconds, stored as seconds. */
+static int read_ms(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v, void *obj)
+{
+    cs_yfield num = {.name = f->name, .kind = CS_YF_NUMBER, .hi = 1e6};
+    double x;
+    int rc = cs_yamlnode_read(c, &num, v, &x);
+    if (!rc) *(double *)((char *)obj + f->offset) = x * 1e-3;
+    return rc;
+}
+
 /* A size, or `auto` for "derive from the cluster" (stored as -1). */
 static int read_nccl_buffers(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v, void *obj)
 {
@@ -111,6 +121,9 @@ static const cs_yfield training_fields[] = {
     {ROW("forward_prefetch", CS_YF_BOOL, OFF(forward_prefetch), 0)},
     {ROW("limit_all_gathers", CS_YF_CUSTOM, 0, 0), .fn = read_limit},
     {ROW("reshard_after_forward", CS_YF_BOOL, OFF(reshard_after_forward), 0)},
+    {ROW("fsdp_version", CS_YF_INT, OFF(fsdp_version), 0), .lo = 1, .hi = 2},
+    {ROW("fsdp_unit_layers", CS_YF_INT, OFF(fsdp_unit_layers), 0), .lo = 0, .hi = 1 << 20},
+    {ROW("fsdp_hook_cpu_ms", CS_YF_CUSTOM, OFF(fsdp_hook_cpu_s), 0), .fn = read_ms},
     {ROW("compute_efficiency", CS_YF_NUMBER, OFF(compute_efficiency), CS_YF_LO_OPEN), .hi = 1},
     {ROW("comm_compute_slowdown", CS_YF_NUMBER, OFF(comm_compute_slowdown), 0), .hi = 10},
     {ROW("cuda_context", CS_YF_SIZE, OFF(cuda_context_bytes), CS_YF_NO_HI)},

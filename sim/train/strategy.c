@@ -46,6 +46,9 @@ static const struct {
     [CS_KNOB_LIMIT_ALL_GATHERS] = {"limit_all_gathers", "the fsdp_* strategies", ""},
     [CS_KNOB_RESHARD] = {"reshard_after_forward", NULL, ""},
     [CS_KNOB_SHARD_GROUP] = {"shard_group", NULL, ""},
+    [CS_KNOB_FSDP_VERSION] = {"fsdp_version", "the fsdp_* strategies", ""},
+    [CS_KNOB_FSDP_UNIT_LAYERS] = {"fsdp_unit_layers", "the fsdp_* strategies", ""},
+    [CS_KNOB_FSDP_HOOK_CPU] = {"fsdp_hook_cpu_ms", "the fsdp_* strategies", ""},
 };
 
 const cs_strategy_row *cs_strategy_row_of(cs_strategy s)

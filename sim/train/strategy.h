@@ -36,6 +36,9 @@ typedef enum cs_knob {
     CS_KNOB_LIMIT_ALL_GATHERS,   /* limit_all_gathers */
     CS_KNOB_RESHARD,             /* reshard_after_forward */
     CS_KNOB_SHARD_GROUP,         /* shard_group */
+    CS_KNOB_FSDP_VERSION,        /* fsdp_version */
+    CS_KNOB_FSDP_UNIT_LAYERS,    /* fsdp_unit_layers */
+    CS_KNOB_FSDP_HOOK_CPU,       /* fsdp_hook_cpu_ms */
     CS_KNOB_COUNT
 } cs_knob;
 #define CS_KNOB_BIT(k) (1u << (k))
@@ -45,7 +48,8 @@ typedef enum cs_knob {
      CS_KNOB_BIT(CS_KNOB_BUCKET_VIEW))
 #define CS_KNOBS_FSDP                                                                      \
     (CS_KNOB_BIT(CS_KNOB_BACKWARD_PREFETCH) | CS_KNOB_BIT(CS_KNOB_FORWARD_PREFETCH) |      \
-     CS_KNOB_BIT(CS_KNOB_LIMIT_ALL_GATHERS))
+     CS_KNOB_BIT(CS_KNOB_LIMIT_ALL_GATHERS) | CS_KNOB_BIT(CS_KNOB_FSDP_VERSION) |           \
+     CS_KNOB_BIT(CS_KNOB_FSDP_UNIT_LAYERS) | CS_KNOB_BIT(CS_KNOB_FSDP_HOOK_CPU))
 
 /* The process groups of a strategy on a topology. */
 typedef struct cs_strategy_groups {

@@ -99,6 +99,15 @@ void cs_training_defaults(cs_training *t, cs_strategy s)
     t->forward_prefetch = 0;
     t->limit_all_gathers = 2;
     t->reshard_after_forward = -1;
+    /* FSDP2 (torch.distributed.fsdp.fully_shard) is what PyTorch's FSDP
+     * documentation recommends for new code; FSDP1 remains in
+     * torch.distributed.fsdp.FullyShardedDataParallel. One unit per
+     * transformer block is what transformer_auto_wrap_policy gives (and
+     * the FSDP2 recipe of torchtitan: fully_shard per block, then the
+     * root). The hooks' CPU time: cs_training_fsdp_hook_cpu_s. */
+    t->fsdp_version = 2;
+    t->fsdp_unit_layers = 1;
+    t->fsdp_hook_cpu_s = -1.0;
     /* 0: every kernel at the efficiency the compute model gives its shape
      * on the cluster's GPU (compute.h, gpu.compute in the cluster YAML).
      * A value in (0, 1] is the scalar override: every GEMM and attention
@@ -125,6 +134,30 @@ void cs_training_defaults(cs_training *t, cs_strategy s)
      * through the discrete-event engine instead (slower, same choice of
      * algorithm and protocol). */
     t->collective_engine = CS_ENGINE_ANALYTIC;
+}
+
+/* CPU time of FSDP's hooks per transformer block per pass (a unit of k
+ * blocks costs k times this; the root unit counts as one block): most of
+ * it is per-parameter Python work (views set up and torn down, per-tensor
+ * copy metadata), so it grows with the parameters a unit holds.
+ * FSDP2: 1 ms, pytorch/pytorch#173680 (torch 2.10, "a standard
+ * over-provisioned Xeon"): FSDP::pre_forward calls of about 1 ms each in
+ * the reporter's profile, 50% of the step of a model whose GPU work per
+ * unit was shorter. Only pre_forward was measured; the other hooks of the
+ * pass (post_forward's reshard; pre_backward's unshard and
+ * post_backward's foreach_reduce) are not added on top, so the figure
+ * stands for the pass.
+ * FSDP1: 0.25 ms, from pytorch/pytorch#96958 ("[FSDP] Reduce CPU
+ * overhead", 400 nn.Parameters in one instance, world size 2, after the
+ * PR): _use_unsharded_views 4.27 ms + _writeback_orig_params 1.07 ms +
+ * _use_sharded_views 2.7-2.8 ms per unshard/reshard cycle, ~20 us per
+ * parameter tensor, times the 12 tensors of a transformer block with
+ * biases (norms, QKV, output projection, two MLP matrices). Both are a
+ * CPU of one machine: set fsdp_hook_cpu_ms from a profile of the target. */
+double cs_training_fsdp_hook_cpu_s(const cs_training *t)
+{
+    if (t->fsdp_hook_cpu_s >= 0) return t->fsdp_hook_cpu_s;
+    return t->fsdp_version == 1 ? 0.25e-3 : 1.0e-3;
 }
 
 double cs_training_optimizer_bytes_per_param(const cs_training *t)

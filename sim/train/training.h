@@ -71,6 +71,14 @@ typedef struct cs_training {
     int forward_prefetch;       /* default off */
     int limit_all_gathers;      /* all-gathers in flight; default 2 */
     int reshard_after_forward;  /* -1 = strategy default */
+    int fsdp_version;           /* 1: FullyShardedDataParallel (flat parameters);
+                                 * 2 (default): fully_shard (per-parameter DTensors) */
+    int fsdp_unit_layers;       /* transformer blocks per FSDP unit (auto_wrap_policy):
+                                 * default 1; 0 = the whole model one unit */
+    double fsdp_hook_cpu_s;     /* CPU time of FSDP's hooks per unit per pass
+                                 * (forward: pre/post-forward; backward:
+                                 * pre/post-backward); < 0 = the version's default
+                                 * (cs_training_fsdp_hook_cpu_s) */
     /* compute and overlap model */
     double compute_efficiency;  /* 0: the compute model's per-kernel efficiencies;
                                  * (0, 1]: every GEMM / attention kernel at it */
@@ -113,6 +121,10 @@ const char *cs_training_note(const cs_training *t);
 
 /* Defaults for a strategy (everything documented in training.c). */
 void cs_training_defaults(cs_training *t, cs_strategy s);
+
+/* CPU seconds FSDP's hooks take per unit per pass: fsdp_hook_cpu_s if
+ * set, else the version's cited default (training.c). */
+double cs_training_fsdp_hook_cpu_s(const cs_training *t);
 
 /* Bytes of optimizer state per parameter (before sharding): Adam with
  * fp32 master weights 12 (master 4 + m 4 + v 4, ZeRO Sec 3.1's K = 12);

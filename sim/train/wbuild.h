@@ -61,6 +61,11 @@ int cs__wb_memory(cs_wbuild *b, cs_stream s, int layer, double bytes, const char
  * "<op> <what>", priced by the build's engine; returns its id. */
 int cs__wb_collective(cs_wbuild *b, cs_stream s, int micro, int layer, cs_op op, double size,
                       cs_dtype dt, cs_group g, const char *what);
+/* The CPU thread spends `seconds` (hooks) before issuing the tasks added
+ * after this call: their issue_s grows by it. */
+void cs__wb_host(cs_wbuild *b, double seconds);
+/* The last task added on stream s, or -1. */
+int cs__wb_last(const cs_wbuild *b, cs_stream s);
 /* Task `id` of the build, to set its memory deltas. */
 cs_task *cs__wb_task(cs_wbuild *b, int id);
 /* Task `task` waits for `on` (an earlier task; -1: nothing) to end, or to

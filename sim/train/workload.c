@@ -70,6 +70,7 @@ struct cs_workload {
     cs_pricing_cache *xc;    /* NULL: none */
     int xslot[CS_GROUP_COUNT];
     int err;                 /* first failed collective's code, 0 none */
+    double host_s;           /* the CPU thread's clock: issue_s of new tasks */
     cs_diag *d;
 };
 
@@ -170,7 +171,8 @@ static cs_task *add(cs_workload *w, cs_task_kind k, cs_stream s, int micro, int 
                     const char *a, const char *b, int num)
 {
     cs_task *t = grow(w);
-    *t = (cs_task){.id = (int)w->n, .kind = k, .stream = s, .micro = micro, .layer = layer};
+    *t = (cs_task){.id = (int)w->n, .kind = k, .stream = s, .micro = micro, .layer = layer,
+                   .issue_s = w->host_s};
     if (!w->unnamed) set_name(t->name, sizeof t->name, a, b, num);
     w->n++;
     return t;
@@ -196,6 +198,19 @@ cs_task *cs__wb_task(cs_wbuild *b, int id)
 void cs__wb_dep(cs_wbuild *b, int task, int on, int on_start)
 {
     dep(cs__wb_task(b, task), on, on_start);
+}
+
+void cs__wb_host(cs_wbuild *b, double seconds)
+{
+    CS_ASSERT(seconds >= 0);
+    b->w->host_s += seconds;
+}
+
+int cs__wb_last(const cs_wbuild *b, cs_stream s)
+{
+    for (size_t i = b->w->n; i-- > 0;)
+        if (b->w->tasks[i].stream == s) return (int)i;
+    return -1;
 }
 
 cs_workload *cs_workload_new(double peak_flops)
@@ -468,14 +483,11 @@ static void build_step(cs_wbuild *b)
     opt->duration_s = opt->mem_bytes / (w->cluster->gpu.hbm_Bps *
                                          cs_compute_hbm_efficiency(w->cluster, opt->mem_bytes));
     /* after the last task of each communication stream */
-    for (int s = 0; s < CS_STREAM_COUNT; s++) {
-        if (streams[s].kind != CS_STREAM_KIND_COMM) continue;
-        for (size_t i = w->n - 1; i-- > 0;)
-            if (w->tasks[i].stream == (cs_stream)s) {
-                dep(opt, (int)i, 0);
-                break;
-            }
-    }
+    for (int s = 0; s < CS_STREAM_COUNT; s++)
+        if (streams[s].kind == CS_STREAM_KIND_COMM) {
+            int last = cs__wb_last(b, (cs_stream)s);
+            if (last >= 0 && last != opt->id) dep(opt, last, 0);
+        }
     b->micro = -1;
     if (b->row->after_step) b->row->after_step(b, opt->id);
 }

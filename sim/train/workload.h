@@ -74,6 +74,10 @@ typedef struct cs_task {
      * the forward (activation checkpointing) */
     double duration_s;
     double recompute_s;
+    /* the earliest start: when the CPU thread, running ahead of the GPU,
+     * has issued the task (the CPU time of the hooks before it in program
+     * order, cs__wb_host); 0 = at once */
+    double issue_s;
     /* memory: allocated when the task starts, released (negative) or
      * allocated when it ends */
     double mem_at_start;

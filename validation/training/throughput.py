@@ -20,6 +20,10 @@ How a row maps (each choice cited; what the schema cannot say is in GAPS, printe
   backward prefetch           post: Composer's FSDP default (fsdp_config backward_prefetch
                               'BACKWARD_POST'; the MPT yamls do not set it).
   limit_all_gathers           true in the yamls: collsim's default (2 in flight).
+  fsdp_version 1              Composer 2023 wraps with torch's FullyShardedDataParallel (FSDP1,
+                              flat parameters); fully_shard (FSDP2) came with torch 2.4.
+  fsdp_unit_layers 1          Composer's auto-wrap: every MPT block is one FSDP unit (the model's
+                              fsdp_wrap_fn returns True for MPTBlock), plus the root.
   attention                   fused, kernel flash1 (FlashAttention v1 class): the header says torch
                               1.x (README: "TODO: Update tables with torch 2.0 after next Composer
                               release") and attn_impl flash (yaml: triton). flash-attn 2 appeared in
@@ -101,6 +105,7 @@ def scenario_yaml(r, prefetch="post", kernel=ATTENTION_KERNEL):
     lines += ["  micro_batch: %s" % r["micro_batch"], "  grad_accum: %s" % r["grad_accum"],
               "  activation_checkpointing: %s" % CHECKPOINTING[r["activation_checkpointing"]],
               "  backward_prefetch: %s" % prefetch, "  limit_all_gathers: true",
+              "  fsdp_version: 1", "  fsdp_unit_layers: 1",
               "  flash_attention: true", "  attention_kernel: %s" % kernel]
     if r["shard_group"]:
         lines.append("  shard_group: %s" % r["shard_group"])
