@@ -40,13 +40,14 @@ static void gather_params(cs_wbuild *b, int opt)
 {
     if (b->topo->ranks <= 1) return;
     const cs_training *t = b->t;
-    double total = b->m->params * (double)cs_dtype_size(t->param_dtype), cap = t->bucket_cap_bytes;
+    cs_dtype dt = cs_training_stored_dtype(t);
+    double total = b->m->params * (double)cs_dtype_size(dt), cap = t->bucket_cap_bytes;
     int k = 0;
     for (double left = total; left > 0; left -= cap, k++) {
         char what[24];
         cs__wb_name(b, what, sizeof what, "params", k);
         int a = cs__wb_collective(b, CS_STREAM_COMM, -1, -1, CS_OP_ALL_GATHER, fmin(cap, left),
-                                  t->param_dtype, CS_GROUP_WORLD, what);
+                                  dt, CS_GROUP_WORLD, what);
         cs__wb_dep(b, a, opt, 0);
     }
 }
