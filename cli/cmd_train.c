@@ -142,7 +142,8 @@ static int evaluate_row(batch *b, cs_strategy s, cs_diag *d)
         .strategy = s,
         .ev = ev,
         .max_micro_batch =
-            a->model_states_only ? 0 : cs_memory_max_micro_batch(&b->sc->model, &t, b->topo),
+            a->model_states_only ? 0
+                                 : cs_evaluate_max_micro_batch(&b->sc->model, &t, b->topo, NULL),
     };
     if (a->kernels && b->n == 1) /* the first row's training: kernels do not depend on strategy */
         cs_kernel_report(&b->kernels, CS_FORMAT_CSV, &b->sc->model, &t, &b->sc->cluster);

@@ -465,8 +465,9 @@ void cs_opts_wrap(FILE *f, const char *text, int col, int indent, int width)
 void cs_cli_knobs_apply(const cs_cli_knobs *k, cs_training *t)
 {
     if (k->dtype >= 0) {
-        t->param_dtype = t->grad_reduce_dtype = (cs_dtype)k->dtype;
-        t->master_weights_fp32 = 0;
+        t->mixed_precision = CS_MP_PURE; /* the model in that dtype */
+        t->param_dtype = (cs_dtype)k->dtype;
+        cs_training_resolve_precision(t);
     }
     if (k->micro_batch) t->micro_batch = k->micro_batch;
     if (k->grad_accum) t->grad_accum = k->grad_accum;

@@ -143,7 +143,7 @@ int cs_cli_train_training(const char *cmd, const cs_cli_train *a, const cs_scena
 {
     *t = sc->training;
     if (!a->scenario) cs_training_defaults(t, s);
-    t->strategy = s;
+    cs_training_set_strategy(t, s);
     cs_cli_knobs_apply(&a->knobs, t);
     return cs_cli_knobs_batch(cmd, &a->knobs, ranks, t);
 }

@@ -346,9 +346,10 @@ if command -v python3 >/dev/null 2>&1; then
     python3 - "$TMP/plan-json.out" <<'PY' || fail "plan json: invalid or inconsistent"
 import json, sys
 j = json.load(open(sys.argv[1]))
-names = {"ddp", "zero1", "fsdp_no_shard", "fsdp_shard_grad_op", "fsdp_full_shard", "fsdp_hybrid_shard"}
+names = {"ddp", "zero1", "deepspeed_zero1", "fsdp_no_shard", "fsdp_shard_grad_op", "fsdp_full_shard",
+         "fsdp_hybrid_shard"}
 cfgs = j["configs"]
-assert {c["strategy"] for c in cfgs} == names, "not all six strategies searched"
+assert {c["strategy"] for c in cfgs} == names, "not all seven strategies searched"
 ok = [c for c in cfgs if c["simulated"] and c["fits"] and c["batch_kept"]]
 r = j["recommendation"]
 assert r and r["fits"] and r["peak_bytes"] <= r["capacity_bytes"] and r["batch_kept"]

@@ -96,7 +96,7 @@ START_TEST(zero_table1_all_cells)
     int n = read_csv("validation/papers/zero_table1_model_state_memory.csv", rows, 32);
     ck_assert_int_eq(n, 18); /* 3 models x 6 DP degrees */
     cs_cluster c = cs_test_cluster("dgx-h100");
-    static const cs_strategy stage_strategy[4] = {CS_STRAT_DDP, CS_STRAT_ZERO1,
+    static const cs_strategy stage_strategy[4] = {CS_STRAT_DDP, CS_STRAT_DEEPSPEED_ZERO1,
                                                   CS_STRAT_FSDP_SHARD_GRAD_OP,
                                                   CS_STRAT_FSDP_FULL_SHARD};
     int cells = 0, beyond_1pct = 0;
@@ -110,7 +110,7 @@ START_TEST(zero_table1_all_cells)
         cs_model m = bare_model(psi);
         if (dp == 1) baseline_GB[i / 6] = strtod(r->f[3], NULL);
         for (int stage = 0; stage < 4; stage++) {
-            cs_training t = training(stage_strategy[stage]);
+            cs_training t = zero_training(stage_strategy[stage]);
             cs_memory mem = estimate(&m, &t, &topo, 1);
             ck_assert_double_eq(mem.peak_bytes, mem.model_states_bytes);
             ck_assert_double_eq(mem.activations_bytes + mem.unsharded_bytes + mem.buckets_bytes +
@@ -156,7 +156,7 @@ START_TEST(zero_table1_catches_wrong)
     cs_cluster c = cs_test_cluster("dgx-h100");
     cs_topology topo = cs_test_topology(&c, 64, 0);
     cs_model m = bare_model(128e9);
-    cs_training t = training(CS_STRAT_ZERO1);
+    cs_training t = zero_training(CS_STRAT_DEEPSPEED_ZERO1);
     t.master_weights_fp32 = 0; /* K = 4 in bf16: 2 + 2 + 4 */
     cs_memory mem = estimate(&m, &t, &topo, 1);
     ck_assert(!matches_printed(mem.model_states_bytes / 1e9, "536", 1.0, &beyond));
@@ -175,7 +175,7 @@ START_TEST(zero_table2_max_model_size)
     ck_assert_int_eq(n, 5);
     cs_cluster c = cs_test_cluster("dgx-h100");
     c.gpu.memory_bytes = 32e9;
-    static const cs_strategy col_strategy[4] = {CS_STRAT_DDP, CS_STRAT_ZERO1,
+    static const cs_strategy col_strategy[4] = {CS_STRAT_DDP, CS_STRAT_DEEPSPEED_ZERO1,
                                                 CS_STRAT_FSDP_SHARD_GRAD_OP,
                                                 CS_STRAT_FSDP_FULL_SHARD};
     int checked = 0;
@@ -184,7 +184,7 @@ START_TEST(zero_table2_max_model_size)
         cs_topology topo = cs_test_topology(&c, gpus / mp, 0);
         cs_model m = bare_model(1e9);
         for (int col = 0; col < 4; col++) {
-            cs_training t = training(col_strategy[col]);
+            cs_training t = zero_training(col_strategy[col]);
             cs_memory mem = estimate(&m, &t, &topo, 1);
             double per_param = mem.model_states_bytes / m.params;
             double psi_max = mp * topo.cluster.gpu.memory_bytes / per_param;

@@ -101,14 +101,17 @@ START_TEST(every_row_terms_sum_and_groups_divide)
             ck_assert_int_eq(dopt, r->shards_optimizer ? g.shard : 1);
 
             cs_memory mem = estimate(&m, &t, &topo, 0);
-            double ps = 2, P = m.params;
+            /* amp (ddp, zero1): fp32 params and grads, Adam's fp32 m, v;
+             * fsdp_param_dtype: bf16 + bf16 + fp32 master, m, v */
+            double ps = r->autocast ? 4 : 2, P = m.params, K = r->autocast ? 8 : 12;
             ck_assert_double_eq_tol(mem.params_bytes, P * ps / dp, 1e-9 * P);
             ck_assert_double_eq_tol(mem.grads_bytes, P * ps / dg, 1e-9 * P);
-            ck_assert_double_eq_tol(mem.optimizer_bytes, P * 12 / dopt, 1e-9 * P);
+            ck_assert_double_eq_tol(mem.optimizer_bytes, P * K / dopt, 1e-9 * P);
+            /* the larger phase: start of backward, or the optimizer step */
+            double bwd = mem.activations_bytes + mem.unsharded_bytes + mem.temp_bytes;
             double sum = mem.params_bytes + mem.grads_bytes + mem.optimizer_bytes +
-                         mem.activations_bytes + mem.unsharded_bytes + mem.buckets_bytes +
-                         mem.temp_bytes + mem.cuda_context_bytes + mem.nccl_bytes +
-                         mem.fragmentation_bytes;
+                         fmax(bwd, mem.step_temp_bytes) + mem.buckets_bytes +
+                         mem.cuda_context_bytes + mem.nccl_bytes + mem.fragmentation_bytes;
             ck_assert_msg(fabs(sum - mem.peak_bytes) <= 1.0, "%s: lines %.0f, peak %.0f", name,
                           sum, mem.peak_bytes);
             /* the fault: a line left out does not pass for the peak */
@@ -208,7 +211,7 @@ END_TEST
 
 START_TEST(optimizer_bytes)
 {
-    cs_training t = training(CS_STRAT_DDP);
+    cs_training t = zero_training(CS_STRAT_DDP);
     ck_assert_double_eq(cs_training_optimizer_bytes_per_param(&t), 12); /* ZeRO K */
     t.optimizer = CS_OPT_ADAM;
     ck_assert_double_eq(cs_training_optimizer_bytes_per_param(&t), 12);
@@ -224,6 +227,21 @@ START_TEST(optimizer_bytes)
     ck_assert_double_eq(cs_training_optimizer_bytes_per_param(&t), 8);
     t.master_weights_fp32 = 1;
     ck_assert_double_eq(cs_training_optimizer_bytes_per_param(&t), 8);
+    /* amp (DDP's default): bf16 compute, but torch.optim updates the fp32
+     * parameters: fp32 m, v and no master copy, whatever master_weights */
+    cs_training a = training(CS_STRAT_DDP);
+    ck_assert_int_eq(a.mixed_precision, CS_MP_AMP);
+    ck_assert_int_eq(a.param_dtype, CS_DTYPE_BF16);
+    ck_assert_double_eq(cs_training_optimizer_bytes_per_param(&a), 8);
+    ck_assert_int_eq(cs_training_stored_dtype(&a), CS_DTYPE_FP32);
+    ck_assert_int_eq(cs_training_bucket_wire_dtype(&a), CS_DTYPE_FP32);
+    a.ddp_comm_hook = CS_HOOK_BF16_COMPRESS;
+    ck_assert_int_eq(cs_training_bucket_wire_dtype(&a), CS_DTYPE_BF16);
+    ck_assert_double_eq(cs_training_autocast_cast_bytes_per_param(&a), 4 + 2);
+    a.mixed_precision = CS_MP_PURE;
+    cs_training_resolve_precision(&a);
+    ck_assert_double_eq(cs_training_autocast_cast_bytes_per_param(&a), 0);
+    ck_assert_double_eq(cs_training_optimizer_bytes_per_param(&a), 4);
 }
 END_TEST
 
@@ -275,7 +293,10 @@ START_TEST(full_estimate_lines)
      * unsharded gradients of the root and the current layer */
     ck_assert_double_eq_tol(mem.unsharded_bytes, 2 * f.root + 3 * f.unit, 1.0);
     ck_assert_double_eq(mem.buckets_bytes, 0);
-    ck_assert_double_eq_tol(mem.temp_bytes, b * s * v * 4, 1.0);
+    /* the loss: bf16 logits, their fp32 copy, the fp32 gradient */
+    ck_assert_double_eq_tol(mem.temp_bytes, b * s * v * (2 + 4 + 4), 1.0);
+    /* foreach AdamW: sqrt(exp_avg_sq) over the fp32 shard */
+    ck_assert_double_eq_tol(mem.step_temp_bytes, 4 * P / 64, 1e-6 * P);
     ck_assert_double_eq(mem.cuda_context_bytes, 512 * MiB);
     ck_assert_double_eq_tol(mem.nccl_bytes, 2 * 16 * (4 + 0.5 + 4.6875) * MiB, 1.0);
     double allocated = mem.model_states_bytes + f.act + mem.unsharded_bytes + mem.temp_bytes;
@@ -337,7 +358,7 @@ START_TEST(full_estimate_other_strategies)
     /* DDP: bucket buffers are a second gradient copy unless views. */
     cs_training dt = training(CS_STRAT_DDP);
     cs_memory dm = estimate(&f.m, &dt, &f.topo, 0);
-    ck_assert_double_eq_tol(dm.buckets_bytes, 2 * P, 1.0);
+    ck_assert_double_eq_tol(dm.buckets_bytes, 4 * P, 1.0); /* amp: fp32 buckets */
     ck_assert_double_eq(dm.unsharded_bytes, 0);
     dt.gradient_as_bucket_view = 1;
     ck_assert_double_eq(estimate(&f.m, &dt, &f.topo, 0).buckets_bytes, 0);

@@ -46,4 +46,17 @@ static inline cs_training training(cs_strategy s)
     return t;
 }
 
+/* ZeRO's mixed precision (Rajbhandari et al. Sec 3.1: 16-bit parameters
+ * and gradients, an fp32 master copy in the optimizer: DeepSpeed's), for
+ * any strategy: what fsdp_param_dtype computes. DDP's own default is amp
+ * (fp32 parameters and gradients, no master copy). */
+static inline cs_training zero_training(cs_strategy s)
+{
+    cs_training t = training(s);
+    t.mixed_precision = CS_MP_FSDP_PARAM_DTYPE;
+    t.grad_reduce_dtype = CS_DTYPE_BF16;
+    cs_training_resolve_precision(&t);
+    return t;
+}
+
 #endif

@@ -193,7 +193,7 @@ START_TEST(training_kinds)
     ck_assert(refuses("--strategy ddp,fsdq", want, 1));
     /* an unknown name after the kept ones is still refused */
     ck_assert(refuses("--strategy ddp,ddp,ddp,ddp,ddp,ddp,ddp,xxxxxxxxxx",
-                      "unknown strategy 'xxxxxxxxxx' (expected ddp, zero1, fsdp_no_shard, "
+                      "unknown strategy 'xxxxxxxxxx' (expected ddp, zero1, deepspeed_zero1, fsdp_no_shard, "
                       "fsdp_shard_grad_op, fsdp_full_shard or fsdp_hybrid_shard)",
                       1));
     char longer[300];

@@ -57,7 +57,7 @@ static void plan_of(const fixture *f, cs_plan *p)
 static int evaluate(const fixture *f, cs_strategy s, int mb, int ga, cs_evaluation *ev)
 {
     cs_training t = f->training;
-    t.strategy = s;
+    cs_training_set_strategy(&t, s); /* as the plan: the strategy's precision */
     t.micro_batch = mb;
     t.grad_accum = ga;
     cs_evaluate_opts o = {.simulate = 1};

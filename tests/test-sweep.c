@@ -126,7 +126,7 @@ START_TEST(point_matches_the_simulate_path)
     cs_model m;
     cs_topology topo;
     cs_training t = s->training;
-    t.strategy = CS_STRAT_FSDP_FULL_SHARD;
+    cs_training_set_strategy(&t, CS_STRAT_FSDP_FULL_SHARD); /* FSDP's precision, as the sweep */
     ck_assert_int_eq(cs_model_generic(13e9, &m, &d), 0);
     topo = cs_test_topology(&s->cluster, 64, 0);
     cs_workload *w;
@@ -151,13 +151,16 @@ START_TEST(point_matches_the_simulate_path)
 END_TEST
 
 /* On a slow network (100 Gb/s NICs instead of 400) DDP's 2P bytes beat
- * FSDP FULL_SHARD's 3P for small models; FSDP's sharded optimizer step
- * wins for large ones: one crossing, refined inside its grid bracket. */
+ * FSDP FULL_SHARD's 3P for small models (bf16 both: DDP with the
+ * bf16_compress_hook; its fp32 buckets would send 8P bytes to FSDP's 6P);
+ * FSDP's sharded optimizer step wins for large ones: one crossing,
+ * refined inside its grid bracket. */
 START_TEST(throughput_crossing_on_a_slow_network)
 {
     cs_sweep_spec *s = spec_new("dgx-h100", 64, 1e7, 1e10, 13);
     s->cluster.inter.nic_bw_Bps = 100e9 / 8;
     s->training.comm_compute_slowdown = 0; /* overlap is free: the network decides */
+    s->training.ddp_comm_hook = CS_HOOK_BF16_COMPRESS;
     cs_sweep_point *pts = run_all(s);
     cs_crossing *c;
     size_t nc;
@@ -196,7 +199,10 @@ START_TEST(throughput_crossing_on_a_slow_network)
             found++;
         }
     ck_assert_int_eq(found, 1);
-    ck_assert(x->lead_max > 0.2); /* DDP is much faster on small models there */
+    /* DDP is faster on small models there (12% at 10M parameters: amp's
+     * fp32 bucket copies, the hook's casts and autocast's weight casts
+     * take part of the lead the bytes give it) */
+    ck_assert(x->lead_max > 0.1);
     /* the winner flips within 1% of the root, and both fit there */
     ck_assert(flips_around(s, x, 1.01));
     ck_assert(eval(s, x->a, 64, x->params).fits && eval(s, x->b, 64, x->params).fits);
@@ -214,9 +220,11 @@ START_TEST(throughput_crossing_on_a_slow_network)
 }
 END_TEST
 
-/* DDP keeps 16 bytes of model state per parameter (ZeRO Sec 3.1: 2 + 2 +
- * 12) plus buckets, activations and overheads: it stops fitting in 80 GiB
- * where 16 P is most, but not all, of the capacity. */
+/* DDP under amp keeps 16 bytes of model state per parameter (fp32
+ * parameters, gradients, AdamW's m and v), fp32 buckets (4 P) and, during
+ * the foreach step, sqrt(exp_avg_sq) (4 P): 24 P at the step's peak, plus
+ * overheads. It stops fitting in 80 GiB where 24 P is most, but not all,
+ * of the capacity. */
 START_TEST(ddp_oom_boundary)
 {
     cs_sweep_spec *s = spec_new("dgx-h100", 64, 1e9, 1e10, 6);
@@ -233,7 +241,7 @@ START_TEST(ddp_oom_boundary)
     ck_assert_int_eq(c[0].fits_below, 1);
     double p = c[0].params, cap = pts[0].capacity_bytes;
     ck_assert_double_eq_tol(cap, 80.0 * 1024 * 1024 * 1024, 1);
-    ck_assert_msg(16 * p < cap && 16 * p > 0.7 * cap, "16 P = %g of capacity", 16 * p / cap);
+    ck_assert_msg(24 * p < cap && 24 * p > 0.9 * cap, "24 P = %g of capacity", 24 * p / cap);
     ck_assert_int_eq(eval(s, CS_STRAT_DDP, 64, p * 0.99).fits, 1);
     ck_assert_int_eq(eval(s, CS_STRAT_DDP, 64, p * 1.01).fits, 0);
     /* bisection to 1e-4: the flip is within 2e-4 of the reported P */
@@ -259,6 +267,7 @@ START_TEST(ties_are_not_crossings)
      * cast, after FULL_SHARD's backward gathers is GPU work SHARD_GRAD_OP
      * does not do) */
     s->training.fsdp_version = 1;
+    s->training.mixed_precision = CS_MP_PURE; /* no fp32 master (kept across strategies) */
     s->training.master_weights_fp32 = 0;
     s->strategies[0] = CS_STRAT_FSDP_SHARD_GRAD_OP;
     cs_sweep_point *pts = run_all(s);

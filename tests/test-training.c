@@ -102,6 +102,9 @@ START_TEST(optimizer_traffic)
     cs_training t;
     cs_training_defaults(&t, CS_STRAT_DDP);
     ck_assert_int_eq(t.optimizer_impl, CS_OPTIMPL_FOREACH);
+    /* amp: the fp32 parameters updated in place, no low-precision copy */
+    ck_assert_double_eq(cs_training_optimizer_traffic_per_param(&t), 21 * 4);
+    cs_training_defaults(&t, CS_STRAT_FSDP_FULL_SHARD); /* fp32 shard, bf16 copy written */
     ck_assert_double_eq(cs_training_optimizer_traffic_per_param(&t), 21 * 4 + 4 + 2);
     t.optimizer_impl = CS_OPTIMPL_FUSED;
     ck_assert_double_eq(cs_training_optimizer_traffic_per_param(&t), 7 * 4 + 4 + 2);
@@ -216,6 +219,7 @@ START_TEST(strategy_knob_scopes)
         [CS_KNOB_FIRST_BUCKET] = {"first_bucket_mb: 2", NULL, " (DDP's gradient buckets)"},
         [CS_KNOB_BUCKET_VIEW] = {"gradient_as_bucket_view: true", NULL,
                                  " (DDP's gradient buckets)"},
+        [CS_KNOB_COMM_HOOK] = {"ddp_comm_hook: bf16_compress", NULL, " (DDP's gradient buckets)"},
         [CS_KNOB_BACKWARD_PREFETCH] = {"backward_prefetch: post", "the fsdp_* strategies", ""},
         [CS_KNOB_FORWARD_PREFETCH] = {"forward_prefetch: true", "the fsdp_* strategies", ""},
         [CS_KNOB_LIMIT_ALL_GATHERS] = {"limit_all_gathers: 3", "the fsdp_* strategies", ""},
@@ -290,9 +294,11 @@ START_TEST(scenario_every_key)
                     "nodes: 2\n"
                     "training:\n"
                     "  strategy: ddp\n"
+                    "  mixed_precision: pure\n"
                     "  param_dtype: fp16\n"
-                    "  grad_reduce_dtype: fp32\n"
+                    "  grad_reduce_dtype: fp16\n"
                     "  master_weights: false\n"
+                    "  ddp_comm_hook: fp16_compress\n"
                     "  optimizer: sgd_momentum\n"
                     "  optimizer_impl: fused\n"
                     "  attention_kernel: flash1\n"
@@ -310,9 +316,11 @@ START_TEST(scenario_every_key)
     cs_scenario sc = expect_ok(y);
     const cs_training *t = &sc.training;
     ck_assert_int_eq(sc.ranks, 16);
+    ck_assert_int_eq(t->mixed_precision, CS_MP_PURE);
     ck_assert_int_eq(t->param_dtype, CS_DTYPE_FP16);
-    ck_assert_int_eq(t->grad_reduce_dtype, CS_DTYPE_FP32);
+    ck_assert_int_eq(t->grad_reduce_dtype, CS_DTYPE_FP16);
     ck_assert_int_eq(t->master_weights_fp32, 0);
+    ck_assert_int_eq(t->ddp_comm_hook, CS_HOOK_FP16_COMPRESS);
     ck_assert_int_eq(t->optimizer, CS_OPT_SGD_MOMENTUM);
     ck_assert_int_eq(t->optimizer_impl, CS_OPTIMPL_FUSED);
     ck_assert_int_eq(t->attention_kernel, CS_ATTN_FLASH1);
@@ -424,7 +432,7 @@ START_TEST(scenario_errors)
     expect_edit_error("nodes: 2", "nodes: 0", 3, 8, "'nodes' must be");
     expect_edit_error("nodes: 2\n", "nodes: 2\nranks: 64\n", 4, 8, "32 GPUs per node");
     expect_edit_error("", "  shard_group: 4\n", 7, 3, "applies only to fsdp_hybrid_shard");
-    expect_edit_error("", "  bucket_cap_mb: 50\n", 7, 3, "applies only to ddp and zero1");
+    expect_edit_error("", "  bucket_cap_mb: 50\n", 7, 3, "applies only to ddp, zero1 and deepspeed_zero1");
     expect_edit_error("", "  micro_batch: 0\n", 7, 3, "duplicate");
     expect_edit_error("  micro_batch: 2\n", "  micro_batch: 0\n", 6, 16, "'micro_batch' must be");
     expect_edit_error("", "  fragmentation: 1\n", 7, 18, "'fragmentation' must be");

@@ -70,8 +70,9 @@ END_TEST
 
 /* DDP's reducer copies each gradient into its bucket (divided by the
  * world size) and, unless gradient_as_bucket_view, the buckets back into
- * .grad: 2 x 2 bytes per parameter each way, in the last micro-batch
- * only, on the compute stream; the buckets wait for the copy-in. */
+ * .grad: 2 x 4 bytes per parameter each way (amp: fp32 gradients), in the
+ * last micro-batch only, on the compute stream; the buckets wait for the
+ * copy-in. (Autocast's weight casts, every micro-batch: test-ddp.c.) */
 START_TEST(ddp_bucket_copies)
 {
     setup s;
@@ -87,14 +88,15 @@ START_TEST(ddp_bucket_copies)
         for (size_t i = 0; i < cs_workload_count(w); i++) {
             const cs_task *t = cs_workload_task(w, i);
             if (t->kind != CS_TASK_MEMORY || t->micro < 0) continue;
+            if (strstr(t->name, "autocast")) continue;
             ck_assert_int_eq(t->stream, CS_STREAM_COMPUTE);
             ck_assert_int_eq(t->micro, 1); /* the last micro-batch only */
             if (strstr(t->name, "copy-in")) in += t->mem_bytes, nin++;
             else out += t->mem_bytes;
         }
         ck_assert_int_eq(nin, s.m.layers);
-        ck_assert_double_eq_tol(in, 2 * 2 * s.m.params, 1e-6 * s.m.params);
-        ck_assert_double_eq_tol(out, view ? 0 : 2 * 2 * s.m.params, 1e-6 * s.m.params);
+        ck_assert_double_eq_tol(in, 2 * 4 * s.m.params, 1e-6 * s.m.params);
+        ck_assert_double_eq_tol(out, view ? 0 : 2 * 4 * s.m.params, 1e-6 * s.m.params);
         /* every bucket's all-reduce waits for a copy-in */
         for (size_t i = 0; i < cs_workload_count(w); i++) {
             const cs_task *t = cs_workload_task(w, i);
@@ -229,8 +231,11 @@ START_TEST(fsdp_full_shard_timeline_holds_few_units)
 END_TEST
 
 /* The analytic estimate (memory.c) and the simulated timeline share their
- * accounting: equal where nothing is gathered, within 10% for FSDP (the
- * estimate assumes the worst overlap of prefetched units and gradients). */
+ * accounting: equal where nothing is gathered (the optimizer step's
+ * foreach intermediates, the loss buffers and autocast's copies
+ * included), within 20% for FSDP: the estimate holds the loss buffers,
+ * the gathered units and the unsharded gradients at once, which the
+ * timeline (the authority: evaluate.c) never does. */
 START_TEST(timeline_peak_agrees_with_estimate)
 {
     for (int i = 0; i < CS_STRAT_COUNT; i++)
@@ -245,7 +250,7 @@ START_TEST(timeline_peak_agrees_with_estimate)
             ck_assert_int_eq(cs_memory_estimate(&s.m, &s.t, &s.topo, 0, &m, &d), 0);
             simulate(&s, &it);
             double e = fabs(it.peak_bytes - m.peak_bytes) / m.peak_bytes;
-            ck_assert_msg(e <= 0.10, "%s ckpt %d: timeline %.3g vs estimate %.3g",
+            ck_assert_msg(e <= 0.20, "%s ckpt %d: timeline %.3g vs estimate %.3g",
                           cs_strategy_name(st), ck, it.peak_bytes, m.peak_bytes);
             /* nothing gathered (no unit is sharded): equal */
             if (ck == CS_CKPT_NONE && !cs_strategy_row_of(st)->shards_grads)

@@ -139,7 +139,7 @@ static const card_line memory_card[] = {
     {"activations", NULL, COL_activations_bytes, &in_gib},
     {"FSDP unsharded units", NULL, COL_unsharded_bytes, &in_gib},
     {"gradient buckets", NULL, COL_buckets_bytes, &in_gib},
-    {"temporary buffers (logits)", NULL, COL_temp_bytes, &in_gib},
+    {"temporary buffers (loss, casts)", NULL, COL_temp_bytes, &in_gib},
     {"CUDA context", NULL, COL_cuda_context_bytes, &in_gib},
     {"NCCL buffers", NULL, COL_nccl_bytes, &in_gib},
     {"allocator fragmentation", NULL, COL_fragmentation_bytes, &in_gib},

@@ -91,7 +91,7 @@ static int better(const cs_plan_cfg *a, const cs_plan_cfg *b)
 /* ---- the search ------------------------------------------------------------- */
 
 /* The micro-batches tried under t (its micro_batch 1, grad_accum the whole
- * batch): 1, 2, 4, ... up to the largest that fits by the estimate (1 when
+ * batch): 1, 2, 4, ... up to the largest that fits by the timeline (1 when
  * even 1 does not, to show by how much; at most MAX_MB), with `own` in its
  * place when it is no power of 2 and within. Returns the count. */
 static int micro_batches(const cs_model *m, const cs_training *t, const cs_topology *topo,
@@ -101,7 +101,7 @@ static int micro_batches(const cs_model *m, const cs_training *t, const cs_topol
     cs_diag d;
     int limit = 1;
     if (cs_memory_estimate(m, t, topo, 0, &mem, &d) == 0) {
-        limit = cs_memory_max_micro_batch(m, t, topo);
+        limit = cs_evaluate_max_micro_batch(m, t, topo, NULL);
         if (limit < 1) limit = 1;
         if (limit > MAX_MB) limit = MAX_MB;
     }
@@ -133,7 +133,7 @@ static void search_strategy(cs_plan *p, cs_strategy s, cs_ckpt ck, size_t *cap)
 {
     int S = p->seqs_per_rank, ranks = p->topo->ranks;
     cs_training t = *p->training;
-    t.strategy = s;
+    cs_training_set_strategy(&t, s);
     t.checkpointing = ck;
     t.micro_batch = 1;
     t.grad_accum = S;
@@ -209,7 +209,7 @@ static int check_rule(cs_plan *p, cs_diag *d)
         if (rc) return rc;
         for (int i = 0; i < CS_PLAN_RULE_STRATEGIES; i++) {
             cs_training t = *p->training;
-            t.strategy = rule_strats[i];
+            cs_training_set_strategy(&t, rule_strats[i]);
             r->c[i].batch_kept = 1;
             simulate(&m, &t, p->topo, &r->c[i]);
         }

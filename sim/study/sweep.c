@@ -90,7 +90,7 @@ static int point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double 
     cs_topology topo;
     if ((rc = cs_topology_build(&s->cluster, ranks, 0, &topo, d))) return rc;
     cs_training t = s->training;
-    t.strategy = st;
+    cs_training_set_strategy(&t, st);
     cs_evaluate_opts o = {.simulate = 1, .cache = cache, .unnamed = 1};
     cs_evaluation ev;
     if ((rc = cs_evaluate_config(&m, &t, &topo, &o, &ev, d))) return rc;

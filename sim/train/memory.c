@@ -30,16 +30,33 @@
  *   buckets      (strategy.h): FSDP's gathered units and unsharded
  *                gradients (strategy_fsdp.c), DDP's gradient buckets, also
  *                under ZeRO-1 (strategy_ddp.c);
- *   temp         fp32 logits for the loss, micro_batch x seq x vocab x 4
- *                (Korthikanti Sec 4.3: "4sbv").
+ *   temp         the loss's buffers, micro_batch x seq x vocab elements
+ *                each of: the logits in the compute dtype, their fp32
+ *                copy (HF LlamaForCausalLM.forward: logits.float(); the
+ *                fp32 log_softmax output cross_entropy saves is the same
+ *                size) and, in the head's backward, the fp32 gradient of
+ *                the logits (Korthikanti Sec 4.3 counts one fp32 copy:
+ *                "4sbv"); and, under amp, autocast's cached weight copies
+ *                of every layer and the head (aten/src/ATen/
+ *                autocast_mode.cpp cached_cast: kept until the autocast
+ *                region exits, and saved for backward): the peak is at
+ *                the head's backward, all of them held;
+ *   step temp    the foreach optimizer's intermediates while it steps
+ *                (torch/optim/adam.py _multi_tensor_adam: exp_avg_sq_sqrt
+ *                = torch._foreach_sqrt(device_exp_avg_sqs), one tensor list
+ *                the size of the shard in the states' dtype; fused and SGD
+ *                keep none). Activations are freed by then, so the peak is
+ *                the larger of the two phases.
  *   overheads    CUDA context (a configuration value), NCCL buffers
  *                (below) and allocator fragmentation = fraction x
  *                everything PyTorch allocates (states, activations,
  *                unsharded, buckets, temp); each a separate line.
+ * The simulated timeline (workload.c, iteration.c) allocates the same
+ * terms on its tasks; where gathers overlap (FSDP) its peak is the
+ * authoritative one (evaluate.c) and this estimate the closed form.
  * Departures: no pipeline or tensor parallelism; communication-hook
- * temporaries (e.g. a bf16 compression copy per bucket), the optimizer
- * step's foreach temporaries and the embedding gradient's growth are not
- * modelled.
+ * temporaries (a 16-bit compressed copy per bucket in flight) and the
+ * embedding gradient's growth are not modelled.
  */
 #include "train/memory.h"
 
@@ -69,6 +86,32 @@ double cs_memory_nccl_buffer_bytes(const cs_training *t, const cs_topology *topo
     return comms * 2.0 * topo->cluster.coll.channels * per_connection;
 }
 
+double cs_memory_logit_forward_bytes(const cs_training *t)
+{
+    int ps = cs_dtype_size(t->param_dtype);
+    return ps < 4 ? ps + 4.0 : 4.0; /* .float() of fp32 logits is the same tensor */
+}
+
+double cs_memory_logit_backward_bytes(const cs_training *t)
+{
+    (void)t;
+    return 4.0; /* the fp32 gradient of the fp32 logits */
+}
+
+double cs_memory_autocast_copy_bytes(const cs_training *t, double params)
+{
+    if (cs_training_autocast_cast_bytes_per_param(t) <= 0) return 0;
+    return params * cs_dtype_size(t->param_dtype);
+}
+
+double cs_memory_optimizer_temp_bytes(const cs_training *t, double params)
+{
+    if (t->optimizer_impl != CS_OPTIMPL_FOREACH) return 0;
+    if (t->optimizer != CS_OPT_ADAM && t->optimizer != CS_OPT_ADAMW) return 0;
+    double state = cs_training_master_copy(t) ? 4.0 : cs_dtype_size(cs_training_stored_dtype(t));
+    return params * state;
+}
+
 int cs_memory_estimate(const cs_model *m, const cs_training *t, const cs_topology *topo,
                        int model_states_only, cs_memory *out, cs_diag *d)
 {
@@ -87,9 +130,9 @@ int cs_memory_estimate(const cs_model *m, const cs_training *t, const cs_topolog
     memset(out, 0, sizeof *out);
     int dp, dg, dopt;
     cs_strategy_degrees(t, topo, &dp, &dg, &dopt);
-    double psi = m->params, ps = cs_dtype_size(t->param_dtype);
+    double psi = m->params, ps = cs_dtype_size(cs_training_stored_dtype(t));
     out->params_bytes = psi * ps / dp;
-    out->grads_bytes = psi * ps / dg; /* gradients have the parameters' dtype */
+    out->grads_bytes = psi * ps / dg; /* gradients have the stored parameters' dtype */
     out->optimizer_bytes = psi * cs_training_optimizer_bytes_per_param(t) / dopt;
     out->model_states_bytes = out->params_bytes + out->grads_bytes + out->optimizer_bytes;
     out->capacity_bytes = topo->cluster.gpu.memory_bytes;
@@ -113,19 +156,26 @@ int cs_memory_estimate(const cs_model *m, const cs_training *t, const cs_topolog
     if (row->memory_terms) row->memory_terms(m, t, &g, &own);
     out->unsharded_bytes = own.unsharded_bytes;
     out->buckets_bytes = own.buckets_bytes;
-    out->temp_bytes = (double)b * m->seq_len * m->vocab * 4.0;
+    double logits = (double)b * m->seq_len * m->vocab;
+    out->temp_bytes =
+        logits * (cs_memory_logit_forward_bytes(t) + cs_memory_logit_backward_bytes(t)) +
+        cs_memory_autocast_copy_bytes(t, m->layers * m->layer_params + (double)m->vocab * m->hidden);
+    out->step_temp_bytes = cs_memory_optimizer_temp_bytes(t, psi / dopt);
 
     out->cuda_context_bytes = t->cuda_context_bytes;
     out->nccl_bytes = t->nccl_buffer_bytes >= 0 ? t->nccl_buffer_bytes
                                                 : cs_memory_nccl_buffer_bytes(t, topo);
-    double allocated = out->model_states_bytes + out->activations_bytes + out->unsharded_bytes +
-                       out->buckets_bytes + out->temp_bytes;
+    double backward = out->activations_bytes + out->unsharded_bytes + out->temp_bytes;
+    int step_peak = out->step_temp_bytes > backward;
+    double allocated =
+        out->model_states_bytes + out->buckets_bytes + (step_peak ? out->step_temp_bytes : backward);
     out->fragmentation_bytes = t->fragmentation * allocated;
     out->overhead_bytes = out->cuda_context_bytes + out->nccl_bytes + out->fragmentation_bytes;
     out->peak_bytes = allocated + out->overhead_bytes;
     out->fits = out->peak_bytes <= out->capacity_bytes;
     snprintf(out->peak_phase, sizeof out->peak_phase, "%s",
-             t->checkpointing == CS_CKPT_FULL
+             step_peak ? "optimizer step (foreach intermediates)"
+             : t->checkpointing == CS_CKPT_FULL
                  ? "start of backward (last layer recomputed)"
                  : "start of backward (all activations held)");
     return 0;

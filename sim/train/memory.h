@@ -24,7 +24,10 @@ typedef struct cs_memory {
     double activations_bytes;   /* kept for backward at the peak */
     double unsharded_bytes;     /* FSDP: gathered units resident at the peak */
     double buckets_bytes;       /* DDP / ZeRO gradient buckets in flight */
-    double temp_bytes;          /* logits and other transient buffers */
+    double temp_bytes;          /* at the start of backward: the loss's logits
+                                 * buffers and autocast's cached weight copies */
+    double step_temp_bytes;     /* during the optimizer step: the foreach
+                                 * implementation's intermediates */
     double cuda_context_bytes;
     double nccl_bytes;
     double fragmentation_bytes;
@@ -48,6 +51,17 @@ double cs_memory_nccl_buffer_bytes(const cs_training *t, const cs_topology *topo
  * a hybrid shard group that does not divide the ranks). */
 int cs_memory_estimate(const cs_model *m, const cs_training *t, const cs_topology *topo,
                        int model_states_only, cs_memory *out, cs_diag *d);
+
+/* The terms memory.c and the iteration graph (workload.c) share, so that
+ * the estimate and the simulated timeline agree (memory.c cites each):
+ * bytes per logit the loss holds from the head's forward (bf16 logits and
+ * their fp32 copy) and the gradient its backward adds; autocast's cached
+ * low-precision copies of the weights of `params` parameters; the
+ * optimizer step's foreach intermediates over `params` parameters. */
+double cs_memory_logit_forward_bytes(const cs_training *t);
+double cs_memory_logit_backward_bytes(const cs_training *t);
+double cs_memory_autocast_copy_bytes(const cs_training *t, double params);
+double cs_memory_optimizer_temp_bytes(const cs_training *t, double params);
 
 /* Largest micro-batch (>= 1) that fits, or 0 if even 1 does not. */
 int cs_memory_max_micro_batch(const cs_model *m, const cs_training *t, const cs_topology *topo);

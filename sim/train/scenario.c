@@ -33,6 +33,8 @@ _Static_assert(sizeof(cs_prefetch) == sizeof(int), "enum fields are stored as in
 _Static_assert(sizeof(cs_dtype) == sizeof(int), "enum fields are stored as int");
 _Static_assert(sizeof(cs_ckpt) == sizeof(int), "enum fields are stored as int");
 _Static_assert(sizeof(cs_engine_kind) == sizeof(int), "enum fields are stored as int");
+_Static_assert(sizeof(cs_mixed_precision) == sizeof(int), "enum fields are stored as int");
+_Static_assert(sizeof(cs_comm_hook) == sizeof(int), "enum fields are stored as int");
 
 #define MiB (1024.0 * 1024.0)
 
@@ -103,6 +105,8 @@ static int read_nccl_buffers(const cs_yctx *c, const cs_yfield *f, const cs_ynod
 
 static const cs_yfield training_fields[] = {
     {ROW("strategy", CS_YF_ENUM, OFF(strategy), CS_YF_REQUIRED), .names = cs_strategy_names},
+    {ROW("mixed_precision", CS_YF_ENUM, OFF(mixed_precision), 0),
+     .names = cs_mixed_precision_names},
     {ROW("param_dtype", CS_YF_ENUM, OFF(param_dtype), 0), .names = dtype_names},
     {ROW("grad_reduce_dtype", CS_YF_ENUM, OFF(grad_reduce_dtype), 0), .names = dtype_names},
     {ROW("master_weights", CS_YF_BOOL, OFF(master_weights_fp32), 0)},
@@ -116,6 +120,7 @@ static const cs_yfield training_fields[] = {
     {ROW("bucket_cap_mb", CS_YF_CUSTOM, OFF(bucket_cap_bytes), 0), .fn = read_mib},
     {ROW("first_bucket_mb", CS_YF_CUSTOM, OFF(first_bucket_bytes), 0), .fn = read_mib},
     {ROW("gradient_as_bucket_view", CS_YF_BOOL, OFF(gradient_as_bucket_view), 0)},
+    {ROW("ddp_comm_hook", CS_YF_ENUM, OFF(ddp_comm_hook), 0), .names = cs_comm_hook_names},
     {ROW("shard_group", CS_YF_INT, OFF(shard_group), 0), .lo = 0, .hi = 1 << 20},
     {ROW("backward_prefetch", CS_YF_ENUM, OFF(backward_prefetch), 0), .names = prefetch_names},
     {ROW("forward_prefetch", CS_YF_BOOL, OFF(forward_prefetch), 0)},
@@ -142,6 +147,43 @@ static const cs_ynode *find_key(const cs_ynode *map, const char *key)
     return NULL;
 }
 
+/* mixed_precision and the keys that predate it. param_dtype is the
+ * compute dtype in every mode (amp: autocast's). Without mixed_precision,
+ * `master_weights: false` under a strategy trained with autocast (ddp,
+ * zero1) meant a pure model, as it still does; under FSDP it keeps its
+ * meaning (no fp32 shard: the same memory as pure). What a mode fixes
+ * cannot be set against it: amp reduces fp32 gradients (a DDP hook casts
+ * them), pure keeps no master copy and reduces in param_dtype. */
+static int read_precision(const cs_yctx *c, const cs_ynode *v, cs_training *t)
+{
+    const cs_ynode *mp = find_key(v, "mixed_precision"), *mw = find_key(v, "master_weights");
+    const cs_ynode *gr = find_key(v, "grad_reduce_dtype");
+    const cs_strategy_row *row = cs_strategy_row_of(t->strategy);
+    if (!mp && mw && !t->master_weights_fp32 && row->autocast) t->mixed_precision = CS_MP_PURE;
+    const char *name = cs_strategy_name(t->strategy);
+    if (t->mixed_precision == CS_MP_FSDP_PARAM_DTYPE && row->autocast)
+        return cs_yamlnode_error(c, mp,
+                                 "mixed_precision fsdp_param_dtype is FSDP's MixedPrecision; %s "
+                                 "trains under amp (torch.autocast over fp32 parameters) or pure "
+                                 "(the model in param_dtype)",
+                                 name);
+    if (t->mixed_precision == CS_MP_AMP && gr && t->grad_reduce_dtype != CS_DTYPE_FP32)
+        return cs_yamlnode_error(c, gr,
+                                 "under mixed_precision amp the gradients are fp32 and are reduced "
+                                 "in fp32%s",
+                                 row->autocast ? "; ddp_comm_hook: bf16_compress (or "
+                                                 "fp16_compress) all-reduces them in 16 bits"
+                                               : "");
+    if (t->mixed_precision == CS_MP_PURE && mw && t->master_weights_fp32)
+        return cs_yamlnode_error(c, mw, "mixed_precision pure keeps no fp32 master copy");
+    if (t->mixed_precision == CS_MP_PURE && gr && t->grad_reduce_dtype != t->param_dtype)
+        return cs_yamlnode_error(c, gr,
+                                 "mixed_precision pure reduces the gradients in param_dtype (%s)",
+                                 cs_dtype_name(t->param_dtype));
+    cs_training_resolve_precision(t);
+    return 0;
+}
+
 /* The strategy first (defaults depend on it), then the whole table. */
 static int read_training(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v, void *obj)
 {
@@ -158,6 +200,7 @@ static int read_training(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v
     cs_training t;
     cs_training_defaults(&t, (cs_strategy)s);
     int rc = cs_yamlnode_apply(c, v, "training", training_fields, &t);
+    if (!rc) rc = read_precision(c, v, &t);
     if (rc) return rc;
     for (int k = 0; k < CS_KNOB_COUNT; k++) {
         const char *key = cs_strategy_knob_key((cs_knob)k);

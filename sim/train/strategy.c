@@ -41,6 +41,7 @@ static const struct {
     [CS_KNOB_BUCKET_CAP] = {"bucket_cap_mb", NULL, " (DDP's gradient buckets)"},
     [CS_KNOB_FIRST_BUCKET] = {"first_bucket_mb", NULL, " (DDP's gradient buckets)"},
     [CS_KNOB_BUCKET_VIEW] = {"gradient_as_bucket_view", NULL, " (DDP's gradient buckets)"},
+    [CS_KNOB_COMM_HOOK] = {"ddp_comm_hook", NULL, " (DDP's gradient buckets)"},
     [CS_KNOB_BACKWARD_PREFETCH] = {"backward_prefetch", "the fsdp_* strategies", ""},
     [CS_KNOB_FORWARD_PREFETCH] = {"forward_prefetch", "the fsdp_* strategies", ""},
     [CS_KNOB_LIMIT_ALL_GATHERS] = {"limit_all_gathers", "the fsdp_* strategies", ""},

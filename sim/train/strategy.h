@@ -31,6 +31,7 @@ typedef enum cs_knob {
     CS_KNOB_BUCKET_CAP,          /* bucket_cap_mb */
     CS_KNOB_FIRST_BUCKET,        /* first_bucket_mb */
     CS_KNOB_BUCKET_VIEW,         /* gradient_as_bucket_view */
+    CS_KNOB_COMM_HOOK,           /* ddp_comm_hook */
     CS_KNOB_BACKWARD_PREFETCH,   /* backward_prefetch */
     CS_KNOB_FORWARD_PREFETCH,    /* forward_prefetch */
     CS_KNOB_LIMIT_ALL_GATHERS,   /* limit_all_gathers */
@@ -45,7 +46,7 @@ typedef enum cs_knob {
 /* DDP's gradient buckets; FullyShardedDataParallel's own arguments. */
 #define CS_KNOBS_BUCKETS                                                                   \
     (CS_KNOB_BIT(CS_KNOB_BUCKET_CAP) | CS_KNOB_BIT(CS_KNOB_FIRST_BUCKET) |                 \
-     CS_KNOB_BIT(CS_KNOB_BUCKET_VIEW))
+     CS_KNOB_BIT(CS_KNOB_BUCKET_VIEW) | CS_KNOB_BIT(CS_KNOB_COMM_HOOK))
 #define CS_KNOBS_FSDP                                                                      \
     (CS_KNOB_BIT(CS_KNOB_BACKWARD_PREFETCH) | CS_KNOB_BIT(CS_KNOB_FORWARD_PREFETCH) |      \
      CS_KNOB_BIT(CS_KNOB_LIMIT_ALL_GATHERS) | CS_KNOB_BIT(CS_KNOB_FSDP_VERSION) |           \
@@ -83,6 +84,10 @@ typedef struct cs_strategy_row {
     /* frees gathered parameters after forward unless reshard_after_forward
      * is false (torch FULL_SHARD); 0: never (not sharded, or SHARD_GRAD_OP) */
     unsigned char reshards;
+    /* no mixed-precision wrapper of its own: trained under torch.autocast
+     * (mixed_precision amp, the default) or pure; 0: FSDP's MixedPrecision
+     * (fsdp_param_dtype, the default) */
+    unsigned char autocast;
     cs_op grad_op;                   /* how gradients are reduced */
     /* A setting the strategy contradicts: the message, with *key the
      * scenario key at fault; NULL if none. */

@@ -37,14 +37,16 @@
 
 /* Cuts the gradients, in the order backward completes them, into
  * buckets: sizes[k] and ready[k] = the task after which bucket k is full.
- * Returns the number of buckets; caller frees both arrays. */
+ * grad_bytes are on-the-wire bytes; the caps count bucket bytes, `scale`
+ * = wire / bucket bytes per element (a compress hook's 2 / 4). Returns
+ * the number of buckets; caller frees both arrays. */
 static int make_buckets(const cs_training *t, const double *grad_bytes, const int *ready_task,
-                        int ngroups, double **sizes, int **ready)
+                        int ngroups, double scale, double **sizes, int **ready)
 {
     int cap = 16, nb = 0;
     double *sz = cs_xmalloc((size_t)cap * sizeof *sz);
     int *rd = cs_xmalloc((size_t)cap * sizeof *rd);
-    double limit = t->first_bucket_bytes, fill = 0;
+    double limit = t->first_bucket_bytes * scale, fill = 0;
     for (int i = 0; i < ngroups; i++) {
         double left = grad_bytes[i];
         while (left > 0) {
@@ -61,7 +63,7 @@ static int make_buckets(const cs_training *t, const double *grad_bytes, const in
                 rd[nb] = ready_task[i];
                 nb++;
                 fill = 0;
-                limit = t->bucket_cap_bytes;
+                limit = t->bucket_cap_bytes * scale;
             }
         }
     }
@@ -70,43 +72,83 @@ static int make_buckets(const cs_training *t, const double *grad_bytes, const in
     return nb;
 }
 
+/* Bytes moved per parameter when its gradient enters its bucket:
+ * mark_variable_ready_dense's copy (read + write in the bucket dtype, the
+ * stored one), then with a compress hook the hook's cast of the bucket
+ * (bucket.buffer().to(bf16): read 4, write 2) and its div_ (read + write
+ * 2); default_hooks.py _compress_hook. The hook runs per bucket when the
+ * bucket is full; here it is priced with the copy of each gradient. */
+static double copy_in_per_param(const cs_training *t)
+{
+    double s = cs_dtype_size(cs_training_stored_dtype(t));
+    if (t->ddp_comm_hook == CS_HOOK_NONE) return 2 * s;
+    double w = cs_dtype_size(cs_training_bucket_wire_dtype(t));
+    return 2 * s + (s + w) + 2 * w;
+}
+
+/* The gradients of `params` parameters written into their buckets, after
+ * task `after`; they are ready once the copy is done (ready_task[k]). */
+static int copy_in(cs_wbuild *b, int layer, double params, int after, int k)
+{
+    int copy = cs__wb_memory(b, CS_STREAM_COMPUTE, layer, params * copy_in_per_param(b->t),
+                             "bucket copy-in");
+    cs__wb_dep(b, copy, after, 0);
+    b->ready_task[k] = copy;
+    return copy;
+}
+
 /* The layer's backward, then (in the last micro-batch) its gradients
  * written into their buckets: the buckets are ready after the copy.
- * Layer 0's copy carries the root unit's gradients too. */
+ * Layer 0's copy carries the root unit's gradients too. An untied head's
+ * gradient is ready first (its autograd hook fires as the head's backward
+ * ends: reducer.cpp autograd_hook -> mark_variable_ready), so its copy
+ * runs before the last layer's backward, and it fills the first bucket:
+ * buckets follow the order gradients become ready (DDP rebuilds them in
+ * that order after the first iteration: reducer.cpp rebuild_buckets,
+ * rebuilt_params_ computed from the ready order; distributed.py
+ * _compute_bucket_assignment_by_size takes the params reversed, lm_head
+ * first, even before). */
 void cs__ddp_backward_unit(cs_wbuild *b, int l)
 {
+    if (b->last_micro && l == b->layers - 1 && b->head_params > 0)
+        copy_in(b, -1, b->head_params, b->head_bwd, 0); /* the head's ready entry is 0 */
     int id = cs__wb_backward(b, l);
     if (!b->last_micro) return;
-    double bytes = b->grad_bytes[1] + (l == 0 ? b->grad_bytes[0] : 0);
-    int copy = cs__wb_memory(b, CS_STREAM_COMPUTE, l, 2 * bytes, "bucket copy-in");
-    cs__wb_dep(b, copy, id, 0);
-    b->ready_task[b->nready - 1] = copy;
+    const cs_model *m = b->m;
+    double params = m->layer_params + (l == 0 ? m->embedding_params - b->head_params : 0);
+    int copy = copy_in(b, l, params, id, b->nready - 1);
     if (l == 0) b->grads_done = copy;
 }
 
 void cs__ddp_reduce_buckets(cs_wbuild *b)
 {
     if (!b->last_micro) return;
+    const cs_training *t = b->t;
     int last = -1;
     double *sizes;
     int *ready;
-    int nb = make_buckets(b->t, b->ready_bytes, b->ready_task, b->nready, &sizes, &ready);
+    double scale = b->grad_size / cs_dtype_size(cs_training_stored_dtype(t));
+    int nb = make_buckets(t, b->ready_bytes, b->ready_task, b->nready, scale, &sizes, &ready);
     for (int k = 0; k < nb; k++) {
         char what[24];
         cs__wb_name(b, what, sizeof what, "bucket", k);
         /* bucket tensors are static (cs_memory.buckets_bytes) */
         int r = cs__wb_collective(b, CS_STREAM_COMM, b->micro, -1, b->row->grad_op, sizes[k],
-                                  b->t->grad_reduce_dtype, CS_GROUP_WORLD, what);
+                                  cs_training_bucket_wire_dtype(t), CS_GROUP_WORLD, what);
         cs__wb_dep(b, r, ready[k], 0);
         last = r;
     }
     free(sizes);
     free(ready);
     /* finalize_bucket_dense: the buckets back into .grad, once all are
-     * reduced (one stream runs the buckets in order: the last suffices) */
-    if (!b->t->gradient_as_bucket_view) {
-        double all = b->grad_bytes[1] * b->layers + b->grad_bytes[0];
-        int out = cs__wb_memory(b, CS_STREAM_COMPUTE, -1, 2 * all, "bucket copy-out");
+     * reduced (one stream runs the buckets in order: the last suffices);
+     * a compress hook's decompress (copy_ of the reduced 16-bit bucket
+     * into the bucket: read w, write s) runs first, priced here too */
+    double s = cs_dtype_size(cs_training_stored_dtype(t)), w = b->grad_size;
+    double per = (t->gradient_as_bucket_view ? 0 : 2 * s) +
+                 (t->ddp_comm_hook != CS_HOOK_NONE ? w + s : 0);
+    if (per > 0) {
+        int out = cs__wb_memory(b, CS_STREAM_COMPUTE, -1, per * b->m->params, "bucket copy-out");
         cs__wb_dep(b, out, last, 0);
     }
 }
@@ -115,11 +157,15 @@ void cs__ddp_bucket_memory(const cs_model *m, const cs_training *t, const cs_str
                            cs_strategy_mem *out)
 {
     (void)g;
-    if (!t->gradient_as_bucket_view) out->buckets_bytes = m->params * cs_dtype_size(t->param_dtype);
+    /* the buckets take the gradients' dtype (reducer.cpp
+     * initialize_buckets: at::empty of the first param's options) */
+    if (!t->gradient_as_bucket_view)
+        out->buckets_bytes = m->params * cs_dtype_size(cs_training_stored_dtype(t));
 }
 
 const cs_strategy_row cs__strategy_ddp = {
     .knobs = CS_KNOBS_BUCKETS,
+    .autocast = 1,
     .grad_op = CS_OP_ALL_REDUCE,
     .memory_terms = cs__ddp_bucket_memory,
     .backward_unit = cs__ddp_backward_unit,

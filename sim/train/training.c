@@ -16,6 +16,8 @@
 
 #include <string.h>
 
+#include "train/strategy.h"
+
 #define MiB (1024.0 * 1024.0)
 
 const char *const cs_optimizer_names[CS_OPT_COUNT + 1] = {
@@ -25,6 +27,14 @@ const char *const cs_optimizer_names[CS_OPT_COUNT + 1] = {
     [CS_OPT_SGD] = "sgd",
     NULL,
 };
+
+const char *const cs_mixed_precision_names[CS_MP_COUNT + 1] = {
+    [CS_MP_AMP] = "amp", [CS_MP_FSDP_PARAM_DTYPE] = "fsdp_param_dtype", [CS_MP_PURE] = "pure",
+    NULL};
+
+const char *const cs_comm_hook_names[CS_HOOK_COUNT + 1] = {
+    [CS_HOOK_NONE] = "none", [CS_HOOK_BF16_COMPRESS] = "bf16_compress",
+    [CS_HOOK_FP16_COMPRESS] = "fp16_compress", NULL};
 
 const char *const cs_optimizer_impl_names[CS_OPTIMPL_COUNT + 1] = {
     [CS_OPTIMPL_FOREACH] = "foreach", [CS_OPTIMPL_FUSED] = "fused", NULL};
@@ -62,12 +72,16 @@ void cs_training_defaults(cs_training *t, cs_strategy s)
     CS_ASSERT(s >= 0 && s < CS_STRAT_COUNT);
     memset(t, 0, sizeof *t);
     t->strategy = s;
-    /* Mixed precision as in ZeRO Sec 3.1 and torch.amp / FSDP
-     * MixedPrecision(param_dtype=bfloat16): 16-bit compute copy, fp32
-     * master weights and Adam states. */
+    /* Mixed precision as PyTorch users run each strategy (the row's
+     * default): DDP under torch.autocast(dtype=bfloat16), FSDP with
+     * MixedPrecision(param_dtype=bfloat16) over fp32 shards (ZeRO Sec 3.1's
+     * 16-bit compute copy, fp32 master and Adam states). */
+    t->mixed_precision = cs_strategy_row_of(s)->autocast ? CS_MP_AMP : CS_MP_FSDP_PARAM_DTYPE;
     t->param_dtype = CS_DTYPE_BF16;
     t->grad_reduce_dtype = CS_DTYPE_BF16;
     t->master_weights_fp32 = 1;
+    t->ddp_comm_hook = CS_HOOK_NONE;
+    cs_training_resolve_precision(t);
     t->optimizer = CS_OPT_ADAMW;
     /* torch.optim picks foreach when every tensor is on CUDA and never
      * fused by default (torch/optim/optimizer.py _default_to_fused_or_foreach) */
@@ -160,10 +174,83 @@ double cs_training_fsdp_hook_cpu_s(const cs_training *t)
     return t->fsdp_version == 1 ? 0.25e-3 : 1.0e-3;
 }
 
-double cs_training_optimizer_bytes_per_param(const cs_training *t)
+/* amp (torch.autocast, torch/amp/autocast_mode.py): the module keeps its
+ * fp32 parameters, so autograd produces fp32 .grad (the gradient of a
+ * cast is cast back: ToCopyBackward) and DDP's buckets are fp32
+ * (reducer.cpp initialize_bucket_views: the buckets take the parameters'
+ * dtype); torch.optim updates the fp32 parameters in place: no master
+ * copy. pure: one dtype, no master. fsdp_param_dtype: the fp32 shards are
+ * the master when param_dtype is narrower. */
+cs_dtype cs_training_stored_dtype(const cs_training *t)
+{
+    return t->mixed_precision == CS_MP_AMP ? CS_DTYPE_FP32 : t->param_dtype;
+}
+
+int cs_training_master_copy(const cs_training *t)
+{
+    return t->mixed_precision == CS_MP_FSDP_PARAM_DTYPE && t->master_weights_fp32 &&
+           cs_dtype_size(t->param_dtype) < 4;
+}
+
+static const cs_dtype hook_dtype[CS_HOOK_COUNT] = {
+    [CS_HOOK_NONE] = CS_DTYPE_COUNT, /* none: the buckets' own */
+    [CS_HOOK_BF16_COMPRESS] = CS_DTYPE_BF16,
+    [CS_HOOK_FP16_COMPRESS] = CS_DTYPE_FP16,
+};
+
+cs_dtype cs_training_bucket_wire_dtype(const cs_training *t)
+{
+    if (t->ddp_comm_hook != CS_HOOK_NONE) return hook_dtype[t->ddp_comm_hook];
+    return t->grad_reduce_dtype;
+}
+
+/* aten/src/ATen/autocast_mode.cpp cached_cast: a leaf fp32 tensor that
+ * requires grad (a weight) is cast once per autocast region and the copy
+ * cached until the region exits, so each weight is read (4 B) and written
+ * in the autocast dtype once per forward; the copy is saved for backward
+ * by the matmuls that use it. */
+double cs_training_autocast_cast_bytes_per_param(const cs_training *t)
 {
     int ps = cs_dtype_size(t->param_dtype);
-    int master = t->master_weights_fp32 && ps < 4;
+    if (t->mixed_precision != CS_MP_AMP || ps >= 4) return 0;
+    return 4.0 + ps;
+}
+
+void cs_training_resolve_precision(cs_training *t)
+{
+    switch (t->mixed_precision) {
+    case CS_MP_AMP:
+        t->master_weights_fp32 = 1; /* the fp32 parameters themselves */
+        t->grad_reduce_dtype = CS_DTYPE_FP32;
+        break;
+    case CS_MP_PURE:
+        t->master_weights_fp32 = 0;
+        t->grad_reduce_dtype = t->param_dtype;
+        break;
+    default:
+        break;
+    }
+}
+
+void cs_training_set_strategy(cs_training *t, cs_strategy s)
+{
+    int autocast = cs_strategy_row_of(s)->autocast;
+    t->strategy = s;
+    if (autocast && t->mixed_precision == CS_MP_FSDP_PARAM_DTYPE) {
+        t->mixed_precision = CS_MP_AMP;
+    } else if (!autocast && t->mixed_precision == CS_MP_AMP) {
+        t->mixed_precision = CS_MP_FSDP_PARAM_DTYPE;
+        t->grad_reduce_dtype = t->param_dtype; /* MixedPrecision's reduce_dtype default */
+        t->master_weights_fp32 = 1;
+    }
+    if (!autocast) t->ddp_comm_hook = CS_HOOK_NONE;
+    cs_training_resolve_precision(t);
+}
+
+double cs_training_optimizer_bytes_per_param(const cs_training *t)
+{
+    int ps = cs_dtype_size(cs_training_stored_dtype(t));
+    int master = cs_training_master_copy(t);
     /* States live in the dtype of what the optimizer updates. */
     double state = master ? 4.0 : (double)ps;
     double master_bytes = master ? 4.0 : 0.0;
@@ -217,8 +304,8 @@ static const int optimizer_accesses[CS_OPT_COUNT][CS_OPTIMPL_COUNT] = {
 
 double cs_training_optimizer_traffic_per_param(const cs_training *t)
 {
-    int ps = cs_dtype_size(t->param_dtype);
-    int master = t->master_weights_fp32 && ps < 4;
+    int ps = cs_dtype_size(cs_training_stored_dtype(t));
+    int master = cs_training_master_copy(t);
     double updated = master ? 4.0 : (double)ps; /* what the optimizer's tensors hold */
     /* with a master copy: read it and write the low-precision parameters */
     return optimizer_accesses[t->optimizer][t->optimizer_impl] * updated + (master ? 4.0 + ps : 0);

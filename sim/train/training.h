@@ -23,6 +23,7 @@
 #define CS_STRATEGIES(X)                                                                   \
     X(DDP, ddp)                                                                            \
     X(ZERO1, zero1)                                                                        \
+    X(DEEPSPEED_ZERO1, deepspeed_zero1)                                                    \
     X(FSDP_NO_SHARD, fsdp_no_shard)                                                        \
     X(FSDP_SHARD_GRAD_OP, fsdp_shard_grad_op)                                              \
     X(FSDP_FULL_SHARD, fsdp_full_shard)                                                    \
@@ -40,15 +41,42 @@ typedef enum cs_prefetch { CS_PREFETCH_NONE, CS_PREFETCH_PRE, CS_PREFETCH_POST }
 /* How torch.optim runs the step: the multi-tensor `foreach` kernels
  * (torch's default on CUDA) or the single `fused` kernel. */
 typedef enum cs_optimizer_impl { CS_OPTIMPL_FOREACH, CS_OPTIMPL_FUSED, CS_OPTIMPL_COUNT } cs_optimizer_impl;
+/* How the model holds precision (PyTorch's three ways; training.c):
+ * amp: torch.autocast over fp32 parameters (fp32 gradients, buckets and
+ * optimizer; weights cast to param_dtype once per forward); fsdp_param_dtype:
+ * FSDP's MixedPrecision(param_dtype, reduce_dtype) over fp32 shards (the
+ * shards are the master copy); pure: model.to(param_dtype), everything in
+ * it, no master copy. */
+typedef enum cs_mixed_precision {
+    CS_MP_AMP,
+    CS_MP_FSDP_PARAM_DTYPE,
+    CS_MP_PURE,
+    CS_MP_COUNT
+} cs_mixed_precision;
+/* DDP's communication hook (torch/distributed/algorithms/ddp_comm_hooks/
+ * default_hooks.py): none (allreduce_hook: the buckets as they are), or a
+ * cast of each bucket to bf16 / fp16 before its all-reduce and back after. */
+typedef enum cs_comm_hook {
+    CS_HOOK_NONE,
+    CS_HOOK_BF16_COMPRESS,
+    CS_HOOK_FP16_COMPRESS,
+    CS_HOOK_COUNT
+} cs_comm_hook;
 /* The fused attention kernel (its speed: the GPU's gpu.compute curves). */
 typedef enum cs_attn_kernel { CS_ATTN_FLASH2, CS_ATTN_FLASH1, CS_ATTN_COUNT } cs_attn_kernel;
 
 typedef struct cs_training {
     cs_strategy strategy;
     /* precision */
-    cs_dtype param_dtype;       /* parameters as used in compute */
-    cs_dtype grad_reduce_dtype; /* gradients on the wire */
-    int master_weights_fp32;    /* fp32 master copy held by the optimizer */
+    cs_mixed_precision mixed_precision; /* default: the strategy row's */
+    cs_dtype param_dtype;       /* parameters as used in compute (amp: the
+                                 * autocast dtype) */
+    cs_dtype grad_reduce_dtype; /* gradients on the wire (amp: fp32 unless
+                                 * ddp_comm_hook casts them) */
+    int master_weights_fp32;    /* fsdp_param_dtype: the fp32 shards kept (off:
+                                 * a pure model); amp keeps none: the optimizer
+                                 * updates the fp32 parameters */
+    cs_comm_hook ddp_comm_hook; /* DDP's register_comm_hook; default none */
     cs_optimizer optimizer;
     cs_optimizer_impl optimizer_impl; /* default foreach */
     /* batch */
@@ -95,6 +123,10 @@ typedef struct cs_training {
     cs_engine_kind collective_engine;
 } cs_training;
 
+/* "amp", "fsdp_param_dtype", "pure" and "none", "bf16_compress",
+ * "fp16_compress", NULL-terminated. */
+extern const char *const cs_mixed_precision_names[CS_MP_COUNT + 1];
+extern const char *const cs_comm_hook_names[CS_HOOK_COUNT + 1];
 /* "foreach", "fused", NULL-terminated. */
 extern const char *const cs_optimizer_impl_names[CS_OPTIMPL_COUNT + 1];
 /* Fused attention kernel names indexed by cs_attn_kernel ("flash2",
@@ -121,6 +153,31 @@ const char *cs_training_note(const cs_training *t);
 
 /* Defaults for a strategy (everything documented in training.c). */
 void cs_training_defaults(cs_training *t, cs_strategy s);
+/* t under strategy s, the rest kept (sweeps and plans compare strategies
+ * on one training): mixed precision moves to its counterpart where s has
+ * no such mode: amp <-> fsdp_param_dtype (DDP has no MixedPrecision of its
+ * own; FSDP's counterpart of autocast's bf16 compute is param_dtype bf16
+ * over fp32 shards, reducing in param_dtype), with the dtypes resolved. */
+void cs_training_set_strategy(cs_training *t, cs_strategy s);
+
+/* What the mixed-precision mode makes of the dtypes (training.c):
+ * the dtype the resident parameters and their gradients are stored in
+ * (amp: fp32; otherwise param_dtype: the fsdp_param_dtype's fp32 shard is
+ * counted as the optimizer's master copy, ZeRO's accounting); whether the
+ * optimizer holds an fp32 master copy; the dtype DDP's buckets are
+ * all-reduced in (the hook's, else the gradients'; fsdp_* reduce in
+ * grad_reduce_dtype); and the bytes per parameter autocast's per-forward
+ * weight cast reads + writes (0 unless amp with a narrower param_dtype). */
+cs_dtype cs_training_stored_dtype(const cs_training *t);
+int cs_training_master_copy(const cs_training *t);
+cs_dtype cs_training_bucket_wire_dtype(const cs_training *t);
+double cs_training_autocast_cast_bytes_per_param(const cs_training *t);
+/* Makes the dtypes follow t->mixed_precision: amp sets fp32 gradients on
+ * the wire (a hook casts them) and marks the fp32 parameters as the master;
+ * pure reduces in param_dtype and keeps no master; fsdp_param_dtype keeps
+ * param_dtype, grad_reduce_dtype (FSDP's reduce_dtype) and master_weights
+ * as set. Idempotent. */
+void cs_training_resolve_precision(cs_training *t);
 
 /* CPU seconds FSDP's hooks take per unit per pass: fsdp_hook_cpu_s if
  * set, else the version's cited default (training.c). */
@@ -130,10 +187,10 @@ double cs_training_fsdp_hook_cpu_s(const cs_training *t);
  * fp32 master weights 12 (master 4 + m 4 + v 4, ZeRO Sec 3.1's K = 12);
  * without master weights 8 (m, v); SGD+momentum 4 (+4 master); SGD 0 (+4).
  * The optimizer's states take the dtype of the tensors it updates (torch
- * optimizers allocate them with zeros_like): fp32 with master weights,
- * else the parameter dtype (pure bf16 Adam: 2 + 2). A master copy exists
- * only when parameters are narrower than 4 bytes; with fp32 parameters
- * the parameters are the master and master_weights_fp32 adds nothing. */
+ * optimizers allocate them with zeros_like): fp32 with master weights or
+ * under amp, else the parameter dtype (pure bf16 Adam: 2 + 2). A master
+ * copy exists only under fsdp_param_dtype with parameters narrower than 4
+ * bytes (cs_training_master_copy). */
 double cs_training_optimizer_bytes_per_param(const cs_training *t);
 /* HBM bytes the optimizer step moves per parameter it updates: every
  * kernel of the implementation's sequence (training.c), plus, with a

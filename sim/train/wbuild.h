@@ -28,13 +28,17 @@ struct cs_wbuild {
     int limit;                /* all-gathers in flight (the FSDP rate limiter) */
     double param_bytes[2];    /* [0] the root unit, [1] a layer unit, in param dtype */
     double grad_bytes[2];     /* the same in the gradients' wire dtype */
+    double grad_size;         /* bytes of that dtype */
     /* the current micro-batch's tasks */
     int *fwd, *bwd;           /* each layer's forward / backward compute */
     int root_task;            /* for a hook's own use (FSDP: the root's gather); -1 */
     int head_bwd;             /* the head's backward */
-    /* gradients as backward completes them, in order (layers L-1..0, then
-     * the root unit: embeddings and head, complete with layer 0's
-     * backward): bytes and the task that completes them */
+    double head_params;       /* an untied head's weight (its gradient is ready
+                               * after head_bwd: first in ready_*), else 0 */
+    /* gradients as backward completes them, in order (an untied head's,
+     * layers L-1..0, then the rest of the root unit: embeddings, and a tied
+     * head, complete with layer 0's backward): bytes (in grad_bytes' dtype)
+     * and the task that completes them */
     int nready;
     double *ready_bytes;
     int *ready_task;
@@ -43,7 +47,7 @@ struct cs_wbuild {
                                * works on them after it */
     /* work and memory, computed once per build */
     double act_kept, act_full; /* a layer's activations kept / while it runs */
-    double logits;            /* fp32 logits, head forward to head backward */
+    double logits;            /* logit elements (micro-batch tokens x vocab) */
 };
 
 /* The layer's forward compute (activations kept: mem_at_start); returns

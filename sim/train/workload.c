@@ -18,7 +18,10 @@
  * with the dtype sizes of what each collective moves. Memory deltas on the
  * tasks follow memory.c's accounting: activations kept per layer from its
  * forward to its backward, the recomputed layer's activations during its
- * backward, the fp32 logits from the head's forward to its backward.
+ * backward, the loss's logits buffers from the head's forward to its
+ * backward (and the logits' gradient during it), under amp autocast's
+ * weight copies from each unit's cast to its backward, and the foreach
+ * optimizer's intermediates during the step.
  * Invariants: task ids are the order of the tasks; every dependency names
  * an earlier task; every allocation on the timeline is released by the
  * end of the iteration (tests/test-workload.c).
@@ -247,8 +250,26 @@ static int compute(cs_workload *w, int micro, int layer, cs_kpass p0, cs_kpass p
     return t->id;
 }
 
+/* Under amp, autocast's weight casts before a forward of `params`
+ * parameters (training.h: cs_training_autocast_cast_bytes_per_param): a
+ * memory-bound pass on the compute stream whose copies stay cached, and
+ * saved for backward, until the unit's backward ends (cast_release). */
+static void autocast_cast(cs_wbuild *b, int layer, double params)
+{
+    double per = cs_training_autocast_cast_bytes_per_param(b->t);
+    if (per <= 0 || params <= 0) return;
+    int c = cs__wb_memory(b, CS_STREAM_COMPUTE, layer, per * params, "autocast cast");
+    b->w->tasks[c].mem_at_start = cs_memory_autocast_copy_bytes(b->t, params);
+}
+
+static double cast_release(const cs_wbuild *b, double params)
+{
+    return cs_memory_autocast_copy_bytes(b->t, params);
+}
+
 int cs__wb_forward(cs_wbuild *b, int l)
 {
+    autocast_cast(b, l, b->m->layer_params);
     int id = compute(b->w, b->micro, l, CS_KPASS_FORWARD, CS_KPASS_FORWARD, "forward", l);
     b->w->tasks[id].mem_at_start = b->act_kept;
     return b->fwd[l] = id;
@@ -269,7 +290,7 @@ int cs__wb_backward(cs_wbuild *b, int l)
     cs_task *t = &b->w->tasks[id];
     /* recomputed activations live during the layer's backward */
     t->mem_at_start = b->act_full - b->act_kept;
-    t->mem_at_end = -b->act_full;
+    t->mem_at_end = -b->act_full - cast_release(b, b->m->layer_params);
     b->ready_bytes[b->nready] = b->grad_bytes[1];
     b->ready_task[b->nready++] = id;
     return b->bwd[l] = id;
@@ -399,7 +420,10 @@ static void start(cs_wbuild *b, cs_workload *w, const cs_model *m, const cs_trai
     b->row = cs_strategy_row_of(t->strategy);
     b->layers = m->layers;
     const double tokens = (double)t->micro_batch * m->seq_len;
-    const double psz = cs_dtype_size(t->param_dtype), gsz = cs_dtype_size(t->grad_reduce_dtype);
+    /* parameters as stored (amp: fp32), gradients as reduced (DDP: its
+     * hook's dtype, if any) */
+    const double psz = cs_dtype_size(cs_training_stored_dtype(t));
+    const double gsz = cs_dtype_size(cs_training_bucket_wire_dtype(t));
     /* hardware FLOPs in the model-FLOPs convention (Korthikanti et al.
      * 2022 Sec 6): + the layer's forward again under full recompute, + the
      * attention core (QK^T and AV: 4 s h per token) under selective
@@ -414,7 +438,7 @@ static void start(cs_wbuild *b, cs_workload *w, const cs_model *m, const cs_trai
                                                       cs_training_kept_activations(t));
     b->act_full = cs_model_activation_bytes_per_layer(m, t->micro_batch,
                                                       cs_training_running_activations(t));
-    b->logits = tokens * m->vocab * 4.0; /* fp32 logits for the loss */
+    b->logits = tokens * m->vocab; /* elements; bytes: memory.h's logit terms */
     b->shard = b->row->hybrid ? CS_GROUP_SHARD : CS_GROUP_WORLD;
     b->shard_ranks = w->group_ranks[CS_GROUP_SHARD];
     b->replica_ranks = w->group_ranks[CS_GROUP_REPLICA];
@@ -424,11 +448,15 @@ static void start(cs_wbuild *b, cs_workload *w, const cs_model *m, const cs_trai
     b->param_bytes[1] = m->layer_params * psz;
     b->grad_bytes[0] = m->embedding_params * gsz;
     b->grad_bytes[1] = m->layer_params * gsz;
+    b->grad_size = gsz;
+    /* an untied output head's weight gets its gradient in the head's
+     * backward; a tied one only when the embedding's backward adds to it */
+    b->head_params = m->tied_embeddings ? 0 : (double)m->vocab * m->hidden;
     size_t L = (size_t)m->layers;
     b->fwd = cs_xmalloc(L * sizeof(int));
     b->bwd = cs_xmalloc(L * sizeof(int));
-    b->ready_bytes = cs_xmalloc((L + 1) * sizeof(double));
-    b->ready_task = cs_xmalloc((L + 1) * sizeof(int));
+    b->ready_bytes = cs_xmalloc((L + 2) * sizeof(double));
+    b->ready_task = cs_xmalloc((L + 2) * sizeof(int));
     b->root_task = -1;
 }
 
@@ -454,19 +482,28 @@ static void build_micro(cs_wbuild *b, int mi)
         if (r->forward_unit) r->forward_unit(b, l);
         else cs__wb_forward(b, l);
     }
+    double vh = (double)b->m->vocab * b->m->hidden; /* the head's weight, cast by autocast */
+    autocast_cast(b, -1, vh);
     int head_f =
         compute(b->w, mi, -1, CS_KPASS_HEAD_FORWARD, CS_KPASS_HEAD_FORWARD, "head forward", 0);
-    b->w->tasks[head_f].mem_at_start = b->logits;
+    double lf = b->logits * cs_memory_logit_forward_bytes(b->t);
+    double lb = b->logits * cs_memory_logit_backward_bytes(b->t);
+    b->w->tasks[head_f].mem_at_start = lf;
     b->head_bwd =
         compute(b->w, mi, -1, CS_KPASS_HEAD_BACKWARD, CS_KPASS_HEAD_BACKWARD, "head backward", 0);
-    b->w->tasks[b->head_bwd].mem_at_end = -b->logits;
+    b->w->tasks[b->head_bwd].mem_at_start = lb;
+    b->w->tasks[b->head_bwd].mem_at_end = -lf - lb - cast_release(b, vh);
+    if (b->head_params > 0) { /* ready first: before any layer's */
+        b->ready_bytes[b->nready] = b->head_params * b->grad_size;
+        b->ready_task[b->nready++] = b->head_bwd;
+    }
     for (int l = b->layers - 1; l >= 0; l--) {
         if (r->backward_unit) r->backward_unit(b, l);
         else cs__wb_backward(b, l);
     }
     if (b->grads_done < 0) b->grads_done = b->bwd[0];
     /* the root unit's gradients (embeddings, head) are complete last */
-    b->ready_bytes[b->nready] = b->grad_bytes[0];
+    b->ready_bytes[b->nready] = b->grad_bytes[0] - b->head_params * b->grad_size;
     b->ready_task[b->nready++] = b->grads_done;
     if (r->post_backward) r->post_backward(b);
 }
@@ -482,6 +519,9 @@ static void build_step(cs_wbuild *b)
     opt->mem_bytes = b->m->params / deg_o * cs_training_optimizer_traffic_per_param(b->t);
     opt->duration_s = opt->mem_bytes / (w->cluster->gpu.hbm_Bps *
                                          cs_compute_hbm_efficiency(w->cluster, opt->mem_bytes));
+    /* the foreach intermediates live while the step runs (memory.c) */
+    opt->mem_at_start = cs_memory_optimizer_temp_bytes(b->t, b->m->params / deg_o);
+    opt->mem_at_end = -opt->mem_at_start;
     /* after the last task of each communication stream */
     for (int s = 0; s < CS_STREAM_COUNT; s++)
         if (streams[s].kind == CS_STREAM_KIND_COMM) {
