@@ -255,6 +255,48 @@ END_TEST
 
 /* SHARD_GRAD_OP and FULL_SHARD run at the same speed once every gather
  * hides behind compute: a tie is not a crossing. */
+/* The answer collsim exists for, at a batch people train with (2M tokens:
+ * 1024 sequences of 2048 by micro-batch 4) on dgx-h100 with PyTorch's
+ * defaults (DDP under autocast, FSDP2 with its copies, foreach AdamW,
+ * collectives taking SMs): on 8 GPUs DDP leads FULL_SHARD by a few
+ * percent wherever it fits (it stops fitting near 2.6B: fp32 parameters,
+ * gradients, buckets and foreach temporaries); on 64 GPUs it leads only
+ * below a few hundred million parameters, where FSDP's per-layer
+ * collectives cost more than DDP's unsharded optimizer step saves (429M
+ * when written; 263M with overlap free, none with a fused optimizer or
+ * without FSDP's hook CPU time: each of those fails this). */
+START_TEST(where_ddp_beats_fsdp)
+{
+    cs_sweep_spec *s = spec_new("dgx-h100", 8, 1e8, 2.5e9, 2);
+    s->training.micro_batch = 4;
+    s->training.grad_accum = 32;
+    cs_sweep_point d = eval(s, CS_STRAT_DDP, 8, 1e9), f = eval(s, CS_STRAT_FSDP_FULL_SHARD, 8, 1e9);
+    double lead = d.tokens_per_s / f.tokens_per_s - 1;
+    ck_assert_msg(lead > 0.02 && lead < 0.10, "8 GPUs, 1B: DDP leads by %.3f", lead);
+    ck_assert(eval(s, CS_STRAT_DDP, 8, 2e9).fits && !eval(s, CS_STRAT_DDP, 8, 3.5e9).fits);
+    free(s);
+    s = spec_new("dgx-h100", 64, 1e8, 1e10, 11);
+    s->training.micro_batch = 4;
+    s->training.grad_accum = 4;
+    cs_sweep_point *pts = run_all(s);
+    cs_crossing *c;
+    size_t nc;
+    cs_diag dg;
+    ck_assert_int_eq(cs_sweep_crossings(s, pts, cs_sweep_size(s), &c, &nc, &dg), 0);
+    int found = 0;
+    for (size_t i = 0; i < nc; i++) {
+        if (c[i].kind != CS_CROSS_THROUGHPUT) continue;
+        ck_assert_int_eq(c[i].a, CS_STRAT_DDP); /* DDP below, FSDP above */
+        ck_assert_msg(c[i].params > 3e8 && c[i].params < 7e8, "crossing at %g", c[i].params);
+        found++;
+    }
+    ck_assert_int_eq(found, 1);
+    free(c);
+    free(pts);
+    free(s);
+}
+END_TEST
+
 START_TEST(ties_are_not_crossings)
 {
     cs_sweep_spec *s = spec_new("dgx-h100", 64, 1e9, 1e10, 5);
@@ -352,6 +394,7 @@ int main(void)
     tcase_add_test(tc, throughput_crossing_on_a_slow_network);
     tcase_add_test(tc, ddp_oom_boundary);
     tcase_add_test(tc, ties_are_not_crossings);
+    tcase_add_test(tc, where_ddp_beats_fsdp);
     tcase_add_test(tc, deterministic_and_split_invariant);
     tcase_add_test(tc, errors_name_the_failing_point);
     suite_add_tcase(s, tc);
