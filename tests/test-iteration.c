@@ -153,6 +153,39 @@ START_TEST(slowdown_while_overlapping)
 }
 END_TEST
 
+/* With serial groups (ProcessGroupNCCL's one NCCL stream per group) a
+ * group's collectives run one at a time in issue order, whatever stream
+ * issued them; another group's run beside them. */
+START_TEST(serial_groups)
+{
+    cs_training t = settings(0);
+    cs_iteration it;
+    cs_workload *w = cs_workload_new(1e15);
+    cs_workload_set_serial_groups(w, 1);
+    int a = add(w, CS_STREAM_COMM, 0.2, CS_OP_ALL_GATHER, CS_GROUP_WORLD, NULL);
+    int r = add(w, CS_STREAM_COMM_REDUCE, 0.4, CS_OP_REDUCE_SCATTER, CS_GROUP_WORLD, NULL);
+    int o = add(w, CS_STREAM_COMM_REDUCE, 0.1, CS_OP_ALL_REDUCE, CS_GROUP_REPLICA, NULL);
+    run(w, &t, &it);
+    ck_assert_double_eq_tol(it.end_s[a], 0.2, TOL);
+    ck_assert_double_eq_tol(it.start_s[r], 0.2, TOL); /* after the gather, at full rate */
+    ck_assert_double_eq_tol(it.end_s[r], 0.6, TOL);
+    ck_assert_double_eq_tol(it.end_s[o], 0.7, TOL); /* its stream's order */
+    cs_iteration_free(&it);
+    cs_workload_free(w);
+    /* issue order is id order: a later id on a free stream still waits */
+    w = cs_workload_new(1e15);
+    cs_workload_set_serial_groups(w, 1);
+    int c = COMPUTE(w, 0.5, NULL);
+    int g = add(w, CS_STREAM_COMM, 0.2, CS_OP_ALL_GATHER, CS_GROUP_SHARD, DEPS(c));
+    int s = add(w, CS_STREAM_COMM_REDUCE, 0.2, CS_OP_REDUCE_SCATTER, CS_GROUP_SHARD, NULL);
+    run(w, &t, &it);
+    ck_assert_double_eq_tol(it.start_s[g], 0.5, TOL);
+    ck_assert_double_eq_tol(it.start_s[s], 0.7, TOL);
+    cs_iteration_free(&it);
+    cs_workload_free(w);
+}
+END_TEST
+
 /* Unset slowdown: compute runs on the SMs running collectives leave it
  * (share each, half the GPU at most) and communication at full speed. */
 START_TEST(collectives_take_sms)
@@ -315,6 +348,7 @@ int main(void)
     tcase_add_test(tc, exposed_time_by_stream_kind);
     tcase_add_test(tc, slowdown_while_overlapping);
     tcase_add_test(tc, collectives_take_sms);
+    tcase_add_test(tc, serial_groups);
     tcase_add_test(tc, on_start_dependency_and_memory);
     tcase_add_test(tc, agrees_with_reference_schedule);
     suite_add_tcase(s, tc);

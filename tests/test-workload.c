@@ -113,6 +113,42 @@ START_TEST(ddp_bucket_copies)
 }
 END_TEST
 
+/* Which graphs run a group's collectives one at a time: DDP and FSDP1
+ * (ProcessGroupNCCL's internal stream), not FSDP2 (its own streams); and
+ * for FSDP1 on 8 H100 that makes FULL_SHARD's reduce-scatters wait for
+ * the backward gathers issued before them. */
+START_TEST(serial_groups_by_strategy)
+{
+    setup s;
+    const struct { cs_strategy st; int version, serial; } cases[] = {
+        {CS_STRAT_DDP, 2, 1}, {CS_STRAT_ZERO1, 2, 1}, {CS_STRAT_FSDP_FULL_SHARD, 1, 1},
+        {CS_STRAT_FSDP_FULL_SHARD, 2, 0}, {CS_STRAT_FSDP_SHARD_GRAD_OP, 2, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cs_test_setup_make(&s, "dgx-h100", "gpt3-1.3b", cases[i].st, 8);
+        s.t.fsdp_version = cases[i].version;
+        cs_workload *w;
+        cs_diag d;
+        ck_assert_int_eq(cs_workload_build(&s.m, &s.t, &s.topo, &w, &d), 0);
+        ck_assert_int_eq(cs_workload_serial_groups(w), cases[i].serial);
+        cs_workload_free(w);
+    }
+    cs_test_setup_make(&s, "dgx-h100", "gpt3-1.3b", CS_STRAT_FSDP_FULL_SHARD, 8);
+    s.t.fsdp_version = 1;
+    s.t.micro_batch = 2;
+    cs_iteration serial, free_;
+    simulate(&s, &serial);
+    cs_workload *w;
+    cs_diag d;
+    ck_assert_int_eq(cs_workload_build(&s.m, &s.t, &s.topo, &w, &d), 0);
+    cs_workload_set_serial_groups(w, 0);
+    ck_assert_int_eq(cs_iteration_run(w, &s.t, &free_, &d), 0);
+    ck_assert(serial.iteration_time_s > free_.iteration_time_s);
+    cs_iteration_free(&serial);
+    cs_iteration_free(&free_);
+    cs_workload_free(w);
+}
+END_TEST
+
 START_TEST(ddp_communicates_once_per_step_fsdp_per_micro_batch)
 {
     setup s;
@@ -527,6 +563,7 @@ int main(void)
     tcase_add_test(tc, wire_bytes_match_the_seed);
     tcase_add_test(tc, ddp_communicates_once_per_step_fsdp_per_micro_batch);
     tcase_add_test(tc, ddp_bucket_copies);
+    tcase_add_test(tc, serial_groups_by_strategy);
     tcase_add_test(tc, time_accounting_is_consistent);
     tcase_add_test(tc, overlap_hides_communication_on_fast_networks);
     tcase_add_test(tc, backward_prefetch_helps_fsdp);

@@ -36,6 +36,11 @@ typedef struct exec {
     int nside_copy;       /* memory-bound tasks running on non-compute streams */
     char *wake;           /* 1: a wake-up at the task's issue_s is pending */
     int per_group[CS_GROUP_COUNT];
+    /* cs_workload_serial_groups: each group's collectives in id order, and
+     * the next one allowed to start */
+    int serial;
+    int *group_tasks[CS_GROUP_COUNT];
+    size_t group_n[CS_GROUP_COUNT], group_head[CS_GROUP_COUNT];
     double last_acc_t;
     double mem, mem_peak;
     size_t mem_cap;
@@ -184,6 +189,9 @@ static int ready(exec *x, const cs_task *tk)
         }
         return 0;
     }
+    if (x->serial && tk->kind == CS_TASK_COLLECTIVE &&
+        x->group_tasks[tk->group][x->group_head[tk->group]] != tk->id)
+        return 0; /* an earlier collective of its group has not finished */
     return deps_met(x, tk);
 }
 
@@ -227,6 +235,7 @@ static void on_done(cs_engine *e, void *ctx, int64_t id, int64_t version)
             (x->out->end_s[id] - x->out->start_s[id]) * tk->recompute_s / tk->duration_s;
     set_running(x, tk->stream, -1, tk);
     x->stream_head[tk->stream]++;
+    if (x->serial && tk->kind == CS_TASK_COLLECTIVE) x->group_head[tk->group]++;
     mem_change(x, tk->mem_at_end, (int)id);
     reschedule(x);
     try_start(x);
@@ -261,9 +270,14 @@ int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *o
         x.running[s] = -1;
         x.kind[s] = cs_stream_kind_of((cs_stream)s);
     }
+    x.serial = cs_workload_serial_groups(w);
+    for (int g = 0; g < CS_GROUP_COUNT && x.serial; g++)
+        x.group_tasks[g] = cs_xmalloc((n ? n : 1) * sizeof(int));
     for (size_t i = 0; i < n; i++) {
         const cs_task *tk = cs_workload_task(w, i);
         x.stream_tasks[tk->stream][x.stream_n[tk->stream]++] = (int)i;
+        if (x.serial && tk->kind == CS_TASK_COLLECTIVE)
+            x.group_tasks[tk->group][x.group_n[tk->group]++] = (int)i;
         if (tk->kind == CS_TASK_COLLECTIVE) out->wire_bytes_by_op[tk->op] += tk->wire_bytes;
     }
     x.eng = cs_engine_new();
@@ -294,6 +308,7 @@ int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *o
     free(x.last_t);
     free(x.version);
     for (int s = 0; s < CS_STREAM_COUNT; s++) free(x.stream_tasks[s]);
+    for (int g = 0; g < CS_GROUP_COUNT; g++) free(x.group_tasks[g]);
     return 0;
 }
 

@@ -65,6 +65,7 @@ struct cs_workload {
     double eff;
     cs_compute comp;  /* the priced layer and head */
     double sm_share;  /* cs_workload_comm_sm_share */
+    int serial_groups; /* cs_workload_serial_groups */
     const cs_cluster *cluster;
     choice cache[CHOICE_CACHE];
     int ncache, next_slot;
@@ -105,6 +106,8 @@ double cs_workload_hardware_flops_per_rank(const cs_workload *w) { return w->hw_
 double cs_workload_compute_efficiency(const cs_workload *w) { return w->eff; }
 const cs_memory *cs_workload_memory(const cs_workload *w) { return &w->mem; }
 double cs_workload_comm_sm_share(const cs_workload *w) { return w->sm_share; }
+int cs_workload_serial_groups(const cs_workload *w) { return w->serial_groups; }
+void cs_workload_set_serial_groups(cs_workload *w, int serial) { w->serial_groups = serial != 0; }
 void cs_workload_set_comm_sm_share(cs_workload *w, double share)
 {
     CS_ASSERT(share >= 0 && share <= 1);
@@ -401,6 +404,7 @@ static int begin(const cs_model *m, const cs_training *t, const cs_topology *top
     w->peak_flops = c->gpu.peak_flops[t->param_dtype];
     w->cluster = c;
     w->sm_share = c->gpu.compute.sms > 0 ? fmin(1.0, c->coll.channels / c->gpu.compute.sms) : 0;
+    w->serial_groups = t->fsdp_version == 1 || cs_strategy_row_of(t->strategy)->autocast;
     double tokens = (double)t->micro_batch * m->seq_len;
     w->tokens = tokens * t->grad_accum * topo->ranks;
     w->model_flops = cs_model_flops_per_token(m) * tokens * t->grad_accum;

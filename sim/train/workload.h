@@ -143,6 +143,16 @@ double cs_workload_compute_efficiency(const cs_workload *w);
  * NCCL launches one CTA per channel (src/enqueue.cc ncclLaunchKernel:
  * grid = {nChannels}), so channels / SMs (0 without SMs). */
 double cs_workload_comm_sm_share(const cs_workload *w);
+/* 1: a process group runs its collectives one at a time in issue (task
+ * id) order. ProcessGroupNCCL::collective issues every asynchronous
+ * collective of a group on the group's one internal NCCL stream per
+ * device (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: ncclStream =
+ * ncclStreams_.at(key)), which is how FSDP1 and DDP run; FSDP2 issues
+ * synchronous collectives on its own all-gather and reduce-scatter
+ * streams, so its gathers and reductions may overlap (0). Hand-written
+ * graphs: 0. */
+int cs_workload_serial_groups(const cs_workload *w);
+void cs_workload_set_serial_groups(cs_workload *w, int serial);
 /* Sets it on a hand-written graph (cs_workload_new: 0). */
 void cs_workload_set_comm_sm_share(cs_workload *w, double share);
 /* The static footprint lines the timeline starts from. */

@@ -63,16 +63,15 @@ GAPS = [
     "**H100 on CUDA 11.7.** CUDA 11.7 has no sm_90 code generation, so the H100 rows ran cuBLAS and "
     "the attention kernel built for Ampere; no public measurement of that stack on H100 was found. "
     "The H100 preset describes a current stack (MAMF 80%, FlashAttention-2 curves): expect the H100 "
-    "table to be predicted faster than measured. `collsim calibrate` on the user's own steps is "
+    "table to be predicted faster than measured (signed median +7.5%, A100 +0.4%). `collsim calibrate` on the user's own steps is "
     "where such a stack's efficiency belongs (issue 12), not the preset.",
-    "**Checkpointing residual.** On A100 the runs without checkpointing are predicted about 13% "
-    "faster than measured at every model size (125M..13B at 2k tokens), the full-recompute runs "
-    "within about 3%. The compute model does not explain the difference: it is neither vocabulary "
-    "(flat across models) nor attention (small at 512..2k), and being flat from 125M to 13B it is "
-    "not the collectives either (their share grows with model size). Not modelled, and where it "
-    "should be looked for: what PyTorch does per layer outside the kernels priced here (FSDP's "
-    "gradient casts and copies, autograd's saved-tensor bookkeeping, the caching allocator near "
-    "full memory).",
+    "**Sequence length and checkpointing residuals.** The signed error falls with sequence "
+    "length (about +22% at 512 tokens, -15% at 64k): the v1-class attention curve is slower than "
+    "these runs at long sequences, and something per token that the kernels priced here do not "
+    "hold costs them at short ones (runs without checkpointing, mostly the shorter and smaller "
+    "ones: +7% on A100; full recompute: -6%). Most of the earlier no-checkpointing excess was "
+    "FSDP1's collectives of one process group running one at a time (ProcessGroupNCCL's one "
+    "NCCL stream per group), which collsim now models.",
     "**MFU numerator.** collsim counts 3 (L (2 P_matmul + 4sh) + 2vh) FLOPs per token; the tables "
     "count 6 x all parameters (embeddings and biases included) plus attention. The implied FLOPs "
     "per token differ by the ratio printed above, so MFU and tokens/s errors differ slightly.",
