@@ -199,9 +199,12 @@ static double *field(cs_cluster *c, int j) { return (double *)((char *)c + tpara
 /* Natural value at coordinate x from v0 (x = 0), and back. */
 static double to_value(int j, double v0, double x)
 {
+    /* a trial step far out prices nothing sensibly (an efficiency of 0,
+     * an infinite floor): values stay within e^+-12 and fractions >= 1e-3 */
+    x = fmax(-12, fmin(12, x));
     if (!tparams[j].fraction) return v0 * exp(x);
     double q = fmin(v0, 0.999);
-    return 1.0 / (1.0 + exp(-(log(q / (1 - q)) + x)));
+    return fmax(1e-3, 1.0 / (1.0 + exp(-(log(q / (1 - q)) + x))));
 }
 
 static void usage_of(const cs_cluster *c, const cs_trun_set *s, usage *u)

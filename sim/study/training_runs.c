@@ -53,6 +53,7 @@ typedef struct row_build {
     cs_trun_row r;
     int gated, biases, learned, tied; /* -1: not given */
     double params;                    /* the row's count, NaN when absent */
+    int params_col;                   /* its column */
 } row_build;
 
 typedef enum { C_INT, C_INT0, C_NUM, C_BOOL, C_STR, C_FN } col_kind;
@@ -290,7 +291,7 @@ static int finish_model(const reader *rd, int lineno, row_build *b)
         char msg[128];
         snprintf(msg, sizeof msg, "collsim counts %.0f parameters for this shape, the row says %.0f",
                  m->params, b->params);
-        return fail(rd, lineno, 1, "%s%s", msg, " (a column of the shape is wrong)");
+        return fail(rd, lineno, b->params_col, "%s%s", msg, " (a column of the shape is wrong)");
     }
     return 0;
 }
@@ -311,6 +312,7 @@ static int data_row(reader *rd, int lineno, const fields *f)
         }
         char text[128];
         snprintf(text, sizeof text, "%.*s", f->len[i], f->s[i]);
+        if (cols[c].off == offsetof(row_build, params)) b.params_col = f->col[i];
         const char *want = cell(&cols[c], &b, text);
         if (want) {
             char msg[256];
