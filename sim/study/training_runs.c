@@ -44,8 +44,6 @@
 #include "study/measure_parse.h"
 #include "train/strategy.h"
 
-#define MAX_COLS 64
-
 /* ---- the columns ---------------------------------------------------------------- */
 
 /* One row being read: the row, and the model columns read as given. */
@@ -191,30 +189,7 @@ static const col_def cols[] = {
 
 /* ---- reading ---------------------------------------------------------------------- */
 
-typedef struct fields {
-    int n;
-    const char *s[MAX_COLS];
-    int len[MAX_COLS], col[MAX_COLS];
-} fields;
-
-/* Splits at commas, trimming blanks; -1 when there are too many. */
-static int split(const char *line, size_t len, fields *f)
-{
-    f->n = 0;
-    size_t b = 0;
-    for (size_t i = 0; i <= len; i++) {
-        if (i < len && line[i] != ',') continue;
-        if (f->n == MAX_COLS) return -1;
-        size_t x = b, y = i;
-        while (x < y && isspace((unsigned char)line[x])) x++;
-        while (y > x && isspace((unsigned char)line[y - 1])) y--;
-        f->s[f->n] = line + x;
-        f->len[f->n] = (int)(y - x);
-        f->col[f->n++] = (int)x + 1;
-        b = i + 1;
-    }
-    return 0;
-}
+typedef cs__meas_fields fields;
 
 typedef struct reader {
     cs_trun_set *s;
@@ -339,7 +314,11 @@ static int line_fn(void *ud, int lineno, const char *line, size_t ll)
     while (i < ll && isspace((unsigned char)line[i])) i++;
     if (i == ll || line[i] == '#') return 0;
     fields f;
-    if (split(line, ll, &f)) return fail(rd, lineno, 1, "more than %s columns%s", "64", "");
+    if (cs__meas_split_csv(line, ll, &f)) {
+        char n[16];
+        snprintf(n, sizeof n, "%d", CS__MEAS_MAX_COLS);
+        return fail(rd, lineno, 1, "more than %s columns%s", n, "");
+    }
     return rd->have_header ? data_row(rd, lineno, &f) : header(rd, lineno, &f);
 }
 
