@@ -40,6 +40,13 @@ static void inputs_help(FILE *f)
             "                         Repeatable.\n");
 }
 
+static void compute_help(FILE *f)
+{
+    fprintf(f, "  --compute-measurements CSV  `collsim-hw compute` output (kind gemm/copy, dtype,\n"
+               "                         m,n,k, bytes, time_median_us; kernel with --shapes): GEMM\n"
+               "                         and copy times fitted with the training runs. Repeatable.\n");
+}
+
 static void calibrate_help(FILE *f)
 {
     fprintf(f,
@@ -63,6 +70,7 @@ static void calibrate_help(FILE *f)
     cs_opts_presets(f);
     fprintf(f, "\n");
     inputs_help(f);
+    compute_help(f);
     fprintf(f,
             "  -o OUT.yaml            the calibrated cluster (required; written whole or not at all).\n"
             "  --format F             report format: table (default), csv (parameters) or json\n"
@@ -136,6 +144,14 @@ static int read_training_runs(const char *cmd, const cs_opt *o, const char *arg,
     return cs_training_runs_read(dst, arg, &d) ? cs_cli_fail(&d) : 0;
 }
 
+static int read_compute(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    (void)cmd, (void)o;
+    cs_diag d;
+    cs_diag_clear(&d);
+    return cs_training_runs_read_compute(dst, arg, &d) ? cs_cli_fail(&d) : 0;
+}
+
 /* The rows both commands share, then each one's own; an option of the
  * other command is refused by name. */
 #define AT(f) CS_ARG_AT(common_args, f)
@@ -147,11 +163,13 @@ static int read_training_runs(const char *cmd, const cs_opt *o, const char *arg,
         CS_ARG_OUTPUT(common_args, out)
 static const cs_opt calibrate_opts[] = {
     COMMON_OPTS,
+    {"compute-measurements", .parse = read_compute, AT(runs)},
     {"report", .parse = cs_opt_string, AT(report)},
     {"summary", .flag = 1, .parse = cs_opt_refuse},
 };
 static const cs_opt compare_opts[] = {
     COMMON_OPTS,
+    {"compute-measurements", .parse = cs_opt_refuse},
     {"report", .parse = cs_opt_refuse},
     {"summary", .flag = 1, .parse = cs_opt_set, AT(summary)},
 };
@@ -165,7 +183,7 @@ static int parse(const char *cmd, const cs_opt *opts, size_t n, int argc, char *
     if (rc >= 0) return rc;
     if (next < argc) return cs_cli_usage(cmd, "unexpected argument '%s'", argv[next]);
     if (!a->cluster) return cs_cli_usage(cmd, "%s", "--cluster is required");
-    if (a->set.n == 0 && a->runs.n == 0)
+    if (a->set.n == 0 && a->runs.n == 0 && a->runs.nk == 0)
         return cs_cli_usage(cmd, "%s", "no measurements: give --nccl-tests LOG, --measurements CSV "
                                        "or --training-runs CSV");
     return -1;
@@ -223,7 +241,8 @@ int cs_cmd_calibrate(int argc, char **argv)
     cs_calib_train_result *tr = NULL;
     /* the collectives first: the training runs are priced with them fitted */
     if ((a.set.n && cs_calibrate(&cl, &a.set, &res, &d)) ||
-        (a.runs.n && cs_calib_train(res ? &res->cluster : &cl, &a.runs, &tr, &d)))
+        ((a.runs.n || a.runs.nk) &&
+         cs_calib_train(res ? &res->cluster : &cl, &a.runs, &tr, &d)))
         rc = cs_cli_fail(&d);
     else
         rc = write_calibrated(&a, &cl, res, tr, src, src_len, &d);

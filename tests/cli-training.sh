@@ -7,7 +7,8 @@
 # validation/run records (validation/training_scores.csv, from `collsim
 # simulate`); the CSV columns; calibrate on 5 rows writes a YAML that
 # simulate and plan accept and that predicts the held-back rows better;
-# mixed collective + training inputs; a single model size keeps the
+# mixed collective + training inputs; collsim-hw compute's CSV
+# (--compute-measurements); a single model size keeps the
 # width-dependent term and says so; usage and input errors.
 #
 # Usage: sh tests/cli-training.sh PATH/TO/collsim   (from the source root)
@@ -83,11 +84,20 @@ check "mixed: collective fit" grep -q 'intra.efficiency' "$TMP/mix.out"
 check "mixed: training fit" grep -q 'collsim calibrate (training runs)' "$TMP/mix.out"
 check "mixed: YAML header has both" grep -q "^# Compute model fitted to $n8 measured training runs" "$TMP/mix.yaml"
 
+# collsim-hw compute's CSV (measured on a CPU): the fit moves hbm past 1 into the rate
+"$C" calibrate --cluster cpu-local --compute-measurements tests/data/compute-cpu.csv -o "$TMP/cpu.yaml" >"$TMP/cpu.out"
+check "compute: hbm fitted" grep -q '^  hbm .*fitted from memory-bound' "$TMP/cpu.out"
+check "compute: the rate carries hbm > 1" grep -q 'hbm_bandwidth: .*# fitted to kernel timings: the achievable rate' "$TMP/cpu.yaml"
+check "compute: simulate accepts the YAML" "$C" simulate --cluster "$TMP/cpu.yaml" --model gpt2-124m --ranks 2 --format csv >/dev/null
+
 # ---- errors ----------------------------------------------------------------------------
 rc=0
 "$C" compare --cluster dgx-a100 --training-runs "$TMP/fit.csv" \
     --measurements validation/nccl-tests/h100_8gpu_allreduce_together_ringcfg.csv >/dev/null 2>"$TMP/e1" || rc=$?
 check "compare refuses mixing (exit $rc)" [ "$rc" -eq 2 ]
+rc=0
+"$C" compare --cluster cpu-local --compute-measurements tests/data/compute-cpu.csv >/dev/null 2>&1 || rc=$?
+check "compare refuses --compute-measurements (exit $rc)" [ "$rc" -eq 2 ]
 sed -E 's/,(amp_bf16\/DEFAULT|bf16\/PURE),/,fp8,/' "$TMP/fit.csv" >"$TMP/bad.csv"
 line=$(grep -n '^a100' "$TMP/bad.csv" | head -1 | cut -d: -f1)
 rc=0

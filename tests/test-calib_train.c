@@ -20,6 +20,7 @@
 
 #include "config/config.h"
 #include "study/calib_train.h"
+#include "train/compute.h"
 #include "testutil.h"
 
 #define HEAD                                                                                       \
@@ -188,6 +189,57 @@ START_TEST(run_must_fit_cluster)
 }
 END_TEST
 
+/* The roofline time (us) of a GEMM (m = n = k) or a copy on c: the
+ * reference the fit's kernel pricing must agree with (compute.c emit). */
+static double ref_time_us(const cs_cluster *c, double mnk, double copy_bytes)
+{
+    if (mnk > 0) {
+        double t_f = 2 * mnk * mnk * mnk /
+                     (c->gpu.peak_flops[CS_DTYPE_BF16] * cs_compute_gemm_efficiency(c, mnk, mnk, mnk, 1));
+        double b = 2 * 3 * mnk * mnk;
+        return 1e6 * fmax(fmax(t_f, b / (c->gpu.hbm_Bps * cs_compute_hbm_efficiency(c, b))),
+                          c->gpu.compute.kernel_floor_s);
+    }
+    double b = 2 * copy_bytes;
+    return 1e6 * fmax(b / (c->gpu.hbm_Bps * cs_compute_hbm_efficiency(c, b)),
+                      c->gpu.compute.kernel_floor_s);
+}
+
+START_TEST(kernel_round_trip)
+{
+    cs_cluster c = cs_test_cluster("dgx-h100"), alt = c;
+    alt.gpu.compute.gemm *= 0.7;
+    alt.gpu.compute.gemm_half_flops *= 2;
+    alt.gpu.compute.hbm *= 0.8;
+    char text[4096] = "kind,dtype,m,n,k,bytes,time_median_us\n";
+    for (double n = 256; n <= 8192; n *= 2)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "gemm,bf16,%.0f,%.0f,%.0f,0,%.6f\n",
+                 n, n, n, ref_time_us(&alt, n, 0));
+    for (double b = 1 << 20; b <= (1 << 30); b *= 4)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "copy,bytes,0,0,0,%.0f,%.6f\n", b,
+                 ref_time_us(&alt, 0, b));
+    cs_trun_set s = {0};
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_test_diag_ok(cs_training_runs_read_compute_string(&s, "k.csv", text, strlen(text), &d), &d,
+                    "kernels");
+    cs_calib_train_result *r;
+    cs_test_diag_ok(cs_calib_train(&c, &s, &r, &d), &d, "fit");
+    ck_assert(r->rms_before_pct > 10);
+    const char *names[] = {"gemm", "gemm_half", "hbm"};
+    double want[] = {alt.gpu.compute.gemm, alt.gpu.compute.gemm_half_flops * 1e-9, alt.gpu.compute.hbm};
+    for (int i = 0; i < 3; i++) {
+        const cs_calib_param *p = param(r, names[i]);
+        ck_assert_msg(p->fitted, "%s: %s", names[i], p->why);
+        ck_assert_msg(fabs(p->value - want[i]) < 0.02 * want[i], "%s %g, want %g", names[i],
+                      p->value, want[i]);
+    }
+    ck_assert(!param(r, "flash1")->fitted); /* no run */
+    cs_calib_train_result_free(r);
+    cs_training_runs_free(&s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("calib_train");
@@ -197,6 +249,7 @@ int main(void)
     tcase_add_test(tc, one_width_keeps_width_term);
     tcase_add_test(tc, one_sequence_keeps_attention);
     tcase_add_test(tc, run_must_fit_cluster);
+    tcase_add_test(tc, kernel_round_trip);
     suite_add_tcase(s, tc);
     return cs_test_run(s);
 }

@@ -132,6 +132,46 @@ START_TEST(errors_at_line_column)
 }
 END_TEST
 
+START_TEST(compute_csv)
+{
+    const char *text = "kind,backend,dtype,m,n,k,bytes,ranks,iters,time_min_us,time_median_us,kernel\n"
+                       "gemm,nccl,bf16,4096,4096,4096,0,8,20,1,250.5,mlp_up.fwd\n"
+                       "copy,nccl,bytes,0,0,0,1048576,8,20,1,5.25,\n";
+    cs_trun_set s = {0};
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_test_diag_ok(cs_training_runs_read_compute_string(&s, "k.csv", text, strlen(text), &d), &d,
+                    "compute");
+    ck_assert_uint_eq(s.nk, 2);
+    ck_assert_uint_eq(s.n, 0);
+    ck_assert(s.kernels[0].gemm);
+    ck_assert_int_eq(s.kernels[0].dtype, CS_DTYPE_BF16);
+    ck_assert_double_eq(s.kernels[0].k, 4096);
+    ck_assert_double_eq(s.kernels[0].time_us, 250.5); /* the median, not the min */
+    ck_assert_str_eq(s.kernels[0].kernel, "mlp_up.fwd");
+    ck_assert(!s.kernels[1].gemm);
+    ck_assert_double_eq(s.kernels[1].bytes, 1048576);
+    ck_assert_str_eq(s.kernels[1].kernel, "");
+    /* errors at the cell; nothing appended */
+    char *t = cs_test_replace(text, "copy,nccl", "norm,nccl");
+    int rc = cs_training_runs_read_compute_string(&s, "k.csv", t, strlen(t), &d);
+    cs_test_diag_error(rc, &d, "k.csv", 3, 1, "column 'kind': expected gemm or copy, got 'norm'",
+                       "kind");
+    free(t);
+    t = cs_test_replace(text, ",250.5,", ",-1,");
+    rc = cs_training_runs_read_compute_string(&s, "k.csv", t, strlen(t), &d);
+    cs_test_diag_error(rc, &d, "k.csv", 2, 40, "column 'time_median_us': expected a number > 0",
+                       "time");
+    free(t);
+    t = cs_test_replace(text, "time_median_us", "time_med");
+    rc = cs_training_runs_read_compute_string(&s, "k.csv", t, strlen(t), &d);
+    cs_test_diag_error(rc, &d, "k.csv", 1, 1, "no 'time_median_us' column", "header");
+    free(t);
+    ck_assert_uint_eq(s.nk, 2);
+    cs_training_runs_free(&s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("training_runs");
@@ -140,6 +180,7 @@ int main(void)
     tcase_add_test(tc, optional_columns);
     tcase_add_test(tc, validation_table_reads);
     tcase_add_test(tc, errors_at_line_column);
+    tcase_add_test(tc, compute_csv);
     suite_add_tcase(s, tc);
     return cs_test_run(s);
 }

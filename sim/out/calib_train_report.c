@@ -135,19 +135,30 @@ static const cs_col resid_cols[] = {
     CS_COL_NUM("after_pct", "%.3f"),
 };
 
+static const cs_col kernel_cols[] = {
+    CS_COL_STR("kind"),
+    CS_COL_NUM("m", "%.0f"),
+    CS_COL_NUM("n", "%.0f"),
+    CS_COL_NUM("k", "%.0f"),
+    CS_COL_NUM("bytes", "%.0f"),
+    CS_COL_NUM("time_us", "%.4f"),
+    CS_COL_NUM("before_pct", "%.3f"),
+    CS_COL_NUM("after_pct", "%.3f"),
+};
+
 void cs_calib_train_report(cs_buf *b, cs_format f, const cs_calib_train_result *r,
                            const cs_trun_set *s)
 {
     cs_doc *doc = cs_doc_new_as("calibrate-training");
     cs_doc_note(doc,
-                "# collsim calibrate (training runs): %s after %d iterations; %zu runs, %d "
-                "degrees of freedom\n# RMS relative error of tokens/s per GPU: %.2f%% before, "
+                "# collsim calibrate (training runs): %s after %d iterations; %zu runs and "
+                "kernel timings, %d degrees of freedom\n# RMS relative error of tokens/s per GPU: %.2f%% before, "
                 "%.2f%% after\n#\n",
                 r->status, r->iterations, r->nrows, r->dof, r->rms_before_pct, r->rms_after_pct);
     cs_calib_report_params(doc, r->params, r->nparams);
     cs_doc_note(doc, "  %-18s kept: a scenario setting (training:), not a cluster key\n",
                 "comm_compute_slowdown");
-    cs_doc_note(doc, "#\n# residuals, %% (predicted - measured) / measured\n");
+    if (s->n) cs_doc_note(doc, "#\n# residuals, %% (predicted - measured) / measured\n");
     cs_table *t = table(doc, "residuals", resid_cols, N(resid_cols), CS_FOR_TREE);
     for (size_t i = 0; i < s->n; i++) {
         const cs_trun_row *w = &s->rows[i];
@@ -161,6 +172,27 @@ void cs_calib_train_report(cs_buf *b, cs_format f, const cs_calib_train_result *
         cs_doc_note(doc, "  %-10s %4d GPUs  seq %6d  %9.0f tok/s/GPU  %+7.2f%% -> %+7.2f%%\n",
                     w->model.name, w->gpus, w->model.seq_len, w->measured_tps_per_gpu,
                     r->before_pct[i], r->after_pct[i]);
+    }
+    if (s->nk) cs_doc_note(doc, "#\n# kernel timings, %% speed error (measured / predicted time - 1)\n");
+    cs_table *kt = table(doc, "kernels", kernel_cols, N(kernel_cols), CS_FOR_TREE);
+    for (size_t q = 0; q < s->nk; q++) {
+        const cs_kmeas_row *k = &s->kernels[q];
+        double b = r->before_pct[s->n + q], a = r->after_pct[s->n + q];
+        cs_table_row(kt);
+        cs_table_str(kt, k->gemm ? "gemm" : "copy");
+        cs_table_num(kt, k->m);
+        cs_table_num(kt, k->n);
+        cs_table_num(kt, k->k);
+        cs_table_num(kt, k->bytes);
+        cs_table_num(kt, k->time_us);
+        cs_table_num(kt, b);
+        cs_table_num(kt, a);
+        if (k->gemm)
+            cs_doc_note(doc, "  gemm %6.0f x %6.0f x %6.0f %-6s %10.2f us  %+7.2f%% -> %+7.2f%%\n",
+                        k->m, k->n, k->k, cs_dtype_name(k->dtype), k->time_us, b, a);
+        else
+            cs_doc_note(doc, "  copy %14.0f B             %10.2f us  %+7.2f%% -> %+7.2f%%\n",
+                        k->bytes, k->time_us, b, a);
     }
     cs_doc_write(b, doc, f);
     cs_doc_free(doc);

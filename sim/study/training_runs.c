@@ -322,18 +322,96 @@ static int line_fn(void *ud, int lineno, const char *line, size_t ll)
     return rd->have_header ? data_row(rd, lineno, &f) : header(rd, lineno, &f);
 }
 
-int cs_training_runs_read_string(cs_trun_set *s, const char *origin, const char *text, size_t len,
-                                 cs_diag *d)
+/* ---- collsim-hw compute's CSV -------------------------------------------------------- */
+
+enum { KC_KIND, KC_DTYPE, KC_M, KC_N, KC_K, KC_BYTES, KC_TIME, KC_KERNEL, KC_COUNT };
+static const char *const kcols[KC_COUNT] = {"kind", "dtype", "m", "n", "k", "bytes",
+                                            "time_median_us", "kernel"};
+
+/* A number >= lo in field i of f into *v; NULL or what was expected. */
+static const char *kernel_num(const fields *f, int i, double lo, double *v)
 {
-    size_t n0 = s->n;
+    if (i >= f->n || cs__meas_parse_num(f->s[i], (size_t)f->len[i], v) || !(*v >= lo))
+        return lo > 0 ? "a number > 0" : "a number >= 0";
+    return NULL;
+}
+
+/* Field of column c as text into buf. */
+static const char *kernel_text(const reader *rd, const fields *f, int c, char *buf, size_t len)
+{
+    int at = rd->at[c];
+    int ok = at >= 0 && at < f->n;
+    snprintf(buf, len, "%.*s", ok ? f->len[at] : 0, ok ? f->s[at] : "");
+    return buf;
+}
+
+static int kernel_row(reader *rd, int lineno, const fields *f)
+{
+    cs_kmeas_row k = {.file = rd->file, .line = lineno};
+    char text[64];
+    int c = KC_KIND;
+    const char *want = NULL;
+    kernel_text(rd, f, KC_KIND, text, sizeof text);
+    k.gemm = !strcasecmp(text, "gemm");
+    if (!k.gemm && strcasecmp(text, "copy")) want = "gemm or copy";
+    double *dst[] = {&k.m, &k.n, &k.k, &k.bytes, &k.time_us};
+    for (int q = KC_M; !want && q <= KC_TIME; q++) {
+        int used = q == KC_TIME || (k.gemm ? q != KC_BYTES : q == KC_BYTES);
+        c = q;
+        want = used ? kernel_num(f, rd->at[q], 1e-300, dst[q - KC_M]) : NULL;
+    }
+    if (!want && k.gemm && cs_dtype_parse(kernel_text(rd, f, KC_DTYPE, text, sizeof text), &k.dtype))
+        c = KC_DTYPE, want = "a GEMM dtype (fp32, bf16, ...)";
+    if (want) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "column '%s': expected %s", kcols[c], want);
+        int at = rd->at[c];
+        return fail(rd, lineno, at < f->n ? f->col[at] : 1, "%s, got '%s'", msg,
+                    kernel_text(rd, f, c, text, sizeof text));
+    }
+    kernel_text(rd, f, KC_KERNEL, k.kernel, sizeof k.kernel);
+    cs_trun_set *s = rd->s;
+    s->kernels = realloc(s->kernels, (s->nk + 1) * sizeof *s->kernels);
+    if (!s->kernels) CS_PANIC("out of memory");
+    s->kernels[s->nk++] = k;
+    return 0;
+}
+
+static int kernel_line_fn(void *ud, int lineno, const char *line, size_t ll)
+{
+    reader *rd = ud;
+    size_t i = 0;
+    while (i < ll && isspace((unsigned char)line[i])) i++;
+    if (i == ll || line[i] == '#') return 0;
+    fields f;
+    if (cs__meas_split_csv(line, ll, &f)) return fail(rd, lineno, 1, "%s%s", "too many columns", "");
+    if (rd->have_header) return kernel_row(rd, lineno, &f);
+    for (int c = 0; c < KC_COUNT; c++) {
+        rd->at[c] = -1;
+        for (int j = 0; j < f.n; j++)
+            if ((int)strlen(kcols[c]) == f.len[j] && !strncasecmp(f.s[j], kcols[c], (size_t)f.len[j]))
+                rd->at[c] = j;
+        if (rd->at[c] < 0 && c != KC_KERNEL)
+            return fail(rd, lineno, 1, "the header has no '%s' column (collsim-hw compute's CSV: %s)",
+                        kcols[c], "hw/cmd_compute.c");
+    }
+    rd->have_header = 1;
+    return 0;
+}
+
+/* Reads text line by line through fn (a reader in rd); what a file must
+ * hold when it holds nothing is `empty`. */
+static int read_text(cs_trun_set *s, const char *origin, const char *text, size_t len,
+                     cs__meas_line_fn fn, const char *empty, cs_diag *d)
+{
+    size_t n0 = s->n, nk0 = s->nk;
     reader rd = {.s = s, .origin = origin, .d = d, .file = (int)s->nfiles};
-    int lines = 0, rc = cs__meas_each_line(text, len, line_fn, &rd, &lines);
-    if (!rc && s->n == n0)
-        rc = cs_diag_set(d, CS_ECONFIG, origin, lines, 1,
-                         "no training run: expected a header row naming the columns, then one "
-                         "row per run (docs/training-runs.md)");
+    int lines = 0, rc = cs__meas_each_line(text, len, fn, &rd, &lines);
+    if (!rc && s->n == n0 && s->nk == nk0)
+        rc = cs_diag_set(d, CS_ECONFIG, origin, lines, 1, "%s", empty);
     if (rc) {
         s->n = n0;
+        s->nk = nk0;
         return rc;
     }
     s->files = realloc(s->files, (s->nfiles + 1) * sizeof *s->files);
@@ -342,20 +420,50 @@ int cs_training_runs_read_string(cs_trun_set *s, const char *origin, const char 
     return 0;
 }
 
-int cs_training_runs_read(cs_trun_set *s, const char *path, cs_diag *d)
+int cs_training_runs_read_string(cs_trun_set *s, const char *origin, const char *text, size_t len,
+                                 cs_diag *d)
+{
+    return read_text(s, origin, text, len, line_fn,
+                     "no training run: expected a header row naming the columns, then one row "
+                     "per run (docs/training-runs.md)", d);
+}
+
+int cs_training_runs_read_compute_string(cs_trun_set *s, const char *origin, const char *text,
+                                         size_t len, cs_diag *d)
+{
+    return read_text(s, origin, text, len, kernel_line_fn,
+                     "no kernel timing: expected collsim-hw compute's CSV (a header row, then "
+                     "gemm / copy rows)", d);
+}
+
+typedef int (*string_reader)(cs_trun_set *, const char *, const char *, size_t, cs_diag *);
+
+static int read_path(cs_trun_set *s, const char *path, const char *what, string_reader fn,
+                     cs_diag *d)
 {
     char *text;
     size_t len;
-    int rc = cs_textfile_read(path, "training runs", &text, &len, d);
+    int rc = cs_textfile_read(path, what, &text, &len, d);
     if (rc) return rc;
-    rc = cs_training_runs_read_string(s, path, text, len, d);
+    rc = fn(s, path, text, len, d);
     free(text);
     return rc;
+}
+
+int cs_training_runs_read(cs_trun_set *s, const char *path, cs_diag *d)
+{
+    return read_path(s, path, "training runs", cs_training_runs_read_string, d);
+}
+
+int cs_training_runs_read_compute(cs_trun_set *s, const char *path, cs_diag *d)
+{
+    return read_path(s, path, "compute measurements", cs_training_runs_read_compute_string, d);
 }
 
 void cs_training_runs_free(cs_trun_set *s)
 {
     free(s->rows);
+    free(s->kernels);
     free(s->files);
     memset(s, 0, sizeof *s);
 }

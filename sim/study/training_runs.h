@@ -34,9 +34,23 @@ typedef struct cs_trun_row {
     double measured_mfu_pct;  /* NaN when the file has no mfu_pct */
 } cs_trun_row;
 
+/* A kernel timed by `collsim-hw compute` (hw/cmd_compute.c's CSV): a
+ * GEMM of m x n x k in dtype, or a device copy of `bytes` (moving 2 x
+ * bytes: read + write). */
+typedef struct cs_kmeas_row {
+    int file, line;
+    int gemm;                 /* 1 GEMM, 0 copy */
+    cs_dtype dtype;           /* GEMMs */
+    double m, n, k, bytes;
+    double time_us;           /* time_median_us */
+    char kernel[48];          /* --shapes: the model kernel it stands for, else "" */
+} cs_kmeas_row;
+
 typedef struct cs_trun_set {
     size_t n, nfiles;
     cs_trun_row *rows;        /* owned */
+    size_t nk;
+    cs_kmeas_row *kernels;    /* owned: kernel timings, after the runs in a fit */
     char (*files)[256];       /* path of each file read, in reading order */
 } cs_trun_set;
 
@@ -49,6 +63,12 @@ int cs_training_runs_read(cs_trun_set *s, const char *path, cs_diag *d);
 /* The same from text; origin names it in errors and in files[]. */
 int cs_training_runs_read_string(cs_trun_set *s, const char *origin, const char *text, size_t len,
                                  cs_diag *d);
+/* Appends the rows of a `collsim-hw compute` CSV (columns kind, dtype,
+ * m, n, k, bytes, time_median_us; kernel optional; others skipped), with
+ * the same errors and roll-back. */
+int cs_training_runs_read_compute(cs_trun_set *s, const char *path, cs_diag *d);
+int cs_training_runs_read_compute_string(cs_trun_set *s, const char *origin, const char *text,
+                                         size_t len, cs_diag *d);
 void cs_training_runs_free(cs_trun_set *s);
 
 #endif
