@@ -50,8 +50,9 @@ static void compute_help(FILE *f)
 static void calibrate_help(FILE *f)
 {
     fprintf(f,
-            "Usage: collsim calibrate --cluster FILE|PRESET (--nccl-tests LOG | --measurements CSV)...\n"
-            "         -o OUT.yaml [--format table|csv|json] [--report FILE]\n"
+            "Usage: collsim calibrate --cluster FILE|PRESET (--nccl-tests LOG | --measurements CSV |\n"
+            "         --training-runs CSV | --compute-measurements CSV)... -o OUT.yaml\n"
+            "         [--format table|csv|json] [--report FILE]\n"
             "\n"
             "Fits the cluster's cost-model parameters to measured collectives (GSL nonlinear\n"
             "least squares on the relative error, outliers down-weighted) and writes the cluster\n"
@@ -64,7 +65,8 @@ static void calibrate_help(FILE *f)
             "With --training-runs the compute model (gpu.compute) is fitted after the\n"
             "collectives: gemm, the attention kernel the runs use (flash1 / flash2), hbm,\n"
             "gemm_half and kernel_floor where the runs determine them, by least squares on\n"
-            "log(predicted / measured) tokens/s, the rest kept with the reason.\n"
+            "log(predicted / measured) tokens/s, the rest kept with the reason (with\n"
+            "--compute-measurements: GEMM and copy timings in the same fit, hbm_half too).\n"
             "\n"
             "  --cluster FILE|PRESET  the cluster to start from (required). Presets: ");
     cs_opts_presets(f);
@@ -86,6 +88,7 @@ static void compare_help(FILE *f)
     fprintf(f,
             "Usage: collsim compare --cluster FILE|PRESET (--measurements CSV | --nccl-tests LOG)...\n"
             "         [--format table|csv|json] [--summary] [-o FILE]\n"
+            "       collsim compare --cluster FILE|PRESET --training-runs CSV... [--format F] [-o FILE]\n"
             "\n"
             "Predicts every measured row on the cluster and reports prediction vs measurement,\n"
             "and per dataset the median / p90 / max absolute %% error for sizes >= 1 MiB and\n"
