@@ -135,6 +135,15 @@ static const cs_col resid_cols[] = {
     CS_COL_NUM("after_pct", "%.3f"),
 };
 
+static const cs_col fit_cols[] = {
+    CS_COL_STR("status"),
+    CS_COL_BOOL("converged"),
+    CS_COL_INT("iterations"),
+    CS_COL_INT("dof"),
+    CS_COL_NUM("rms_before_pct", "%.4f"),
+    CS_COL_NUM("rms_after_pct", "%.4f"),
+};
+
 static const cs_col kernel_cols[] = {
     CS_COL_STR("kind"),
     CS_COL_NUM("m", "%.0f"),
@@ -155,6 +164,15 @@ void cs_calib_train_report(cs_buf *b, cs_format f, const cs_calib_train_result *
                 "kernel timings, %d degrees of freedom\n# RMS relative error of tokens/s per GPU: %.2f%% before, "
                 "%.2f%% after\n#\n",
                 r->status, r->iterations, r->nrows, r->dof, r->rms_before_pct, r->rms_after_pct);
+    cs_table *ft = cs_doc_table(doc, &(cs_table_spec){NULL, fit_cols, N(fit_cols), CS_FOR_TREE,
+                                                       CS_TABLE_FIELDS});
+    cs_table_row(ft);
+    cs_table_str(ft, r->status);
+    cs_table_bool(ft, r->converged);
+    cs_table_int(ft, r->iterations);
+    cs_table_int(ft, r->dof);
+    cs_table_num(ft, r->rms_before_pct);
+    cs_table_num(ft, r->rms_after_pct);
     cs_calib_report_params(doc, r->params, r->nparams);
     cs_doc_note(doc, "  %-18s kept: a scenario setting (training:), not a cluster key\n",
                 "comm_compute_slowdown");
