@@ -97,6 +97,7 @@ static void compare_help(FILE *f)
             "\n"
             "  --cluster FILE|PRESET  the cluster (required).\n");
     inputs_help(f);
+    compute_help(f);
     fprintf(f,
             "  --format F             table (rows, then the summary; default), csv (rows, or the\n"
             "                         summary with --summary) or json (both).\n"
@@ -112,6 +113,8 @@ static void compare_help(FILE *f)
             "model,gpus,seq_len,micro_batch,grad_accum,checkpointing,\n"
             "measured_tokens_per_s_per_gpu,predicted_tokens_per_s_per_gpu,error_pct,\n"
             "measured_mfu_pct,predicted_mfu_pct; the table adds median / p90 / max per file.\n"
+            "With --compute-measurements CSV (collsim-hw compute) alone: per kernel file,line,\n"
+            "kind,dtype,m,n,k,bytes,kernel,measured_us,predicted_us,error_pct (JSON: both).\n"
             "Exit status: 0 ok, 1 a file could not be read or written, 2 bad usage or bad input.\n");
 }
 
@@ -172,7 +175,7 @@ static const cs_opt calibrate_opts[] = {
 };
 static const cs_opt compare_opts[] = {
     COMMON_OPTS,
-    {"compute-measurements", .parse = cs_opt_refuse},
+    {"compute-measurements", .parse = read_compute, AT(runs)},
     {"report", .parse = cs_opt_refuse},
     {"summary", .flag = 1, .parse = cs_opt_set, AT(summary)},
 };
@@ -277,12 +280,13 @@ int cs_cmd_compare(int argc, char **argv)
     common_args a = {.fmt = CS_FORMAT_TABLE};
     int rc = parse(cmd, compare_opts, N(compare_opts), argc, argv, &a, compare_help);
     if (rc >= 0) goto out;
-    if (a.runs.n && a.set.n) {
+    int train = a.runs.n || a.runs.nk;
+    if (train && a.set.n) {
         rc = cs_cli_usage(cmd, "%s", "--training-runs does not mix with collective inputs "
                                      "here: compare them in two calls");
         goto out;
     }
-    if (a.runs.n && a.summary) {
+    if (train && a.summary) {
         rc = cs_cli_usage(cmd, "%s", "--summary is for collective inputs; the table format "
                                      "of --training-runs ends with its summary");
         goto out;
@@ -294,7 +298,7 @@ int cs_cmd_compare(int argc, char **argv)
         rc = cs_cli_fail(&d);
         goto out;
     }
-    if (a.runs.n) {
+    if (train) {
         rc = compare_runs(&a, &cl, &d);
         goto out;
     }

@@ -98,18 +98,75 @@ static const cs_col file_view[] = {
     CS_VIEW_NUM("max", "max_pct", "%.2f", 8, "(%)"),
 };
 
+static const cs_col kmeas_cols[] = {
+    CS_COL_STR("file"),
+    CS_COL_INT("line"),
+    CS_COL_STR("kind"),
+    CS_COL_STR("dtype"),
+    CS_COL_NUM("m", "%.0f"),
+    CS_COL_NUM("n", "%.0f"),
+    CS_COL_NUM("k", "%.0f"),
+    CS_COL_NUM("bytes", "%.0f"),
+    CS_COL_STR("kernel"),
+    CS_COL_NUM("measured_us", "%.4f"),
+    CS_COL_NUM("predicted_us", "%.4f"),
+    CS_COL_NUM("error_pct", "%.3f"),
+};
+static const cs_col kmeas_view[] = {
+    {.name = "kind", .kind = CS_CELL_STR, .width = 5, .unit = "", .flags = CS_COL_LEFT},
+    {.name = "dtype", .kind = CS_CELL_STR, .width = 6, .unit = "", .flags = CS_COL_LEFT},
+    CS_VIEW_NUM("m", "m", "%.0f", 6, ""),
+    CS_VIEW_NUM("n", "n", "%.0f", 6, ""),
+    CS_VIEW_NUM("k", "k", "%.0f", 6, ""),
+    CS_VIEW_NUM("bytes", "bytes", "%.0f", 12, "(B)"),
+    CS_VIEW_NUM("measured", "measured_us", "%.2f", 11, "(us)"),
+    CS_VIEW_NUM("predicted", "predicted_us", "%.2f", 11, "(us)"),
+    CS_VIEW_NUM("error", "error_pct", "%.1f", 7, "(%)"),
+};
+
+/* The kernel timings' table (CSV's flat table when there is no run). */
+static void kernel_rows(cs_doc *doc, const cs_trun_set *s, const cs_calib_train_compare *cmp)
+{
+    cs_table *t = table(doc, "kernels", kmeas_cols, N(kmeas_cols),
+                        CS_FOR_TREE | (s->n ? 0 : CS_FOR_FLAT));
+    for (size_t q = 0; q < s->nk; q++) {
+        const cs_kmeas_row *k = &s->kernels[q];
+        cs_table_row(t);
+        cs_table_str(t, s->files[k->file]);
+        cs_table_int(t, k->line);
+        cs_table_str(t, k->gemm ? "gemm" : "copy");
+        cs_table_str(t, k->gemm ? cs_dtype_name(k->dtype) : "bytes");
+        cs_table_num(t, k->m);
+        cs_table_num(t, k->n);
+        cs_table_num(t, k->k);
+        cs_table_num(t, k->bytes);
+        cs_table_str(t, k->kernel);
+        cs_table_num(t, k->time_us);
+        cs_table_num(t, cmp->pred_kernel_us[q]);
+        cs_table_num(t, cmp->kernel_err_pct[q]);
+    }
+    if (!s->nk) return;
+    cs_doc_note(doc, "#\n");
+    view(doc, t, kmeas_view, N(kmeas_view));
+}
+
 void cs_calib_train_compare_report(cs_buf *b, cs_format f, const char *cluster_name,
                                    const cs_trun_set *s, const cs_calib_train_compare *cmp)
 {
     cs_doc *doc = cs_doc_new_as("compare-training");
-    cs_doc_note(doc, "# collsim compare: cluster %s, %zu training runs in %zu files\n",
-                cluster_name, s->n, s->nfiles);
-    cs_table *rows = table(doc, "runs", run_cols, N(run_cols), CS_FOR_DATA);
+    cs_doc_note(doc, "# collsim compare: cluster %s, %zu training runs and %zu kernel timings in "
+                     "%zu files\n", cluster_name, s->n, s->nk, s->nfiles);
+    cs_table *rows = table(doc, "runs", run_cols, N(run_cols),
+                           CS_FOR_TREE | (s->n || !s->nk ? CS_FOR_FLAT : 0));
     for (size_t i = 0; i < s->n; i++)
         run_cells(rows, s, i, cmp->pred_tps[i], cmp->err_pct[i], cmp->pred_mfu_pct[i]);
-    cs_doc_note(doc, "#\n");
-    view(doc, rows, run_view, N(run_view));
-    cs_doc_note(doc, "#\n# absolute error of tokens/s per GPU per file, %% (median / p90 / max)\n");
+    if (s->n) {
+        cs_doc_note(doc, "#\n");
+        view(doc, rows, run_view, N(run_view));
+    }
+    kernel_rows(doc, s, cmp);
+    cs_doc_note(doc, "#\n# absolute error per file (tokens/s per GPU; kernel time), %% (median / "
+                     "p90 / max)\n");
     cs_table *ft = table(doc, "files", file_cols, N(file_cols), CS_FOR_TREE);
     for (size_t k = 0; k < s->nfiles; k++) {
         cs_table_row(ft);

@@ -246,20 +246,6 @@ static void cluster_at(const fit *ft, const double *y, cs_cluster *c)
     }
 }
 
-/* The compute model's time of a timed kernel: the roofline of compute.c
- * (emit) for one GEMM of e-byte elements, or a copy moving 2 x bytes. */
-static double kernel_time_us(const cs_cluster *c, const cs_kmeas_row *k)
-{
-    double bytes = k->gemm ? cs_dtype_size(k->dtype) * (k->m * k->k + k->k * k->n + k->m * k->n)
-                           : 2 * k->bytes;
-    double t = bytes / (c->gpu.hbm_Bps * cs_compute_hbm_efficiency(c, bytes));
-    if (k->gemm)
-        t = fmax(t, 2 * k->m * k->n * k->k /
-                        (c->gpu.peak_flops[k->dtype] *
-                         cs_compute_gemm_efficiency(c, k->m, k->n, k->k, 1)));
-    return 1e6 * fmax(t, c->gpu.compute.kernel_floor_s);
-}
-
 static void residuals(fit *ft, const cs_cluster *c, double *f)
 {
     ft->evals++;
@@ -272,7 +258,7 @@ static void residuals(fit *ft, const cs_cluster *c, double *f)
     }
     /* a kernel's speed is 1 / time: log(meas / pred) has the sign of tokens/s */
     for (size_t q = 0; q < s->nk; q++) {
-        double t = kernel_time_us(c, &s->kernels[q]);
+        double t = cs_calib_train_kernel_us(c, &s->kernels[q]);
         f[s->n + q] = t > 0 && isfinite(t) ? log(s->kernels[q].time_us / t) : INFINITY;
     }
 }

@@ -33,12 +33,21 @@
 int cs_calib_train_predict(const cs_cluster *c, const cs_trun_set *s, size_t i,
                            double *tps_per_gpu, double *mfu_pct, cs_diag *d);
 
+/* The compute model's time (us) of a timed kernel on c: the roofline of
+ * compute.c for one GEMM of its dtype's elements (peak, GEMM and HBM
+ * efficiencies, kernel floor), or a copy moving 2 x bytes. */
+double cs_calib_train_kernel_us(const cs_cluster *c, const cs_kmeas_row *k);
+
 typedef struct cs_calib_train_compare {
     size_t n, nfiles;
     double *pred_tps;       /* per row: predicted tokens/s per GPU */
     double *pred_mfu_pct;   /* per row */
     double *err_pct;        /* per row: signed (pred - meas) / meas x 100 */
-    cs_calib_stats *file;   /* per file: absolute error, median / p90 / max */
+    size_t nk;
+    double *pred_kernel_us; /* per kernel timing: the compute model's time */
+    double *kernel_err_pct; /* per kernel timing: signed (pred - meas) / meas x 100 */
+    cs_calib_stats *file;   /* per file: absolute error (of tokens/s or kernel time),
+                             * median / p90 / max */
 } cs_calib_train_compare;
 
 /* Predicts and scores every row; caller frees with

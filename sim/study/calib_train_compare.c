@@ -14,7 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/compute.h"
 #include "train/evaluate.h"
+
+/* The compute model's time of a timed kernel: the roofline of compute.c
+ * (emit) for one GEMM of e-byte elements, or a copy moving 2 x bytes. */
+double cs_calib_train_kernel_us(const cs_cluster *c, const cs_kmeas_row *k)
+{
+    double bytes = k->gemm ? cs_dtype_size(k->dtype) * (k->m * k->k + k->k * k->n + k->m * k->n)
+                           : 2 * k->bytes;
+    double t = bytes / (c->gpu.hbm_Bps * cs_compute_hbm_efficiency(c, bytes));
+    if (k->gemm)
+        t = fmax(t, 2 * k->m * k->n * k->k /
+                        (c->gpu.peak_flops[k->dtype] *
+                         cs_compute_gemm_efficiency(c, k->m, k->n, k->k, 1)));
+    return 1e6 * fmax(t, c->gpu.compute.kernel_floor_s);
+}
 
 int cs_calib_train_predict(const cs_cluster *c, const cs_trun_set *s, size_t i,
                            double *tps_per_gpu, double *mfu_pct, cs_diag *d)
@@ -57,11 +72,21 @@ int cs_calib_train_compare_run(const cs_cluster *c, const cs_trun_set *s,
         double meas = s->rows[i].measured_tps_per_gpu;
         out->err_pct[i] = 100.0 * (out->pred_tps[i] - meas) / meas;
     }
-    double *abs_err = cs_xmalloc(n1 * sizeof *abs_err);
+    out->nk = s->nk;
+    out->pred_kernel_us = cs_xcalloc(s->nk ? s->nk : 1, sizeof *out->pred_kernel_us);
+    out->kernel_err_pct = cs_xcalloc(s->nk ? s->nk : 1, sizeof *out->kernel_err_pct);
+    for (size_t q = 0; q < s->nk; q++) {
+        out->pred_kernel_us[q] = cs_calib_train_kernel_us(c, &s->kernels[q]);
+        out->kernel_err_pct[q] = 100.0 * (out->pred_kernel_us[q] - s->kernels[q].time_us) /
+                                 s->kernels[q].time_us;
+    }
+    double *abs_err = cs_xmalloc((s->n + s->nk + 1) * sizeof *abs_err);
     for (size_t f = 0; f < s->nfiles; f++) {
         int k = 0;
         for (size_t i = 0; i < s->n; i++)
             if (s->rows[i].file == (int)f) abs_err[k++] = fabs(out->err_pct[i]);
+        for (size_t q = 0; q < s->nk; q++)
+            if (s->kernels[q].file == (int)f) abs_err[k++] = fabs(out->kernel_err_pct[q]);
         cs_calib_stats_of(abs_err, k, &out->file[f]);
     }
     free(abs_err);
@@ -74,6 +99,8 @@ void cs_calib_train_compare_free(cs_calib_train_compare *cmp)
     free(cmp->pred_mfu_pct);
     free(cmp->err_pct);
     free(cmp->file);
+    free(cmp->pred_kernel_us);
+    free(cmp->kernel_err_pct);
     memset(cmp, 0, sizeof *cmp);
 }
 
