@@ -234,6 +234,12 @@ int cs_cmd_calibrate(int argc, char **argv)
         rc = cs_cli_usage(cmd, "%s", "-o OUT.yaml is required (the calibrated cluster)");
         goto out;
     }
+    if (a.set.n && (a.runs.n || a.runs.nk) && a.fmt != CS_FORMAT_TABLE) {
+        rc = cs_cli_usage(cmd, "%s", "collective and compute inputs give two reports, one CSV or "
+                                     "JSON document each: use --format table, or calibrate in two "
+                                     "calls (the second with --cluster the first's YAML)");
+        goto out;
+    }
     cs_diag d;
     cs_diag_clear(&d);
     cs_cluster cl;

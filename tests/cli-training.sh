@@ -93,7 +93,13 @@ check "compare --compute-measurements CSV header" grep -q '^file,line,kind,dtype
 check "compare --compute-measurements rows" [ "$(grep -c '^tests/data/compute-cpu.csv,' "$TMP/kc.csv")" -eq 6 ]
 check "compute: simulate accepts the YAML" "$C" simulate --cluster "$TMP/cpu.yaml" --model gpt2-124m --ranks 2 --format csv >/dev/null
 
-# ---- errors ----------------------------------------------------------------------------
+# ---- errors ----
+rc=0
+"$C" calibrate --cluster validation/clusters/h100-together.yaml --format json \
+    --measurements validation/nccl-tests/h100_8gpu_allreduce_together_ringcfg.csv \
+    --training-runs "$TMP/h8.csv" -o "$TMP/mixj.yaml" >/dev/null 2>&1 || rc=$?
+check "mixed inputs refuse one JSON report (exit $rc)" [ "$rc" -eq 2 ]
+check "no YAML when refused" [ ! -e "$TMP/mixj.yaml" ]------------------------------------------------------------------------
 rc=0
 "$C" compare --cluster dgx-a100 --training-runs "$TMP/fit.csv" \
     --measurements validation/nccl-tests/h100_8gpu_allreduce_together_ringcfg.csv >/dev/null 2>"$TMP/e1" || rc=$?
