@@ -24,12 +24,17 @@ fi
 C=$1
 HW=$2
 [ -x "$HW" ] || { echo "skip: no collsim-hw at $HW"; exit 77; }
+# Under AddressSanitizer, Open MPI's own never-freed memory is suppressed
+# (tests/lsan-mpi.supp, as tests/calibrate-loop.sh does); collsim-hw's is checked.
+HERE=$(cd "$(dirname "$0")" && pwd)
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$HERE/lsan-mpi.supp:print_suppressions=0"
+ASAN_MPI="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-cloop.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT INT TERM
 
 measure() { # out min-n max-n copy-min copy-max
     rc=0
-    "$HW" compute --backend mpi --min-n "$2" --max-n "$3" --copy-min "$4" --copy-max "$5" \
+    ASAN_OPTIONS=$ASAN_MPI "$HW" compute --backend mpi --min-n "$2" --max-n "$3" --copy-min "$4" --copy-max "$5" \
         --iters 3 -o "$1" >/dev/null 2>"$TMP/hw.err" || rc=$?
     [ "$rc" -eq 77 ] && { echo "skip: collsim-hw has no MPI backend"; exit 77; }
     [ "$rc" -eq 0 ] || { echo "FAIL: collsim-hw compute exited $rc: $(head -c 300 "$TMP/hw.err")"; exit 1; }
