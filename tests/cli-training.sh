@@ -64,6 +64,7 @@ check "calibrate fits gemm" grep -q '^  gemm .*fitted from every row' "$TMP/cal.
 check "YAML notes the fitted gemm" grep -q 'gemm: .*# fitted to training runs: gemm = ' "$TMP/cal.yaml"
 check "simulate accepts the YAML" "$C" simulate --cluster "$TMP/cal.yaml" --model gpt3-1.3b --ranks 8 --format csv >/dev/null
 check "plan accepts the YAML" "$C" plan --cluster "$TMP/cal.yaml" --model gpt3-1.3b --ranks 8 >/dev/null
+check "crossover accepts the YAML" "$C" crossover --cluster "$TMP/cal.yaml" --ranks 8 --models gpt3-1.3b --format csv -o "$TMP/x.csv"
 med() { "$C" compare --cluster "$1" --training-runs "$TMP/rest.csv" | awk -v f="$TMP/rest.csv" '$1 == f { print $3 }'; }
 before=$(med dgx-a100)
 after=$(med "$TMP/cal.yaml")
