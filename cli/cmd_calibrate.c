@@ -13,6 +13,8 @@
 #include "config/config.h"
 #include "opts.h"
 #include "out/calib_report.h"
+#include "out/calib_train_report.h"
+#include "study/calib_train.h"
 #include "study/measure.h"
 
 static void inputs_help(FILE *f)
@@ -31,14 +33,26 @@ static void inputs_help(FILE *f)
             "  NCCL_ALGO=X / NCCL_PROTO=X written in a log or CSV header mean the run forced\n"
             "  them; otherwise predictions choose as NCCL's tuner does. Rows that name an\n"
             "  algorithm collsim does not model (CollNet, ...) are shown, not predicted.\n"
-            "  Nodes, when the input does not say, are filled in order (ranks / gpus_per_node).\n");
+            "  Nodes, when the input does not say, are filled in order (ranks / gpus_per_node).\n"
+            "  --training-runs CSV    measured training runs: configuration and tokens/s per GPU\n"
+            "                         per row (docs/training-runs.md); every row is priced on\n"
+            "                         --cluster (its cluster column is informational).\n"
+            "                         Repeatable.\n");
+}
+
+static void compute_help(FILE *f)
+{
+    fprintf(f, "  --compute-measurements CSV  `collsim-hw compute` output (kind gemm/copy, dtype,\n"
+               "                         m,n,k, bytes, time_median_us; kernel with --shapes): GEMM\n"
+               "                         and copy times fitted with the training runs. Repeatable.\n");
 }
 
 static void calibrate_help(FILE *f)
 {
     fprintf(f,
-            "Usage: collsim calibrate --cluster FILE|PRESET (--nccl-tests LOG | --measurements CSV)...\n"
-            "         -o OUT.yaml [--format table|csv|json] [--report FILE]\n"
+            "Usage: collsim calibrate --cluster FILE|PRESET (--nccl-tests LOG | --measurements CSV |\n"
+            "         --training-runs CSV | --compute-measurements CSV)... -o OUT.yaml\n"
+            "         [--format table|csv|json] [--report FILE]\n"
             "\n"
             "Fits the cluster's cost-model parameters to measured collectives (GSL nonlinear\n"
             "least squares on the relative error, outliers down-weighted) and writes the cluster\n"
@@ -48,11 +62,17 @@ static void calibrate_help(FILE *f)
             "protocol; network), per-algorithm efficiencies. The others keep their --cluster\n"
             "values and the report says why. Datasets whose busbw exceeds what ring, tree,\n"
             "NVLS or NVLSTree can reach at line rate (SHARP) are excluded from the fit.\n"
+            "With --training-runs the compute model (gpu.compute) is fitted after the\n"
+            "collectives: gemm, the attention kernel the runs use (flash1 / flash2), hbm,\n"
+            "gemm_half and kernel_floor where the runs determine them, by least squares on\n"
+            "log(predicted / measured) tokens/s, the rest kept with the reason (with\n"
+            "--compute-measurements: GEMM and copy timings in the same fit, hbm_half too).\n"
             "\n"
             "  --cluster FILE|PRESET  the cluster to start from (required). Presets: ");
     cs_opts_presets(f);
     fprintf(f, "\n");
     inputs_help(f);
+    compute_help(f);
     fprintf(f,
             "  -o OUT.yaml            the calibrated cluster (required; written whole or not at all).\n"
             "  --format F             report format: table (default), csv (parameters) or json\n"
@@ -68,6 +88,7 @@ static void compare_help(FILE *f)
     fprintf(f,
             "Usage: collsim compare --cluster FILE|PRESET (--measurements CSV | --nccl-tests LOG)...\n"
             "         [--format table|csv|json] [--summary] [-o FILE]\n"
+            "       collsim compare --cluster FILE|PRESET --training-runs CSV... [--format F] [-o FILE]\n"
             "\n"
             "Predicts every measured row on the cluster and reports prediction vs measurement,\n"
             "and per dataset the median / p90 / max absolute %% error for sizes >= 1 MiB and\n"
@@ -76,6 +97,7 @@ static void compare_help(FILE *f)
             "\n"
             "  --cluster FILE|PRESET  the cluster (required).\n");
     inputs_help(f);
+    compute_help(f);
     fprintf(f,
             "  --format F             table (rows, then the summary; default), csv (rows, or the\n"
             "                         summary with --summary) or json (both).\n"
@@ -87,6 +109,12 @@ static void compare_help(FILE *f)
             "dataset,rows,unmodelled,beyond_bound,max_busbw_GBps,bound_busbw_GBps,n_big,\n"
             "median_big_pct,p90_big_pct,max_big_pct,n_all,median_all_pct,p90_all_pct,max_all_pct\n"
             "(big = sizes >= 1 MiB).\n"
+            "With --training-runs (not mixed with collective inputs): per run file,line,table,\n"
+            "model,gpus,seq_len,micro_batch,grad_accum,checkpointing,\n"
+            "measured_tokens_per_s_per_gpu,predicted_tokens_per_s_per_gpu,error_pct,\n"
+            "measured_mfu_pct,predicted_mfu_pct; the table adds median / p90 / max per file.\n"
+            "With --compute-measurements CSV (collsim-hw compute) alone: per kernel file,line,\n"
+            "kind,dtype,m,n,k,bytes,kernel,measured_us,predicted_us,error_pct (JSON: both).\n"
             "Exit status: 0 ok, 1 a file could not be read or written, 2 bad usage or bad input.\n");
 }
 
@@ -95,6 +123,7 @@ typedef struct common_args {
     const char *cluster, *out, *report;
     int fmt, summary;
     cs_meas_set set;
+    cs_trun_set runs;
 } common_args;
 
 static int read_nccl_tests(const char *cmd, const cs_opt *o, const char *arg, void *dst)
@@ -113,21 +142,40 @@ static int read_measurements(const char *cmd, const cs_opt *o, const char *arg, 
     return cs_meas_read_csv(dst, arg, &d) ? cs_cli_fail(&d) : 0;
 }
 
+static int read_training_runs(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    (void)cmd, (void)o;
+    cs_diag d;
+    cs_diag_clear(&d);
+    return cs_training_runs_read(dst, arg, &d) ? cs_cli_fail(&d) : 0;
+}
+
+static int read_compute(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    (void)cmd, (void)o;
+    cs_diag d;
+    cs_diag_clear(&d);
+    return cs_training_runs_read_compute(dst, arg, &d) ? cs_cli_fail(&d) : 0;
+}
+
 /* The rows both commands share, then each one's own; an option of the
  * other command is refused by name. */
 #define AT(f) CS_ARG_AT(common_args, f)
 #define COMMON_OPTS                                                                                \
     CS_ARG_CLUSTER(common_args, cluster),                                                          \
         {"nccl-tests", .parse = read_nccl_tests, AT(set)},                                         \
-        {"measurements", .parse = read_measurements, AT(set)}, CS_ARG_FORMAT(common_args, fmt),   \
+        {"measurements", .parse = read_measurements, AT(set)},                                     \
+        {"training-runs", .parse = read_training_runs, AT(runs)}, CS_ARG_FORMAT(common_args, fmt), \
         CS_ARG_OUTPUT(common_args, out)
 static const cs_opt calibrate_opts[] = {
     COMMON_OPTS,
+    {"compute-measurements", .parse = read_compute, AT(runs)},
     {"report", .parse = cs_opt_string, AT(report)},
     {"summary", .flag = 1, .parse = cs_opt_refuse},
 };
 static const cs_opt compare_opts[] = {
     COMMON_OPTS,
+    {"compute-measurements", .parse = read_compute, AT(runs)},
     {"report", .parse = cs_opt_refuse},
     {"summary", .flag = 1, .parse = cs_opt_set, AT(summary)},
 };
@@ -141,12 +189,40 @@ static int parse(const char *cmd, const cs_opt *opts, size_t n, int argc, char *
     if (rc >= 0) return rc;
     if (next < argc) return cs_cli_usage(cmd, "unexpected argument '%s'", argv[next]);
     if (!a->cluster) return cs_cli_usage(cmd, "%s", "--cluster is required");
-    if (a->set.n == 0)
-        return cs_cli_usage(cmd, "%s", "no measurements: give --nccl-tests LOG or --measurements CSV");
+    if (a->set.n == 0 && a->runs.n == 0 && a->runs.nk == 0)
+        return cs_cli_usage(cmd, "%s", "no measurements: give --nccl-tests LOG, --measurements CSV "
+                                       "or --training-runs CSV");
     return -1;
 }
 
 #define N(a) (sizeof a / sizeof a[0])
+
+/* The calibrated YAML and the report(s) of the fits run (res and tr may
+ * each be NULL, not both). */
+static int write_calibrated(const common_args *a, const cs_cluster *cl, const cs_calib_result *res,
+                            const cs_calib_train_result *tr, const char *src, size_t src_len,
+                            cs_diag *d)
+{
+    cs_buf yaml = {0}, rep = {0}, head = {0};
+    if (tr) cs_calib_train_header(&head, tr, &a->runs);
+    cs_calib_yaml_extra x = {.header = head.data, .input = cl, .note = cs_calib_train_note,
+                             .ud = (void *)tr, .files = a->runs.files, .nfiles = a->runs.nfiles};
+    if (tr) x.cluster = &tr->cluster;
+    cs_calib_write_yaml_ext(&yaml, res, &a->set, tr ? &x : NULL, a->cluster, src, src_len);
+    if (res) cs_calib_report(&rep, (cs_format)a->fmt, res, &a->set);
+    if (tr) cs_calib_train_report(&rep, (cs_format)a->fmt, tr, &a->runs);
+    /* the YAML must load back as a cluster: the contract of -o */
+    cs_cluster check;
+    if (cs_config_load_cluster_string(a->out, yaml.data, yaml.len, &check, d))
+        CS_PANIC("calibrated YAML does not load: %s:%d:%d: %s", d->file, d->line, d->column,
+                 d->message);
+    int rc = cs_buf_write(&yaml, a->out, d) ? cs_cli_fail(d) : CS_EXIT_OK;
+    if (!rc) rc = cs_buf_write(&rep, a->report, d) ? cs_cli_fail(d) : CS_EXIT_OK;
+    cs_buf_free(&yaml);
+    cs_buf_free(&rep);
+    cs_buf_free(&head);
+    return rc;
+}
 
 int cs_cmd_calibrate(int argc, char **argv)
 {
@@ -158,6 +234,12 @@ int cs_cmd_calibrate(int argc, char **argv)
         rc = cs_cli_usage(cmd, "%s", "-o OUT.yaml is required (the calibrated cluster)");
         goto out;
     }
+    if (a.set.n && (a.runs.n || a.runs.nk) && a.fmt != CS_FORMAT_TABLE) {
+        rc = cs_cli_usage(cmd, "%s", "collective and compute inputs give two reports, one CSV or "
+                                     "JSON document each: use --format table, or calibrate in two "
+                                     "calls (the second with --cluster the first's YAML)");
+        goto out;
+    }
     cs_diag d;
     cs_diag_clear(&d);
     cs_cluster cl;
@@ -167,27 +249,34 @@ int cs_cmd_calibrate(int argc, char **argv)
         rc = cs_cli_fail(&d);
         goto out;
     }
-    cs_calib_result *res;
-    if (cs_calibrate(&cl, &a.set, &res, &d)) {
-        free(src);
+    cs_calib_result *res = NULL;
+    cs_calib_train_result *tr = NULL;
+    /* the collectives first: the training runs are priced with them fitted */
+    if ((a.set.n && cs_calibrate(&cl, &a.set, &res, &d)) ||
+        ((a.runs.n || a.runs.nk) &&
+         cs_calib_train(res ? &res->cluster : &cl, &a.runs, &tr, &d)))
         rc = cs_cli_fail(&d);
-        goto out;
-    }
-    cs_buf yaml = {0}, rep = {0};
-    cs_calib_write_yaml(&yaml, res, &a.set, a.cluster, src, src_len);
+    else
+        rc = write_calibrated(&a, &cl, res, tr, src, src_len, &d);
     free(src);
-    cs_calib_report(&rep, (cs_format)a.fmt, res, &a.set);
-    /* the YAML must load back as a cluster: the contract of -o */
-    cs_cluster check;
-    if (cs_config_load_cluster_string(a.out, yaml.data, yaml.len, &check, &d))
-        CS_PANIC("calibrated YAML does not load: %s:%d:%d: %s", d.file, d.line, d.column, d.message);
-    rc = cs_buf_write(&yaml, a.out, &d) ? cs_cli_fail(&d) : CS_EXIT_OK;
-    if (!rc) rc = cs_buf_write(&rep, a.report, &d) ? cs_cli_fail(&d) : CS_EXIT_OK;
-    cs_buf_free(&yaml);
-    cs_buf_free(&rep);
-    cs_calib_result_free(res);
+    if (res) cs_calib_result_free(res);
+    cs_calib_train_result_free(tr);
 out:
     cs_meas_free(&a.set);
+    cs_training_runs_free(&a.runs);
+    return rc;
+}
+
+/* compare of training runs on cl. */
+static int compare_runs(const common_args *a, const cs_cluster *cl, cs_diag *d)
+{
+    cs_calib_train_compare cmp;
+    if (cs_calib_train_compare_run(cl, &a->runs, &cmp, d)) return cs_cli_fail(d);
+    cs_buf b = {0};
+    cs_calib_train_compare_report(&b, (cs_format)a->fmt, cl->name, &a->runs, &cmp);
+    int rc = cs_buf_write(&b, a->out, d) ? cs_cli_fail(d) : CS_EXIT_OK;
+    cs_buf_free(&b);
+    cs_calib_train_compare_free(&cmp);
     return rc;
 }
 
@@ -197,11 +286,26 @@ int cs_cmd_compare(int argc, char **argv)
     common_args a = {.fmt = CS_FORMAT_TABLE};
     int rc = parse(cmd, compare_opts, N(compare_opts), argc, argv, &a, compare_help);
     if (rc >= 0) goto out;
+    int train = a.runs.n || a.runs.nk;
+    if (train && a.set.n) {
+        rc = cs_cli_usage(cmd, "%s", "--training-runs does not mix with collective inputs "
+                                     "here: compare them in two calls");
+        goto out;
+    }
+    if (train && a.summary) {
+        rc = cs_cli_usage(cmd, "%s", "--summary is for collective inputs; the table format "
+                                     "of --training-runs ends with its summary");
+        goto out;
+    }
     cs_diag d;
     cs_diag_clear(&d);
     cs_cluster cl;
     if (cs_config_cluster(a.cluster, &cl, &d)) {
         rc = cs_cli_fail(&d);
+        goto out;
+    }
+    if (train) {
+        rc = compare_runs(&a, &cl, &d);
         goto out;
     }
     cs_calib_compare cmp;
@@ -216,5 +320,6 @@ int cs_cmd_compare(int argc, char **argv)
     cs_calib_compare_free(&cmp);
 out:
     cs_meas_free(&a.set);
+    cs_training_runs_free(&a.runs);
     return rc;
 }

@@ -285,13 +285,13 @@ static void param_line(cs_doc *doc, const cs_calib_param *p)
                     "(kept)", "", p->why);
 }
 
-static void fit_params(cs_doc *doc, const cs_calib_result *r)
+void cs_calib_report_params(cs_doc *doc, const cs_calib_param *params, int n)
 {
     cs_doc_note(doc, "# %-18s %-6s %12s %12s   %-27s %s\n", "parameter", "", "input", "fitted",
                 "95% confidence interval", "");
     cs_table *t = table(doc, "params", param_cols, N(param_cols), CS_FOR_DATA, 0);
-    for (int j = 0; j < r->nparams; j++) {
-        const cs_calib_param *p = &r->params[j];
+    for (int j = 0; j < n; j++) {
+        const cs_calib_param *p = &params[j];
         param_line(doc, p);
         cs_table_row(t);
         cs_table_str(t, p->name);
@@ -389,7 +389,7 @@ void cs_calib_report(cs_buf *b, cs_format f, const cs_calib_result *r, const cs_
 {
     cs_doc *doc = cs_doc_new_as("calibrate");
     fit_summary(doc, r);
-    fit_params(doc, r);
+    cs_calib_report_params(doc, r->params, r->nparams);
     fit_datasets(doc, r, m);
     fit_rows(doc, r, m);
     cs_doc_write(b, doc, f);

@@ -19,4 +19,9 @@ void cs_calib_compare_report(cs_buf *b, cs_format f, int summary_only, const cha
  * excluded datasets, residuals per row. */
 void cs_calib_report(cs_buf *b, cs_format f, const cs_calib_result *r, const cs_meas_set *m);
 
+/* The parameter lines (people) and table "params" (data) of a fit, into
+ * doc: shared by the collective and the training fit's reports. */
+#include "out/table.h"
+void cs_calib_report_params(cs_doc *doc, const cs_calib_param *params, int n);
+
 #endif

@@ -34,19 +34,27 @@ static void raise_rates(cs_cluster *c)
     }
 }
 
-/* The comment of a key the fit changed: the parameters landing there. */
+/* The comment of a key the fit changed: the parameters landing there
+ * (the collective fit's, then the extra's). */
+typedef struct note_ctx {
+    const cs_calib_result *r; /* may be NULL */
+    const cs_calib_yaml_extra *x;
+} note_ctx;
+
 static const char *fitted_note(void *ud, const char *path, char *buf, size_t len)
 {
-    const cs_calib_result *r = ud;
+    const note_ctx *nc = ud;
+    const cs_calib_result *r = nc->r;
     if (!strcmp(path, "intra.bandwidth") || !strcmp(path, "inter.nic_bandwidth"))
         return snprintf(buf, len, "fitted: the achievable rate, above the line rate given"), buf;
     size_t used = 0;
-    for (int j = 0; j < r->nparams && used < len; j++) {
+    for (int j = 0; r && j < r->nparams && used < len; j++) {
         const cs_calib_param *p = &r->params[j];
         if (p->fitted && !strcmp(cs__calib_param(j).key, path))
             used += (size_t)snprintf(buf + used, len - used, "%s%s = %.6g%s",
                                      used ? ", " : "fitted ", p->name, p->value, p->unit);
     }
+    if (!used && nc->x && nc->x->note) return nc->x->note(nc->x->ud, path, buf, len);
     return used ? buf : NULL;
 }
 
@@ -55,7 +63,8 @@ static const char *fitted_note(void *ud, const char *path, char *buf, size_t len
  * source-date-epoch/), else the newest modification time among the input
  * files (the measurements and the cluster file): the same inputs give the
  * same bytes, never the time of the run. UTC, ISO 8601 date. */
-static void fit_date(const cs_meas_set *m, const char *origin, char *buf, size_t len)
+static void fit_date(const cs_meas_set *m, const cs_calib_yaml_extra *x, const char *origin,
+                     char *buf, size_t len)
 {
     const char *env = getenv("SOURCE_DATE_EPOCH");
     char *end = NULL;
@@ -68,6 +77,8 @@ static void fit_date(const cs_meas_set *m, const char *origin, char *buf, size_t
         for (size_t k = 0; k < m->ndatasets; k++)
             if (!stat(m->datasets[k].source, &st) && (long long)st.st_mtime > t)
                 t = (long long)st.st_mtime;
+        for (size_t k = 0; x && k < x->nfiles; k++)
+            if (!stat(x->files[k], &st) && (long long)st.st_mtime > t) t = (long long)st.st_mtime;
         if (origin && !stat(origin, &st) && (long long)st.st_mtime > t) t = (long long)st.st_mtime;
     }
     if (t < 0) {
@@ -82,8 +93,13 @@ static void fit_date(const cs_meas_set *m, const char *origin, char *buf, size_t
     snprintf(buf, len, "%s (%s)", day, why);
 }
 
-static void header(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m, const char *origin)
+static void header(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m,
+                   const cs_calib_yaml_extra *x, const char *origin)
 {
+    if (!r) {
+        cs_buf_printf(b, "# Calibrated by `collsim calibrate` from cluster %s.\n", origin);
+        goto extra;
+    }
     cs_buf_printf(b, "# Calibrated by `collsim calibrate` from cluster %s and %zu measured rows "
                      "(%d used) in:\n", origin, m->n, r->used_rows);
     for (size_t k = 0; k < m->ndatasets; k++)
@@ -105,8 +121,10 @@ static void header(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m, co
         else
             cs_buf_printf(b, "# kept   %s = NCCL's: %s\n", p->name, p->why);
     }
+extra:
+    if (x && x->header) cs_buf_printf(b, "%s", x->header);
     char date[64];
-    fit_date(m, origin, date, sizeof date);
+    fit_date(m, x, origin, date, sizeof date);
     cs_buf_printf(b, "# Date: %s\n", date);
     cs_buf_printf(b, "# Schema: configs/clusters/README.md. A changed value is written in the unit "
                      "its input used\n# (else GB/s = 1e9 B/s, us, GiB = 2^30 B); the rest as "
@@ -116,17 +134,27 @@ static void header(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m, co
 void cs_calib_write_yaml(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m,
                          const char *origin, const char *src_text, size_t src_len)
 {
-    header(b, r, m, origin);
+    cs_calib_write_yaml_ext(b, r, m, NULL, origin, src_text, src_len);
+}
+
+void cs_calib_write_yaml_ext(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m,
+                             const cs_calib_yaml_extra *x, const char *origin,
+                             const char *src_text, size_t src_len)
+{
+    CS_ASSERT(r || (x && x->input && x->cluster));
+    header(b, r, m, x, origin);
     if (src_text) cs_buf_printf(b, "\n");
-    cs_cluster c = r->cluster;
+    const cs_cluster *input = r ? &r->input : x->input;
+    cs_cluster c = x && x->cluster ? *x->cluster : r->cluster;
     raise_rates(&c);
     /* its own name, so it never passes for the input (a recalibration keeps one suffix) */
     const char *sfx = "-calibrated";
     size_t n = strlen(c.name), ns = strlen(sfx);
     if (n < ns || strcmp(c.name + n - ns, sfx))
-        snprintf(c.name, sizeof c.name, "%.*s%s", (int)(sizeof c.name - ns - 1), r->input.name, sfx);
-    cs_cluster_yaml_opts o = {.src_text = src_text, .src_len = src_len, .base = &r->input,
-                              .note = fitted_note, .ud = (void *)r};
+        snprintf(c.name, sizeof c.name, "%.*s%s", (int)(sizeof c.name - ns - 1), input->name, sfx);
+    note_ctx nc = {r, x};
+    cs_cluster_yaml_opts o = {.src_text = src_text, .src_len = src_len, .base = input,
+                              .note = fitted_note, .ud = &nc};
     cs_config_write_cluster(b, &c, &o);
 }
 

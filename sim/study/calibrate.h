@@ -129,6 +129,21 @@ void cs_calib_result_free(cs_calib_result *r);
  * cluster (an efficiency above 1 written as a higher rate). */
 void cs_calib_write_yaml(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m,
                          const char *origin, const char *src_text, size_t src_len);
+/* The same with more: a training fit's header lines, the cluster it
+ * changed, its notes, the files it read (for the date). r may be NULL
+ * (no collective inputs): x->input and x->cluster are then required. */
+typedef struct cs_calib_yaml_extra {
+    const char *header;          /* "# ..." lines after the collective header, or NULL */
+    const cs_cluster *input;     /* the input cluster (used when r is NULL) */
+    const cs_cluster *cluster;   /* written instead of r->cluster, or NULL */
+    const char *(*note)(void *ud, const char *path, char *buf, size_t len); /* or NULL */
+    void *ud;
+    const char (*files)[256];    /* more inputs that date the fit */
+    size_t nfiles;
+} cs_calib_yaml_extra;
+void cs_calib_write_yaml_ext(cs_buf *b, const cs_calib_result *r, const cs_meas_set *m,
+                             const cs_calib_yaml_extra *x, const char *origin,
+                             const char *src_text, size_t src_len);
 /* Any cluster as YAML (no comments beyond a title line); loading it back
  * gives the same cluster. */
 void cs_calib_cluster_yaml(cs_buf *b, const cs_cluster *c);

@@ -165,3 +165,23 @@ void cs__meas_forced_in(const char *text, size_t len, cs__meas_forced *out)
     cs_proto p;
     if (w[0] && cs_proto_parse(w, &p) == 0) out->proto = p;
 }
+
+/* Splits at commas, trimming blanks; returns -1 if there are too many. */
+int cs__meas_split_csv(const char *line, size_t len, cs__meas_fields *f)
+{
+    f->n = 0;
+    size_t b = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && line[i] != ',') continue;
+        if (f->n == CS__MEAS_MAX_COLS) return -1;
+        size_t x = b, y = i;
+        while (x < y && isspace((unsigned char)line[x])) x++;
+        while (y > x && isspace((unsigned char)line[y - 1])) y--;
+        f->s[f->n] = line + x;
+        f->len[f->n] = (int)(y - x);
+        f->col[f->n] = (int)x + 1;
+        f->n++;
+        b = i + 1;
+    }
+    return 0;
+}

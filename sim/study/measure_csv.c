@@ -24,34 +24,8 @@
 
 #include "study/measure_parse.h"
 
-#define MAX_COLS 48
-
-typedef struct csv_fields {
-    int n;
-    const char *s[MAX_COLS];
-    int len[MAX_COLS];
-    int col[MAX_COLS];
-} csv_fields;
-
-/* Splits at commas, trimming blanks; returns -1 if there are too many. */
-static int split_csv(const char *line, size_t len, csv_fields *f)
-{
-    f->n = 0;
-    size_t b = 0;
-    for (size_t i = 0; i <= len; i++) {
-        if (i < len && line[i] != ',') continue;
-        if (f->n == MAX_COLS) return -1;
-        size_t x = b, y = i;
-        while (x < y && isspace((unsigned char)line[x])) x++;
-        while (y > x && isspace((unsigned char)line[y - 1])) y--;
-        f->s[f->n] = line + x;
-        f->len[f->n] = (int)(y - x);
-        f->col[f->n] = (int)x + 1;
-        f->n++;
-        b = i + 1;
-    }
-    return 0;
-}
+typedef cs__meas_fields csv_fields;
+#define split_csv cs__meas_split_csv
 
 static int field_is(const csv_fields *f, int i, const char *w)
 {
@@ -358,7 +332,7 @@ static int csv_line(void *ud, int lineno, const char *line, size_t ll)
     if (lead == ll) return 0;
     if (line[lead] == '#') return comment_line(rd, line, lead, ll);
     csv_fields f;
-    if (split_csv(line, ll, &f)) return fail_at(rd, 1, "more than %d columns", MAX_COLS);
+    if (split_csv(line, ll, &f)) return fail_at(rd, 1, "more than %d columns", CS__MEAS_MAX_COLS);
     return rd->have_header ? data_row(rd, &f) : header_row(rd, &f);
 }
 

@@ -34,6 +34,18 @@ int cs__meas_read_file(cs_meas_set *s, const char *path, cs__meas_reader read, c
 typedef int (*cs__meas_line_fn)(void *ud, int lineno, const char *line, size_t ll);
 int cs__meas_each_line(const char *text, size_t len, cs__meas_line_fn fn, void *ud, int *lines);
 
+/* A CSV line split at commas, blanks trimmed: field i is s[i][0, len[i])
+ * at 1-based column col[i]. */
+#define CS__MEAS_MAX_COLS 48
+typedef struct cs__meas_fields {
+    int n;
+    const char *s[CS__MEAS_MAX_COLS];
+    int len[CS__MEAS_MAX_COLS];
+    int col[CS__MEAS_MAX_COLS];
+} cs__meas_fields;
+/* Splits line[0, len) into f; -1 when it has more than CS__MEAS_MAX_COLS. */
+int cs__meas_split_csv(const char *line, size_t len, cs__meas_fields *f);
+
 /* A finite number filling the whole of s[0, len): 0 and *v, else -1. */
 int cs__meas_parse_num(const char *s, size_t len, double *v);
 /* memmem (not POSIX). */

@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * calib_train.c - the fit of a cluster's compute model (gpu.compute) to
+ * measured training runs and kernel timings (calib_train.h).
+ *
+ * Parameters, in priority order (a later one the rows cannot tell apart
+ * from an earlier one keeps its input value):
+ *   gemm          the GEMMs' achievable fraction of peak (a scale on every
+ *                 GEMM's efficiency): every row determines it;
+ *   flash1/2      the fused attention kernel's fraction of peak at long
+ *                 sequence, for the kernel the rows run: needs 2 rows with
+ *                 that kernel at 2 sequence lengths, and attention 5% of a
+ *                 row's compute time at least (rows all at short sequence
+ *                 cannot determine it);
+ *   hbm           memory-bound kernels' fraction of HBM bandwidth: needs
+ *                 them at 5% of a row's compute time at least;
+ *   gemm_half     the GEMM work at which a GEMM reaches half of gemm (how
+ *                 efficiency grows with width): needs rows of 2 model
+ *                 widths (rows of one model size cannot determine a
+ *                 width-dependent term);
+ *   kernel_floor  the shortest kernel: screened by sensitivity alone.
+ * Then, as the collective fit does (calib_params.c), every round: a
+ * parameter on which no row's prediction depends by 0.1% per unit step is
+ * kept; one whose Jacobian column has under 30% of its norm orthogonal to
+ * the columns accepted before it (Gram-Schmidt) is kept; at least one
+ * degree of freedom is left. The fit is GSL's trust-region least squares
+ * (Levenberg-Marquardt) on r_i = log(predicted_i / measured_i), every
+ * parameter in log space (fractions capped at the schema's 1); the
+ * covariance (J^T J)^-1 s^2 gives 95% intervals (Student t); a parameter
+ * whose interval spans more than a factor of 10 leaves and the rest are
+ * refitted.
+ * Departure: hbm may exceed 1 in the fit (a CPU's memcpy beats the
+ * hbm_bandwidth given); the cluster written then carries hbm_bandwidth x
+ * hbm and hbm 1, which prices every kernel the same.
+ * Not fitted: the overlap slowdown (comm_compute_slowdown) is a scenario
+ * setting, not a cluster key, and this fit writes a cluster; per-unit CPU
+ * costs are not in the compute model.
+ * Predictions and the comparison are calib_train_compare.c.
+ * Cost: every residual evaluation simulates every row (one iteration each).
+ * Departure: GSL's error handler is off during the fit (process-global).
+ */
+#include "study/calib_train.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+
+#include "study/calib_phases.h"
+#include "train/compute.h"
+
+/* ---- the parameters ------------------------------------------------------------ */
+
+/* What the rows exercise, for the rules. */
+typedef struct usage {
+    int rows_kernel[CS_ATTN_COUNT]; /* rows running each attention kernel */
+    int seqs_kernel[CS_ATTN_COUNT]; /* distinct sequence lengths among them */
+    int max_seq[CS_ATTN_COUNT];
+    double attn_share[CS_ATTN_COUNT]; /* largest attention share of a row's kernel time */
+    double mem_share;               /* largest memory-bound share */
+    int widths, width;              /* distinct hidden sizes; one of them */
+    int gemm_sizes, copy_sizes;     /* distinct GEMM works / copy sizes timed */
+} usage;
+
+typedef const char *(*rule_fn)(const usage *u, char *buf, size_t len);
+
+static const char *rule_attention(const usage *u, cs_attn_kernel k, char *buf, size_t len)
+{
+    const char *kn = cs_attn_kernel_names[k];
+    if (u->rows_kernel[k] < 2)
+        snprintf(buf, len, "fewer than 2 rows run the %s attention kernel", kn);
+    else if (u->seqs_kernel[k] < 2)
+        snprintf(buf, len, "the rows running %s are all at one sequence length (%d): attention "
+                           "cannot be told from the GEMMs", kn, u->max_seq[k]);
+    else if (u->attn_share[k] < 0.05)
+        snprintf(buf, len, "the rows are all at short sequence (at most %d): attention is at most "
+                           "%.1f%% of a row's kernel time, too little to determine it",
+                 u->max_seq[k], 100 * u->attn_share[k]);
+    else
+        return NULL;
+    return buf;
+}
+static const char *rule_flash1(const usage *u, char *b, size_t n)
+{
+    return rule_attention(u, CS_ATTN_FLASH1, b, n);
+}
+static const char *rule_flash2(const usage *u, char *b, size_t n)
+{
+    return rule_attention(u, CS_ATTN_FLASH2, b, n);
+}
+static const char *rule_hbm(const usage *u, char *buf, size_t len)
+{
+    if (u->mem_share >= 0.05 || u->copy_sizes >= 1) return NULL;
+    snprintf(buf, len, "memory-bound kernels are at most %.1f%% of a row's kernel time, too little "
+                       "to determine it, and no copy was timed", 100 * u->mem_share);
+    return buf;
+}
+static const char *rule_hbm_half(const usage *u, char *buf, size_t len)
+{
+    if (u->copy_sizes >= 2) return NULL;
+    snprintf(buf, len, "needs copies timed at 2 sizes at least (collsim-hw compute, "
+                       "--compute-measurements)");
+    return buf;
+}
+static const char *rule_width(const usage *u, char *buf, size_t len)
+{
+    if (u->widths >= 2 || u->gemm_sizes >= 2) return NULL;
+    if (u->widths)
+        snprintf(buf, len, "the rows are all of one model width (hidden %d): a width-dependent "
+                           "term cannot be determined", u->width);
+    else
+        snprintf(buf, len, "GEMMs of one size only: a size-dependent term cannot be determined");
+    return buf;
+}
+
+typedef struct tparam {
+    const char *name, *key, *unit; /* key: the cluster YAML key it lands in */
+    size_t off;                    /* the double in cs_cluster */
+    int fraction;                  /* capped at 1; 2: hbm, whose excess is a higher rate */
+    double scale;                  /* reported value = natural x scale */
+    rule_fn rule;                  /* NULL: sensitivity alone decides */
+    const char *what;              /* fitted: what determines it */
+} tparam;
+
+#define OFF(f) offsetof(cs_cluster, gpu.compute.f)
+static const tparam tparams[] = {
+    {"gemm", "gpu.compute.gemm", "", OFF(gemm), 1, 1, NULL, "every row's GEMM time"},
+    {"flash1", "gpu.compute.flash1", "", OFF(flash1), 1, 1, rule_flash1,
+     "rows running flash1 at several sequence lengths"},
+    {"flash2", "gpu.compute.flash2", "", OFF(flash2), 1, 1, rule_flash2,
+     "rows running flash2 at several sequence lengths"},
+    {"hbm", "gpu.compute.hbm", "", OFF(hbm), 2, 1, rule_hbm, "memory-bound kernels' time"},
+    {"gemm_half", "gpu.compute.gemm_half", "GFLOP", OFF(gemm_half_flops), 0, 1e-9, rule_width,
+     "rows of several model widths"},
+    {"hbm_half", "gpu.compute.hbm_half", "MiB", OFF(hbm_half_bytes), 0, 1.0 / 1048576,
+     rule_hbm_half, "copies timed at several sizes"},
+    {"kernel_floor", "gpu.compute.kernel_floor", "us", OFF(kernel_floor_s), 0, 1e6, NULL,
+     "the shortest kernels"},
+};
+#undef OFF
+#define NP ((int)(sizeof tparams / sizeof *tparams))
+_Static_assert(sizeof tparams / sizeof *tparams <= CS_CALIB_TRAIN_PARAMS, "result holds them");
+
+static double *field(cs_cluster *c, int j) { return (double *)((char *)c + tparams[j].off); }
+
+/* Natural value at coordinate x from v0 (x = 0): log space, a fraction
+ * capped at the schema's 1. A trial step far out prices nothing sensibly
+ * (an efficiency of 0, an infinite floor): values stay within e^+-12 and
+ * fractions >= 1e-3. */
+static double to_value(int j, double v0, double x)
+{
+    x = fmax(-12, fmin(12, x));
+    double v = v0 * exp(x);
+    return tparams[j].fraction == 1 ? fmax(1e-3, fmin(1.0, v))
+           : tparams[j].fraction   ? fmax(1e-3, v)
+                                   : v;
+}
+
+/* Distinct values among v[0..n) (n is small: timings of one sweep). */
+static int distinct(const double *v, size_t n)
+{
+    int d = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < i && v[j] != v[i]) j++;
+        d += j == i;
+    }
+    return d;
+}
+
+static void kernel_usage(const cs_trun_set *s, usage *u)
+{
+    double *g = cs_xmalloc((s->nk + 1) * sizeof *g), *b = cs_xmalloc((s->nk + 1) * sizeof *b);
+    size_t ng = 0, nb = 0;
+    for (size_t q = 0; q < s->nk; q++) {
+        const cs_kmeas_row *k = &s->kernels[q];
+        if (k->gemm) g[ng++] = k->m * k->n * k->k;
+        else b[nb++] = k->bytes;
+    }
+    u->gemm_sizes = distinct(g, ng);
+    u->copy_sizes = distinct(b, nb);
+    free(g);
+    free(b);
+}
+
+static void usage_of(const cs_cluster *c, const cs_trun_set *s, usage *u)
+{
+    memset(u, 0, sizeof *u);
+    kernel_usage(s, u);
+    int seqs[CS_ATTN_COUNT][64], widths[64];
+    for (size_t i = 0; i < s->n; i++) {
+        const cs_trun_row *r = &s->rows[i];
+        cs_attn_kernel k = r->training.attention_kernel;
+        u->rows_kernel[k]++;
+        int seen = 0;
+        for (int a = 0; a < u->seqs_kernel[k]; a++) seen |= seqs[k][a] == r->model.seq_len;
+        if (!seen && u->seqs_kernel[k] < 64) seqs[k][u->seqs_kernel[k]++] = r->model.seq_len;
+        if (r->model.seq_len > u->max_seq[k]) u->max_seq[k] = r->model.seq_len;
+        seen = 0;
+        for (int a = 0; a < u->widths; a++) seen |= widths[a] == r->model.hidden;
+        if (!seen && u->widths < 64) widths[u->widths++] = r->model.hidden;
+        u->width = r->model.hidden;
+        cs_kernel ks[256];
+        size_t nk = cs_compute_kernels(&r->model, &r->training, c, ks, 256);
+        double tot = 0, attn = 0, mem = 0;
+        for (size_t q = 0; q < nk && q < 256; q++) {
+            tot += ks[q].time_s;
+            attn += ks[q].cls == CS_KCLASS_ATTENTION ? ks[q].time_s : 0;
+            mem += ks[q].cls == CS_KCLASS_MEMORY ? ks[q].time_s : 0;
+        }
+        if (tot > 0) {
+            u->attn_share[k] = fmax(u->attn_share[k], attn / tot);
+            u->mem_share = fmax(u->mem_share, mem / tot);
+        }
+    }
+}
+
+/* ---- the fit ------------------------------------------------------------------ */
+
+typedef struct fit {
+    const cs_cluster *base;
+    const cs_trun_set *s;
+    size_t n;                           /* residuals: the runs, then the kernel timings */
+    double start[CS_CALIB_TRAIN_PARAMS]; /* natural values at coordinate 0 */
+    int which[CS_CALIB_TRAIN_PARAMS], np;
+    int eligible[CS_CALIB_TRAIN_PARAMS];
+    char why[CS_CALIB_TRAIN_PARAMS][200];
+    double *f, *J, *q, *r;              /* n; n x NP; n x NP; n */
+    int evals;
+} fit;
+
+/* The cluster at solver coordinates y (y = X_OFFSET: the start). */
+static void cluster_at(const fit *ft, const double *y, cs_cluster *c)
+{
+    *c = *ft->base;
+    for (int j = 0; j < NP; j++) *field(c, j) = ft->start[j];
+    for (int a = 0; a < ft->np; a++) {
+        int j = ft->which[a];
+        *field(c, j) = to_value(j, ft->start[j], y[a] - X_OFFSET);
+    }
+}
+
+static void residuals(fit *ft, const cs_cluster *c, double *f)
+{
+    ft->evals++;
+    const cs_trun_set *s = ft->s;
+    for (size_t i = 0; i < s->n; i++) {
+        double tps;
+        f[i] = cs_calib_train_predict(c, s, i, &tps, NULL, NULL) || !(tps > 0)
+                   ? INFINITY
+                   : log(tps / s->rows[i].measured_tps_per_gpu);
+    }
+    /* a kernel's speed is 1 / time: log(meas / pred) has the sign of tokens/s */
+    for (size_t q = 0; q < s->nk; q++) {
+        double t = cs_calib_train_kernel_us(c, &s->kernels[q]);
+        f[s->n + q] = t > 0 && isfinite(t) ? log(s->kernels[q].time_us / t) : INFINITY;
+    }
+}
+
+static int gsl_f(const gsl_vector *x, void *params, gsl_vector *f)
+{
+    fit *ft = params;
+    double y[CS_CALIB_TRAIN_PARAMS];
+    for (int a = 0; a < ft->np; a++) y[a] = gsl_vector_get(x, (size_t)a);
+    cs_cluster c;
+    cluster_at(ft, y, &c);
+    double *r = cs_xmalloc(ft->n * sizeof *r);
+    residuals(ft, &c, r);
+    int status = GSL_SUCCESS;
+    for (size_t k = 0; k < ft->n; k++) {
+        if (!isfinite(r[k])) status = GSL_EDOM;
+        gsl_vector_set(f, k, r[k]);
+    }
+    free(r);
+    return status;
+}
+
+/* Central-difference Jacobian of every parameter at the start. */
+static void jacobian(fit *ft)
+{
+    size_t n = ft->n;
+    double *fp = cs_xmalloc(n * sizeof *fp), *fm = cs_xmalloc(n * sizeof *fm);
+    const double h = 1e-3;
+    for (int j = 0; j < NP; j++) {
+        cs_cluster a = *ft->base, b = *ft->base;
+        for (int k = 0; k < NP; k++) *field(&a, k) = *field(&b, k) = ft->start[k];
+        *field(&a, j) = to_value(j, ft->start[j], h);
+        *field(&b, j) = to_value(j, ft->start[j], -h);
+        residuals(ft, &a, fp);
+        residuals(ft, &b, fm);
+        for (size_t k = 0; k < n; k++) ft->J[k * NP + (size_t)j] = (fp[k] - fm[k]) / (2 * h);
+    }
+    free(fp);
+    free(fm);
+}
+
+/* Accepts parameter j for this round unless no row depends on it or its
+ * column is nearly a combination of those accepted (calib_params.c's
+ * rules); sel says why not. */
+static void consider(fit *ft, int j, char *sel, size_t len)
+{
+    size_t n = ft->n;
+    double vmax = 0, norm2 = 0;
+    for (size_t k = 0; k < n; k++) {
+        double v = ft->J[k * NP + (size_t)j];
+        vmax = fmax(vmax, fabs(v));
+        norm2 += v * v;
+        ft->r[k] = v;
+    }
+    if (vmax < 1e-3) {
+        snprintf(sel, len, "no row's prediction depends on it (at most %.2g%% per unit step)",
+                 100 * vmax);
+        return;
+    }
+    for (int a = 0; a < ft->np; a++) {
+        double dot = 0;
+        for (size_t k = 0; k < n; k++) dot += ft->q[k * NP + (size_t)a] * ft->r[k];
+        for (size_t k = 0; k < n; k++) ft->r[k] -= dot * ft->q[k * NP + (size_t)a];
+    }
+    double rn = 0;
+    for (size_t k = 0; k < n; k++) rn += ft->r[k] * ft->r[k];
+    if (rn < 0.09 * norm2) {
+        snprintf(sel, len, "indistinguishable on these rows from %s (its effect is a combination "
+                           "of the parameters fitted before it)", tparams[ft->which[0]].name);
+        return;
+    }
+    if ((size_t)ft->np + 1 >= n) {
+        snprintf(sel, len, "not enough rows (%zu) to fit it as well", n);
+        return;
+    }
+    for (size_t k = 0; k < n; k++) ft->q[k * NP + (size_t)ft->np] = ft->r[k] / sqrt(rn);
+    ft->which[ft->np++] = j;
+}
+
+/* Runs GSL from x (in/out); covar: np x np at the solution. */
+static int run_gsl(fit *ft, double *x, double *covar, int *iters)
+{
+    size_t n = ft->n, p = (size_t)ft->np;
+    gsl_multifit_nlinear_fdf fdf = {.f = gsl_f, .n = n, .p = p, .params = ft};
+    gsl_multifit_nlinear_parameters par = gsl_multifit_nlinear_default_parameters();
+    par.trs = gsl_multifit_nlinear_trs_lm;
+    par.scale = gsl_multifit_nlinear_scale_more;
+    par.h_df = 1e-4;
+    par.fdtype = GSL_MULTIFIT_NLINEAR_CTRDIFF; /* a fraction at its cap has a one-sided slope */
+    gsl_multifit_nlinear_workspace *ws =
+        gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, n, p);
+    if (!ws) CS_PANIC("out of memory (gsl_multifit_nlinear_alloc)");
+    gsl_vector_view xv = gsl_vector_view_array(x, p);
+    int info = 0, status = gsl_multifit_nlinear_init(&xv.vector, &fdf, ws);
+    if (status == GSL_SUCCESS)
+        status = gsl_multifit_nlinear_driver(100, 1e-8, 1e-8, 1e-10, NULL, NULL, &info, ws);
+    if (status == GSL_EMAXITER && gsl_multifit_nlinear_niter(ws) <= 1) status = GSL_SUCCESS;
+    memcpy(x, gsl_multifit_nlinear_position(ws)->data, p * sizeof *x);
+    *iters += (int)gsl_multifit_nlinear_niter(ws);
+    gsl_matrix_view cv = gsl_matrix_view_array(covar, p, p);
+    if (gsl_multifit_nlinear_covar(gsl_multifit_nlinear_jac(ws), 0.0, &cv.matrix))
+        for (size_t j = 0; j < p * p; j++) covar[j] = NAN;
+    gsl_multifit_nlinear_free(ws);
+    return status;
+}
+
+static double rms_pct(const double *f, size_t n)
+{
+    double ss = 0;
+    for (size_t k = 0; k < n; k++) ss += f[k] * f[k];
+    return 100 * sqrt(ss / (double)n);
+}
+
+/* The rows' rules: eligible[] and why[]. */
+static void apply_rules(fit *ft, const cs_cluster *c)
+{
+    usage u;
+    usage_of(c, ft->s, &u);
+    for (int j = 0; j < NP; j++) {
+        ft->eligible[j] = 1;
+        ft->why[j][0] = 0;
+        if (tparams[j].rule && tparams[j].rule(&u, ft->why[j], sizeof ft->why[j]))
+            ft->eligible[j] = 0;
+    }
+}
+
+/* One round: choose, fit; returns 1 when a parameter left (refit). */
+static int round_fit(fit *ft, cs_calib_train_result *res, double *x, double *covar,
+                     double *hw)
+{
+    jacobian(ft);
+    ft->np = 0;
+    for (int j = 0; j < NP; j++)
+        if (ft->eligible[j]) consider(ft, j, ft->why[j], sizeof ft->why[j]);
+    if (ft->np == 0) return 0;
+    for (int a = 0; a < ft->np; a++) x[a] = X_OFFSET;
+    int status = run_gsl(ft, x, covar, &res->iterations);
+    res->converged = status == GSL_SUCCESS;
+    snprintf(res->status, sizeof res->status, "%s (GSL: %s)",
+             res->converged ? "converged" : "not converged", gsl_strerror(status));
+    cs_cluster c;
+    cluster_at(ft, x, &c);
+    residuals(ft, &c, ft->f);
+    size_t n = ft->n;
+    res->dof = (int)n - ft->np;
+    double ss = 0;
+    for (size_t k = 0; k < n; k++) ss += ft->f[k] * ft->f[k];
+    double s2 = res->dof > 0 ? ss / res->dof : NAN, tq = cs__calib_t_quantile(res->dof);
+    int left = 0;
+    for (int a = 0; a < ft->np; a++) {
+        hw[a] = tq * sqrt(s2 * covar[a * ft->np + a]);
+        int j = ft->which[a];
+        double lo = to_value(j, ft->start[j], x[a] - X_OFFSET - hw[a]);
+        double hi = to_value(j, ft->start[j], x[a] - X_OFFSET + hw[a]);
+        if (isfinite(hw[a]) && hi > 10 * lo) {
+            ft->eligible[j] = 0;
+            snprintf(ft->why[j], sizeof ft->why[j],
+                     "the rows leave it open: its 95%% interval spans more than a factor of 10");
+            left = 1;
+        }
+    }
+    return left;
+}
+
+static void result_params(const fit *ft, cs_calib_train_result *res, const double *x,
+                          const double *hw)
+{
+    res->nparams = NP;
+    for (int j = 0; j < NP; j++) {
+        cs_calib_param *p = &res->params[j];
+        const tparam *t = &tparams[j];
+        snprintf(p->name, sizeof p->name, "%s", t->name);
+        snprintf(p->yaml, sizeof p->yaml, "%s", t->key);
+        snprintf(p->unit, sizeof p->unit, "%s", t->unit);
+        p->initial = ft->start[j] * t->scale;
+        p->value = to_value(j, ft->start[j], 0) * t->scale;
+        p->ci_lo = p->ci_hi = NAN;
+        p->fitted = 0;
+        snprintf(p->why, sizeof p->why, "%s", ft->why[j]);
+        for (int a = 0; a < ft->np; a++)
+            if (ft->which[a] == j) {
+                p->fitted = 1;
+                p->value = to_value(j, ft->start[j], x[a] - X_OFFSET) * t->scale;
+                p->ci_lo = to_value(j, ft->start[j], x[a] - X_OFFSET - hw[a]) * t->scale;
+                p->ci_hi = to_value(j, ft->start[j], x[a] - X_OFFSET + hw[a]) * t->scale;
+                snprintf(p->why, sizeof p->why, "from %s", t->what);
+            }
+    }
+}
+
+int cs_calib_train(const cs_cluster *c, const cs_trun_set *s, cs_calib_train_result **out,
+                   cs_diag *d)
+{
+    size_t n = s->n + s->nk;
+    if (n < 2)
+        return cs_diag_set(d, CS_ECONFIG, s->nfiles ? s->files[0] : NULL, 0, 0,
+                           "a compute fit needs 2 runs or kernel timings at least, got %zu", n);
+    for (size_t q = 0; q < s->nk; q++)
+        if (s->kernels[q].gemm && !(c->gpu.peak_flops[s->kernels[q].dtype] > 0))
+            return cs_diag_set(d, CS_ECONFIG, s->files[s->kernels[q].file], s->kernels[q].line, 1,
+                               "cluster '%s' has no %s peak for this GEMM", c->name,
+                               cs_dtype_name(s->kernels[q].dtype));
+    cs_calib_train_compare cmp;
+    int rc = cs_calib_train_compare_run(c, s, &cmp, d);
+    if (rc) return rc;
+    cs_calib_train_result *res = cs_xcalloc(1, sizeof *res);
+    res->input = res->cluster = *c;
+    res->nrows = n;
+    res->before_pct = cs_xmalloc(n * sizeof *res->before_pct);
+    res->after_pct = cs_xmalloc(n * sizeof *res->after_pct);
+    memcpy(res->before_pct, cmp.err_pct, s->n * sizeof *res->before_pct);
+    cs_calib_train_compare_free(&cmp);
+    fit ft = {.base = c, .s = s, .n = n};
+    for (int j = 0; j < NP; j++) ft.start[j] = *field((cs_cluster *)c, j);
+    ft.f = cs_xmalloc(n * sizeof *ft.f);
+    ft.r = cs_xmalloc(n * sizeof *ft.r);
+    ft.J = cs_xmalloc(n * NP * sizeof *ft.J);
+    ft.q = cs_xmalloc(n * NP * sizeof *ft.q);
+    apply_rules(&ft, c);
+    residuals(&ft, c, ft.f);
+    for (size_t q = s->n; q < n; q++) res->before_pct[q] = 100 * expm1(ft.f[q]);
+    res->rms_before_pct = rms_pct(ft.f, n);
+    snprintf(res->status, sizeof res->status, "nothing to fit: every parameter is kept");
+    double x[CS_CALIB_TRAIN_PARAMS], hw[CS_CALIB_TRAIN_PARAMS],
+        covar[CS_CALIB_TRAIN_PARAMS * CS_CALIB_TRAIN_PARAMS];
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    for (int round = 0; round <= NP && round_fit(&ft, res, x, covar, hw); round++) {}
+    gsl_set_error_handler(old);
+    cluster_at(&ft, x, &res->cluster);
+    residuals(&ft, &res->cluster, ft.f);
+    /* hbm above 1: the achievable bandwidth is above the hbm_bandwidth
+     * given, written as that rate (the schema caps the fraction at 1; the
+     * same predictions) */
+    if (res->cluster.gpu.compute.hbm > 1) {
+        res->cluster.gpu.hbm_Bps *= res->cluster.gpu.compute.hbm;
+        res->cluster.gpu.compute.hbm = 1;
+    }
+    res->rms_after_pct = rms_pct(ft.f, n);
+    for (size_t i = 0; i < n; i++) res->after_pct[i] = 100 * expm1(ft.f[i]);
+    result_params(&ft, res, x, hw);
+    free(ft.f);
+    free(ft.r);
+    free(ft.J);
+    free(ft.q);
+    *out = res;
+    return 0;
+}
+
+void cs_calib_train_result_free(cs_calib_train_result *r)
+{
+    if (!r) return;
+    free(r->before_pct);
+    free(r->after_pct);
+    free(r);
+}
+
+/* ---- what the YAML says ----------------------------------------------------------- */
+
+const char *cs_calib_train_note(void *ud, const char *path, char *buf, size_t len)
+{
+    const cs_calib_train_result *r = ud;
+    if (!strcmp(path, "gpu.hbm_bandwidth"))
+        return snprintf(buf, len, "fitted to kernel timings: the achievable rate, above the "
+                                  "bandwidth given (hbm x %.6g)",
+                        r->cluster.gpu.hbm_Bps / r->input.gpu.hbm_Bps),
+               buf;
+    for (int j = 0; j < r->nparams; j++)
+        if (r->params[j].fitted && !strcmp(r->params[j].yaml, path)) {
+            snprintf(buf, len, "fitted to training runs: %s = %.6g%s (95%% CI %.6g .. %.6g)",
+                     r->params[j].name, r->params[j].value, r->params[j].unit, r->params[j].ci_lo,
+                     r->params[j].ci_hi);
+            return buf;
+        }
+    return NULL;
+}
+
+void cs_calib_train_header(cs_buf *b, const cs_calib_train_result *r, const cs_trun_set *s)
+{
+    cs_buf_printf(b, "# Compute model fitted to %zu measured training runs and %zu kernel timings "
+                     "in:\n", s->n, s->nk);
+    for (size_t f = 0; f < s->nfiles; f++) cs_buf_printf(b, "#   %s\n", s->files[f]);
+    cs_buf_printf(b, "# Training fit: %s; RMS relative error %.2f%% -> %.2f%%.\n", r->status,
+                  r->rms_before_pct, r->rms_after_pct);
+    for (int j = 0; j < r->nparams; j++) {
+        const cs_calib_param *p = &r->params[j];
+        if (p->fitted)
+            cs_buf_printf(b, "# fitted %s = %.6g%s (95%% CI %.6g .. %.6g; input %.6g) -> %s, %s\n",
+                          p->name, p->value, p->unit, p->ci_lo, p->ci_hi, p->initial, p->yaml,
+                          p->why);
+        else
+            cs_buf_printf(b, "# kept   %s = %.6g%s: %s\n", p->name, p->value, p->unit, p->why);
+    }
+    cs_buf_printf(b, "# kept   comm_compute_slowdown: a scenario setting (training:), not a "
+                     "cluster key; this fit writes the cluster only\n");
+}

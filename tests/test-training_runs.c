@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-training_runs.c - the reader of measured training runs
+ * (study/training_runs.h): the mapping of a row to a model and training
+ * (as validation/training/throughput.py writes it), the model defaults,
+ * informational columns skipped, every validation row read, and bad input
+ * at file:line:column.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "study/training_runs.h"
+#include "testutil.h"
+
+#define HEAD                                                                                       \
+    "# provenance\n"                                                                               \
+    "model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,grad_accum,"     \
+    "activation_checkpointing,tokens_per_s_per_gpu,cluster\n"
+#define ROW_125M "mpt-125m,12,768,12,50368,2048,8,fsdp_full_shard,amp_bf16/DEFAULT,32,2,none,141737,x\n"
+
+START_TEST(row_maps_like_throughput_py)
+{
+    cs_trun_set s = {0};
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_test_diag_ok(cs_training_runs_read_string(&s, "t.csv", HEAD ROW_125M, strlen(HEAD ROW_125M), &d),
+                    &d, "minimal");
+    ck_assert_uint_eq(s.n, 1);
+    const cs_trun_row *r = &s.rows[0];
+    ck_assert_int_eq(r->line, 3);
+    ck_assert_str_eq(r->model.name, "mpt-125m");
+    ck_assert_int_eq(r->model.kv_heads, 12);
+    ck_assert_int_eq(r->model.ffn_hidden, 4 * 768);
+    ck_assert_int_eq(r->model.biases, 1); /* not gated: GPT style */
+    ck_assert_int_eq(r->model.learned_positions, 1);
+    ck_assert_double_eq(r->model.params, 125311488); /* the table's NumParams */
+    ck_assert_int_eq(r->training.strategy, CS_STRAT_FSDP_FULL_SHARD);
+    ck_assert_int_eq(r->training.param_dtype, CS_DTYPE_BF16);
+    ck_assert_int_eq(r->training.grad_reduce_dtype, CS_DTYPE_FP32);
+    ck_assert_int_eq(r->training.master_weights_fp32, 1);
+    ck_assert_int_eq(r->training.backward_prefetch, CS_PREFETCH_POST);
+    ck_assert_int_eq(r->training.attention_kernel, CS_ATTN_FLASH1);
+    ck_assert_int_eq(r->training.limit_all_gathers, 2);
+    ck_assert_int_eq(r->training.micro_batch, 32);
+    ck_assert_int_eq(r->training.grad_accum, 2);
+    ck_assert_int_eq(r->gpus, 8);
+    ck_assert_double_eq(r->measured_tps_per_gpu, 141737);
+    ck_assert(isnan(r->measured_mfu_pct));
+    ck_assert_str_eq(s.files[0], "t.csv");
+    cs_training_runs_free(&s);
+}
+END_TEST
+
+START_TEST(optional_columns)
+{
+    const char *text = "model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,"
+                       "grad_accum,activation_checkpointing,tokens_per_s_per_gpu,attention_kernel,"
+                       "backward_prefetch,limit_all_gathers,gated_mlp,kv_heads,ffn_hidden\n"
+                       "m,4,1024,16,32000,4096,8,fsdp_full_shard,bf16/PURE,1,1,full,1000,flash2,"
+                       "pre,false,true,4,2816\n";
+    cs_trun_set s = {0};
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_test_diag_ok(cs_training_runs_read_string(&s, "o.csv", text, strlen(text), &d), &d, "opt");
+    const cs_trun_row *r = &s.rows[0];
+    ck_assert_int_eq(r->training.attention_kernel, CS_ATTN_FLASH2);
+    ck_assert_int_eq(r->training.backward_prefetch, CS_PREFETCH_PRE);
+    ck_assert_int_eq(r->training.limit_all_gathers, 0);
+    ck_assert_int_eq(r->training.master_weights_fp32, 0);
+    ck_assert_int_eq(r->training.grad_reduce_dtype, CS_DTYPE_BF16);
+    ck_assert_int_eq(r->training.checkpointing, CS_CKPT_FULL);
+    ck_assert_int_eq(r->model.gated_mlp, 1);
+    ck_assert_int_eq(r->model.biases, 0); /* gated: LLaMA style */
+    ck_assert_int_eq(r->model.kv_heads, 4);
+    cs_training_runs_free(&s);
+}
+END_TEST
+
+START_TEST(validation_table_reads)
+{
+    cs_trun_set s = {0};
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_test_diag_ok(
+        cs_training_runs_read(&s, "validation/training/mpt_llm_foundry_a100_80gb_h100.csv", &d),
+        &d, "validation");
+    ck_assert_uint_eq(s.n, 113); /* every row; the params column checked on each */
+    ck_assert_str_eq(s.rows[0].table, "h100_bf16");
+    ck_assert_double_eq(s.rows[0].measured_mfu_pct, 42.57);
+    cs_training_runs_free(&s);
+}
+END_TEST
+
+/* text (HEAD + rows) fails at line:column with msg */
+static void bad(const char *text, int line, int column, const char *msg)
+{
+    cs_trun_set s = {0};
+    cs_diag d;
+    cs_diag_clear(&d);
+    int rc = cs_training_runs_read_string(&s, "b.csv", text, strlen(text), &d);
+    cs_test_diag_error(rc, &d, "b.csv", line, column, msg, "%s", text);
+    ck_assert_uint_eq(s.n, 0);
+    cs_training_runs_free(&s);
+}
+
+START_TEST(errors_at_line_column)
+{
+    char *t = cs_test_replace(HEAD ROW_125M, "amp_bf16/DEFAULT", "fp8");
+    bad(t, 3, 49, "column 'precision': expected amp_bf16/DEFAULT or bf16/PURE, got 'fp8'");
+    free(t);
+    t = cs_test_replace(HEAD ROW_125M, ",none,", ",some,");
+    bad(t, 3, 71, "expected none, selective or full");
+    free(t);
+    t = cs_test_replace(HEAD ROW_125M, "mpt-125m,12,", "mpt-125m,1.5,");
+    bad(t, 3, 10, "column 'layers': expected an integer >= 1");
+    free(t);
+    t = cs_test_replace(HEAD ROW_125M, "micro_batch,", "");
+    bad(t, 2, 1, "no 'micro_batch' column");
+    free(t);
+    t = cs_test_replace(HEAD ROW_125M, "768,12,", "768,7,");
+    bad(t, 3, 1, "model shape is not valid");
+    free(t);
+    bad(HEAD, 2, 1, "no training run");
+    /* a params column that differs from collsim's count */
+    const char *p = "model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,"
+                    "grad_accum,activation_checkpointing,tokens_per_s_per_gpu,params\n"
+                    "m,12,768,12,50368,2048,8,ddp,amp_bf16/DEFAULT,1,1,none,1,125311489\n";
+    bad(p, 2, 58, "collsim counts 125311488 parameters for this shape, the row says 125311489");
+}
+END_TEST
+
+START_TEST(compute_csv)
+{
+    const char *text = "kind,backend,dtype,m,n,k,bytes,ranks,iters,time_min_us,time_median_us,kernel\n"
+                       "gemm,nccl,bf16,4096,4096,4096,0,8,20,1,250.5,mlp_up.fwd\n"
+                       "copy,nccl,bytes,0,0,0,1048576,8,20,1,5.25,\n";
+    cs_trun_set s = {0};
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_test_diag_ok(cs_training_runs_read_compute_string(&s, "k.csv", text, strlen(text), &d), &d,
+                    "compute");
+    ck_assert_uint_eq(s.nk, 2);
+    ck_assert_uint_eq(s.n, 0);
+    ck_assert(s.kernels[0].gemm);
+    ck_assert_int_eq(s.kernels[0].dtype, CS_DTYPE_BF16);
+    ck_assert_double_eq(s.kernels[0].k, 4096);
+    ck_assert_double_eq(s.kernels[0].time_us, 250.5); /* the median, not the min */
+    ck_assert_str_eq(s.kernels[0].kernel, "mlp_up.fwd");
+    ck_assert(!s.kernels[1].gemm);
+    ck_assert_double_eq(s.kernels[1].bytes, 1048576);
+    ck_assert_str_eq(s.kernels[1].kernel, "");
+    /* errors at the cell; nothing appended */
+    char *t = cs_test_replace(text, "copy,nccl", "norm,nccl");
+    int rc = cs_training_runs_read_compute_string(&s, "k.csv", t, strlen(t), &d);
+    cs_test_diag_error(rc, &d, "k.csv", 3, 1, "column 'kind': expected gemm or copy, got 'norm'",
+                       "kind");
+    free(t);
+    t = cs_test_replace(text, ",250.5,", ",-1,");
+    rc = cs_training_runs_read_compute_string(&s, "k.csv", t, strlen(t), &d);
+    cs_test_diag_error(rc, &d, "k.csv", 2, 40, "column 'time_median_us': expected a number > 0",
+                       "time");
+    free(t);
+    t = cs_test_replace(text, "time_median_us", "time_med");
+    rc = cs_training_runs_read_compute_string(&s, "k.csv", t, strlen(t), &d);
+    cs_test_diag_error(rc, &d, "k.csv", 1, 1, "no 'time_median_us' column", "header");
+    free(t);
+    ck_assert_uint_eq(s.nk, 2);
+    cs_training_runs_free(&s);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("training_runs");
+    TCase *tc = tcase_create("read");
+    tcase_add_test(tc, row_maps_like_throughput_py);
+    tcase_add_test(tc, optional_columns);
+    tcase_add_test(tc, validation_table_reads);
+    tcase_add_test(tc, errors_at_line_column);
+    tcase_add_test(tc, compute_csv);
+    suite_add_tcase(s, tc);
+    return cs_test_run(s);
+}
