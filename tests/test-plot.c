@@ -88,7 +88,8 @@ static int count_entries(const char *dir)
     return n;
 }
 
-static const char *const kinds[4] = {"throughput", "memory", "winner", "wire"};
+#define NKINDS 5
+static const char *const kinds[NKINDS] = {"throughput", "memory", "winner", "wire", "breakdown"};
 
 static char *out_file(const char *dir, const char *kind, const char *ext)
 {
@@ -113,17 +114,18 @@ START_TEST(svg_four_files)
     cs_diag_clear(&d);
     int rc = cs_plot_crossover(&spec, pts, npts, crossings, 2, path, &d);
     ck_assert_msg(rc == 0, "rc %d: %s", rc, d.message);
-    /* exactly the four plots (no temporaries, `path` itself not created) */
-    ck_assert_int_eq(count_entries(dir), 4);
+    /* exactly the five plots (no temporaries, `path` itself not created) */
+    ck_assert_int_eq(count_entries(dir), NKINDS);
     ck_assert_int_eq(count_entries(tmp), 0);
     /* what each must say */
-    const char *need[4][4] = {
+    const char *need[NKINDS][4] = {
         {"tokens/s", "model size P (billions of parameters)", "does not fit", "throughput crossover"},
         {"peak memory per GPU (GiB)", "GPU capacity", "model size P", "fsdp_full_shard"},
         {"number of GPUs N", "none fits", "ddp", "Fastest strategy that fits"},
         {"bytes sent per rank per iteration (GB)", "number of GPUs N", "P = 10B", "ddp"},
+        {"seconds per iteration", "Where the iteration goes", "optimizer step", "exposed all_gather"},
     };
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NKINDS; k++) {
         char *f = out_file(dir, kinds[k], "svg");
         size_t len = 0;
         char *s = cs_test_slurp(f, &len);
@@ -166,7 +168,7 @@ START_TEST(deterministic)
         pts[npts - 1 - i] = t;
     }
     ck_assert_int_eq(cs_plot_crossover(&spec, pts, npts, crossings, 2, pb, &d), 0);
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NKINDS; k++) {
         char *fa = out_file(a, kinds[k], "svg"), *fb = out_file(b, kinds[k], "svg");
         size_t la, lb;
         char *sa = cs_test_slurp(fa, &la), *sb = cs_test_slurp(fb, &lb);
@@ -192,9 +194,9 @@ START_TEST(png_files)
     cs_diag d;
     int rc = cs_plot_crossover(&spec, pts, npts, crossings, 2, path, &d);
     ck_assert_msg(rc == 0, "rc %d: %s", rc, d.message);
-    ck_assert_int_eq(count_entries(dir), 4);
+    ck_assert_int_eq(count_entries(dir), NKINDS);
     if (getenv("TEST_PLOT_KEEP")) printf("test-plot: PNGs kept in %s\n", dir);
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NKINDS; k++) {
         char *f = out_file(dir, kinds[k], "png");
         size_t len = 0;
         char *s = cs_test_slurp(f, &len);
@@ -230,7 +232,7 @@ START_TEST(gnuplot_missing)
     ck_assert_int_eq(count_entries(dir), 0);
     /* PATH is back: it works again */
     ck_assert_int_eq(cs_plot_crossover(&spec, pts, npts, crossings, 2, path, &d), 0);
-    ck_assert_int_eq(count_entries(dir), 4);
+    ck_assert_int_eq(count_entries(dir), NKINDS);
     cs_test_rmdir(dir);
     cs_test_rmdir(empty);
     free(dir);
@@ -262,7 +264,7 @@ START_TEST(bad_requests)
     /* one strategy, one point, no crossings: still four plots */
     snprintf(path, sizeof path, "%s/one.svg", dir);
     ck_assert_int_eq(cs_plot_crossover(&spec, pts, 1, NULL, 0, path, &d), 0);
-    ck_assert_int_eq(count_entries(dir), 4);
+    ck_assert_int_eq(count_entries(dir), NKINDS);
     cs_test_rmdir(dir);
     free(dir);
 }

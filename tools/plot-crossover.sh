@@ -3,8 +3,9 @@
 #   collsim crossover --cluster CLUSTER --format csv -o BASE.csv
 #       --crossings BASE-crossings.csv --plot BASE.EXT [OPTIONS...]
 # and lists what it wrote: the sweep table (BASE.csv), the crossings
-# (BASE-crossings.csv) and four plots, BASE-throughput.EXT, BASE-memory.EXT,
-# BASE-winner.EXT and BASE-wire.EXT (see sim/out/plot.h for what each shows).
+# (BASE-crossings.csv) and five plots, BASE-throughput.EXT, BASE-memory.EXT,
+# BASE-winner.EXT, BASE-wire.EXT and BASE-breakdown.EXT (see sim/out/plot.h for
+# what each shows).
 #
 # Usage: tools/plot-crossover.sh [-b BUILD_DIR] CLUSTER [OUT.svg|OUT.png] [OPTIONS...]
 #   CLUSTER   a preset (dgx-h100, dgx-a100, hgx-h200, pcie-l40s) or a cluster YAML
@@ -42,7 +43,7 @@ mkdir -p "$dir"
 "$collsim" crossover --cluster "$cluster" --format csv -o "$base.csv" \
     --crossings "$base-crossings.csv" --plot "$out" "$@"
 for f in "$base.csv" "$base-crossings.csv" "$base-throughput.$ext" "$base-memory.$ext" \
-    "$base-winner.$ext" "$base-wire.$ext"; do
+    "$base-winner.$ext" "$base-wire.$ext" "$base-breakdown.$ext"; do
     [ -e "$f" ] && echo "$f"
 done
 exit 0

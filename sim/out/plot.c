@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plot.c - the four crossover plots (plot.h), drawn by gnuplot: the
+ * plot.c - the five crossover plots (plot.h), drawn by gnuplot: the
  * driver, the table of plot kinds, and the strategies' colours. The parts
  * are in plot_*.c (plot_impl.h says which file owns what).
  *
@@ -10,7 +10,7 @@
  * script; all three live in a private mkdtemp directory that is removed
  * afterwards. gnuplot (found on PATH; run with posix_spawn, its stderr kept
  * for the error message) writes each plot to a temporary name next to its
- * final name; only when gnuplot exits 0 are the four renamed, so a failed
+ * final name; only when gnuplot exits 0 are the five renamed, so a failed
  * run leaves no partial plot behind. Numbers are printed with fixed
  * formats and the terminals are given explicit sizes and fonts, so the same
  * points give the same files (gnuplot's SVG carries no date).
@@ -62,6 +62,7 @@ static const struct plot_kind {
     {"memory", cs__plot_memory},
     {"winner", cs__plot_winner},
     {"wire", cs__plot_wire},
+    {"breakdown", cs__plot_breakdown},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

@@ -20,6 +20,10 @@
  *                            grid point ("none fits" in grey)
  *   <base>-wire.<ext>        bytes sent per rank per iteration vs N per
  *                            strategy (log-log) at the middle P of the grid
+ *   <base>-breakdown.<ext>   each strategy's iteration at the middle P and
+ *                            the largest N as stacked parts (compute,
+ *                            recompute, copies, optimizer, exposed time per
+ *                            primitive, waiting for the CPU): why it wins
  * Each is written whole or not at all (gnuplot writes temporary names in
  * the destination directory; they are renamed once gnuplot has succeeded).
  */
@@ -31,7 +35,7 @@
 #include "base/error.h"
 #include "study/sweep.h"
 
-/* Draws the four plots for n points (any order) and nc crossings (c may be
+/* Draws the five plots for n points (any order) and nc crossings (c may be
  * NULL when nc is 0). Runs `gnuplot` from PATH on a script and data files
  * in a temporary directory ($TMPDIR or /tmp, removed afterwards).
  * Returns 0; CS_EINVAL if path does not end in .svg or .png or there are no

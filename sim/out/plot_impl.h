@@ -9,6 +9,7 @@
  *   plot_params.c  throughput and peak memory vs P (a panel per N)
  *   plot_winner.c  the fastest strategy that fits per (P, N)
  *   plot_wire.c    bytes on the wire vs N at the middle P
+ *   plot_breakdown.c  where each strategy's iteration goes (stacked parts)
  *   plot_gnuplot.c finding and running gnuplot
  * A plot kind is one row of plot.c's table: its name (the file's suffix)
  * and the function that writes its data file and script.
@@ -112,6 +113,8 @@ void cs__plot_winner(const cs__plot_ctx *cx, cs__dfile *df, const char *datafile
                      const char *tmp_out);
 void cs__plot_wire(const cs__plot_ctx *cx, cs__dfile *df, const char *datafile, cs_buf *b,
                    const char *tmp_out);
+void cs__plot_breakdown(const cs__plot_ctx *cx, cs__dfile *df, const char *datafile, cs_buf *b,
+                        const char *tmp_out);
 
 /* ---- gnuplot (plot_gnuplot.c) ---------------------------------------------------- */
 
