@@ -197,9 +197,9 @@ static int ready(exec *x, const cs_task *tk)
 
 /* Starts every stream head whose dependencies are met; repeats because a
  * start can satisfy an "on start" dependency of another stream. */
-static void try_start(exec *x)
+static int try_start(exec *x)
 {
-    int started;
+    int started, any = 0;
     do {
         started = 0;
         for (int s = 0; s < CS_STREAM_COUNT; s++) {
@@ -219,7 +219,9 @@ static void try_start(exec *x)
             started = 1;
         }
         if (started) reschedule(x);
+        any |= started;
     } while (started);
+    return any;
 }
 
 static void on_done(cs_engine *e, void *ctx, int64_t id, int64_t version)
@@ -237,8 +239,9 @@ static void on_done(cs_engine *e, void *ctx, int64_t id, int64_t version)
     x->stream_head[tk->stream]++;
     if (x->serial && tk->kind == CS_TASK_COLLECTIVE) x->group_head[tk->group]++;
     mem_change(x, tk->mem_at_end, (int)id);
-    reschedule(x);
-    try_start(x);
+    /* one reschedule for the finish and what it lets start (the remaining
+     * work of every running task is brought to now either way) */
+    if (!try_start(x)) reschedule(x);
 }
 
 /* The CPU thread has issued task id: its stream may start it. */
