@@ -97,12 +97,33 @@ typedef struct common_args {
     cs_meas_set set;
 } common_args;
 
+/* A warning for each dataset from nd0 on that skipped table-like lines
+ * (the first CS_MEAS_SKIPPED_KEPT line numbers, then "..."). */
+static void warn_skipped(const cs_meas_set *s, size_t nd0)
+{
+    for (size_t i = nd0; i < s->ndatasets; i++) {
+        const cs_meas_dataset *ds = &s->datasets[i];
+        int n = ds->nskipped, kept = n < CS_MEAS_SKIPPED_KEPT ? n : CS_MEAS_SKIPPED_KEPT;
+        if (!n) continue;
+        fprintf(stderr, "collsim: %s: warning: %d line%s of a result table that start%s with a "
+                        "number but %s no result row skipped (line%s",
+                ds->source, n, n == 1 ? "" : "s", n == 1 ? "s" : "", n == 1 ? "is" : "are",
+                n == 1 ? "" : "s");
+        for (int k = 0; k < kept; k++) fprintf(stderr, "%s %d", k ? "," : "", ds->skipped_lines[k]);
+        fprintf(stderr, "%s)\n", n > kept ? ", ..." : "");
+    }
+}
+
 static int read_nccl_tests(const char *cmd, const cs_opt *o, const char *arg, void *dst)
 {
     (void)cmd, (void)o;
     cs_diag d;
     cs_diag_clear(&d);
-    return cs_meas_read_nccl_tests(dst, arg, &d) ? cs_cli_fail(&d) : 0;
+    cs_meas_set *s = dst;
+    size_t nd0 = s->ndatasets;
+    if (cs_meas_read_nccl_tests(s, arg, &d)) return cs_cli_fail(&d);
+    warn_skipped(s, nd0);
+    return 0;
 }
 
 static int read_measurements(const char *cmd, const cs_opt *o, const char *arg, void *dst)

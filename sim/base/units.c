@@ -21,6 +21,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,6 +223,29 @@ int cs_units_parse_number(const char *s, double *v, char *err, size_t errlen)
     if (rc) return rc;
     if (u.unit_len) return fail(err, errlen, EXPECT_NUMBER, s, "trailing characters");
     *v = u.value;
+    return 0;
+}
+
+int cs_units_parse_int(const char *s, size_t len, long long lo, long long hi, long long *v)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (i < len && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
+    if (i == len) return CS_EINVAL;
+    /* accumulate as a negative number: its range holds LLONG_MIN */
+    long long x = 0;
+    int over = 0;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return CS_EINVAL;
+        int dig = s[i] - '0';
+        if (x < (LLONG_MIN + dig) / 10) over = 1;
+        else x = x * 10 - dig;
+    }
+    if (!neg && !over && x == LLONG_MIN) over = 1;
+    if (over) return CS_ERANGE;
+    if (!neg) x = -x;
+    if (x < lo || x > hi) return CS_ERANGE;
+    *v = x;
     return 0;
 }
 

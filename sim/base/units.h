@@ -27,6 +27,12 @@ int cs_units_parse_time(const char *s, double *seconds, char *err, size_t errlen
 /* A plain non-negative number, allowing exponent forms such as 13e9. */
 int cs_units_parse_number(const char *s, double *v, char *err, size_t errlen);
 
+/* An integer filling the whole of s[0, len) (no blanks, an optional '-'
+ * or '+', decimal digits only: "1K", "1e3", "0x10" and "" are refused) in
+ * lo..hi, overflow included: never wraps. Returns 0 and *v, CS_EINVAL (not
+ * an integer) or CS_ERANGE (outside lo..hi; *v untouched). */
+int cs_units_parse_int(const char *s, size_t len, long long lo, long long hi, long long *v);
+
 /* Formatting into buf: "1.5GiB", "400Gbps"-style human strings. */
 void cs_units_format_size(double bytes, char *buf, size_t len);
 void cs_units_format_time(double seconds, char *buf, size_t len);
