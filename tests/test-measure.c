@@ -403,6 +403,26 @@ START_TEST(busbw_agrees_and_a_wrong_rank_count_is_caught)
 }
 END_TEST
 
+/* A UTF-8 byte order mark (what spreadsheets write as "CSV UTF-8") is
+ * skipped, in CSV and logs alike; columns count from after it. */
+START_TEST(utf8_bom_is_skipped)
+{
+    cs_meas_set s = {0};
+    read_ok(1, &s, "bom.csv", "\xEF\xBB\xBFsize_bytes,time_us,op,ranks\n8,1.5,all_reduce,2\n");
+    ck_assert_int_eq((int)s.n, 1);
+    ck_assert_double_eq(s.rows[0].time_us, 1.5);
+    cs_meas_free(&s);
+    read_ok(1, &s, "bom.csv", "\xEF\xBB\xBF# collective: all_reduce\n# ranks: 4\nsize_bytes,time_us\n8,2\n");
+    ck_assert_int_eq(s.rows[0].ranks, 4);
+    cs_meas_free(&s);
+    cs_diag d;
+    const char *bad = "\xEF\xBB\xBFhello\n";
+    ck_assert_int_eq(cs_meas_read_csv_string(&s, "b.csv", bad, strlen(bad), &d), CS_ECONFIG);
+    ck_assert_int_eq(d.column, 1);
+    ck_assert_msg(strstr(d.message, "header row"), "%s", d.message);
+}
+END_TEST
+
 /* Lines of a table that start with a number but are no result row (a size
  * written 1K, a negative size, 401 digits) are skipped, counted and their
  * line numbers kept for the warning; noise lines are not counted. */
@@ -488,8 +508,8 @@ static const struct {
      "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
      "   1024    256  float  sum     -1  9.0   0.11   x.y   0      9.0  0.11  0.21  0\n",
      3, 49, "busbw"},
-    {1, "# ranks: many\n", 1, 10, "positive integer"},
-    {1, "# nodes: 0\n", 1, 10, "positive integer"},
+    {1, "# ranks: many\n", 1, 10, "an integer in 1.."},
+    {1, "# nodes: 0\n", 1, 10, "an integer in 1.."},
     {1, "size_bytes,time_us,op,ranks\n8,1,foo,8\n", 2, 5, "unknown op 'foo'"},
     {1, "size_bytes,time_us,op\n8,1,all_reduce\n", 2, 1, "how many ranks"},
     {1, "size_bytes,time_us,op,ranks\n8,1,all_reduce,0.5\n", 2, 16, "ranks must be"},
@@ -508,6 +528,12 @@ static const struct {
     {0, "# all_reduce_perf\n" "#  Rank 2147483647 Group  0 Pid 1 on host device  0 [0x07] GPU\n" "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n" "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n", 2, 9, "'2147483647' out of range"},
     {0, "# all_reduce_perf\n" "#  Rank 4294967296 Group  0 Pid 1 on host device  0 [0x07] GPU\n" "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n" "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n", 2, 9, "'4294967296' out of range"},
     {0, "# all_reduce_perf\n" "#  Rank 99999999999 Group  0 Pid 1 on host device  0 [0x07] GPU\n" "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n" "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n", 2, 9, "'99999999999' out of range"},
+    /* CSV: a known column named twice (or with its alias) is refused */
+    {1, "size_bytes,time_us,time_us\n1,2,3\n", 1, 20, "'time_us' given twice (first at column 12)"},
+    {1, "op,size_bytes,collective,time_us\n", 1, 15, "'collective' given twice"},
+    {1, "# ranks: 4294967297\n", 1, 10, "1..100000000"},
+    {1, "# nodes: 99999999999\n", 1, 10, "1..100000000"},
+    {1, "# nccl-tests -g 4294967296\n", 1, 17, "-g expects"},
     /* a log cut off in a row is an error, not a silently shorter table */
     {0, "# all_reduce_perf\n" "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n" "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n" "   2048    512\n", 4, 12, "incomplete result row: 2 of the 13"},
     {0, "# all_reduce_perf\n" "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n" "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n" "   2048", 4, 4, "incomplete result row: 1 of"},
@@ -571,6 +597,7 @@ static Suite *suite(void)
     suite_add_tcase(s, tl);
     TCase *tc = tcase_create("csv");
     tcase_add_test(tc, reference_csv);
+    tcase_add_test(tc, utf8_bom_is_skipped);
     tcase_add_test(tc, collsim_hw_csv);
     tcase_add_test(tc, summary_csv);
     tcase_add_test(tc, csv_header_lines_and_columns);
