@@ -302,10 +302,19 @@ int cs_opts_each(const char *cmd, const char *opt, const char *list, size_t maxl
                  int (*each)(void *ctx, const char *item), void *ctx)
 {
     if (strlen(list) >= maxlen) return cs_cli_usage(cmd, "%s: list too long", opt);
-    char *buf = cs_xstrdup(list), *save = NULL;
-    int rc = 0;
-    for (char *tok = strtok_r(buf, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save))
-        rc = each(ctx, tok);
+    if (!*list) return cs_cli_usage(cmd, "%s expects a comma-separated list, got ''", opt);
+    char *buf = cs_xstrdup(list);
+    int rc = 0, k = 1;
+    /* every item counts: an empty one ("8,,16", a trailing comma) is refused */
+    for (char *tok = buf; tok && !rc; k++) {
+        char *comma = strchr(tok, ',');
+        if (comma) *comma = '\0';
+        if (!*tok || strspn(tok, " \t") == strlen(tok))
+            rc = cs_cli_usage(cmd, "%s: item %d of '%s' is empty", opt, k, list);
+        else
+            rc = each(ctx, tok);
+        tok = comma ? comma + 1 : NULL;
+    }
     free(buf);
     return rc;
 }
