@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "opts.h"
+#include "outputs.h"
 #include "out/calib_report.h"
 #include "study/measure.h"
 
@@ -58,9 +59,8 @@ static void calibrate_help(FILE *f)
             "  --format F             report format: table (default), csv (parameters) or json\n"
             "                         (parameters, datasets and residuals per row).\n"
             "  --report FILE          write the report to FILE instead of standard output.\n"
-            "\n"
-            "Exit status: 0 ok, 1 a file could not be read or written, 2 bad usage, bad input\n"
-            "(the message names file:line:column) or no usable row.\n");
+            "\n");
+    cs_cli_exit_help(f);
 }
 
 static void compare_help(FILE *f)
@@ -86,8 +86,8 @@ static void compare_help(FILE *f)
             "measured_busbw_GBps,predicted_busbw_GBps,algo,proto,status; with --summary:\n"
             "dataset,rows,unmodelled,beyond_bound,max_busbw_GBps,bound_busbw_GBps,n_big,\n"
             "median_big_pct,p90_big_pct,max_big_pct,n_all,median_all_pct,p90_all_pct,max_all_pct\n"
-            "(big = sizes >= 1 MiB).\n"
-            "Exit status: 0 ok, 1 a file could not be read or written, 2 bad usage or bad input.\n");
+            "(big = sizes >= 1 MiB).\n");
+    cs_cli_exit_help(f);
 }
 
 /* The arguments of both commands. Inputs are read as they come. */
@@ -179,6 +179,8 @@ int cs_cmd_calibrate(int argc, char **argv)
         rc = cs_cli_usage(cmd, "%s", "-o OUT.yaml is required (the calibrated cluster)");
         goto out;
     }
+    const char *paths[] = {a.out, a.report};
+    if ((rc = cs_cli_outputs_check(cmd, paths, N(paths))) >= 0) goto out;
     cs_diag d;
     cs_diag_clear(&d);
     cs_cluster cl;
@@ -202,8 +204,8 @@ int cs_cmd_calibrate(int argc, char **argv)
     cs_cluster check;
     if (cs_config_load_cluster_string(a.out, yaml.data, yaml.len, &check, &d))
         CS_PANIC("calibrated YAML does not load: %s:%d:%d: %s", d.file, d.line, d.column, d.message);
-    rc = cs_buf_write(&yaml, a.out, &d) ? cs_cli_fail(&d) : CS_EXIT_OK;
-    if (!rc) rc = cs_buf_write(&rep, a.report, &d) ? cs_cli_fail(&d) : CS_EXIT_OK;
+    const cs_buf *bufs[] = {&yaml, &rep};
+    rc = cs_cli_outputs_write(bufs, paths, N(paths), &d) ? cs_cli_fail(&d) : CS_EXIT_OK;
     cs_buf_free(&yaml);
     cs_buf_free(&rep);
     cs_calib_result_free(res);
@@ -218,6 +220,7 @@ int cs_cmd_compare(int argc, char **argv)
     common_args a = {.fmt = CS_FORMAT_TABLE};
     int rc = parse(cmd, compare_opts, N(compare_opts), argc, argv, &a, compare_help);
     if (rc >= 0) goto out;
+    if ((rc = cs_cli_outputs_check(cmd, &a.out, 1)) >= 0) goto out;
     cs_diag d;
     cs_diag_clear(&d);
     cs_cluster cl;
@@ -232,7 +235,8 @@ int cs_cmd_compare(int argc, char **argv)
     }
     cs_buf b = {0};
     cs_calib_compare_report(&b, (cs_format)a.fmt, a.summary, cl.name, &a.set, &cmp);
-    rc = cs_buf_write(&b, a.out, &d) ? cs_cli_fail(&d) : CS_EXIT_OK;
+    const cs_buf *bufs[] = {&b};
+    rc = cs_cli_outputs_write(bufs, &a.out, 1, &d) ? cs_cli_fail(&d) : CS_EXIT_OK;
     cs_buf_free(&b);
     cs_calib_compare_free(&cmp);
 out:

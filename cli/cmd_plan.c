@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "opts.h"
+#include "outputs.h"
 #include "out/plan_report.h"
 #include "study/plan.h"
 #include "train/scenario.h"
@@ -69,10 +70,9 @@ static void help(FILE *f)
             "                 (default, or the scenario's collective_engine) or des\n"
             "  --format F     table (default) or json\n"
             "  -o FILE        write to FILE (whole or not at all); default stdout\n"
-            "\n"
-            "Exit status: 0 ok, 1 output not written or scenario unreadable, 2 bad usage or\n"
-            "bad scenario (the message names file:line:column).\n",
+            "\n",
             cs_plan_rule_text());
+    cs_cli_exit_help(f);
 }
 
 /* The scenario with the options' overrides, its ranks laid out. */
@@ -96,6 +96,7 @@ int cs_cmd_plan(int argc, char **argv)
     if (next >= argc) return cs_cli_usage(CMD, "%s", "a SCENARIO.yaml is required");
     if (next + 1 < argc) return cs_cli_usage(CMD, "unexpected argument '%s'", argv[next + 1]);
     const char *path = argv[next];
+    if ((rc = cs_cli_outputs_check(CMD, &a.out, 1)) >= 0) return rc;
     cs_scenario *sc = cs_xcalloc(1, sizeof *sc);
     cs_topology *topo = cs_xcalloc(1, sizeof *topo);
     cs_plan p = {0};
@@ -106,7 +107,8 @@ int cs_cmd_plan(int argc, char **argv)
     if (rc == 0) {
         cs_buf out = {0};
         cs_plan_report(&out, (cs_format)a.fmt, path, &p);
-        rc = cs_buf_write(&out, a.out, &d);
+        const cs_buf *bufs[] = {&out};
+        rc = cs_cli_outputs_write(bufs, &a.out, 1, &d);
         cs_buf_free(&out);
     }
     cs_plan_free(&p);

@@ -5,15 +5,14 @@
  * lives in its own file (cmd_*.c) and parses its options with opts.h; all
  * modelling lives in the library.
  *
- * Exit codes (documented in --help and README):
- *   0  success
- *   1  the output could not be written
- *   2  bad usage, bad configuration or an unsupported request
+ * The exit codes are one table (CS_EXIT_MAP in cli.h), printed here for
+ * every command's --help and copied in README.md.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 
 #ifndef CS_VERSION
 #define CS_VERSION "0.0.0"
@@ -40,6 +39,26 @@ static const struct command {
      cs_cmd_crossover},
 };
 
+void cs_cli_exit_help(FILE *f)
+{
+    static const struct {
+        int code;
+        const char *text;
+    } rows[] = {
+#define CS__EXIT_ROW(name, val, text) {val, text},
+        CS_EXIT_MAP(CS__EXIT_ROW)
+#undef CS__EXIT_ROW
+    };
+    fprintf(f, "Exit status:\n");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        fprintf(f, "  %d  ", rows[i].code);
+        cs_opts_wrap(f, rows[i].text, 5, 5, 79);
+    }
+    fprintf(f, "Outputs are written whole or not at all: every output path is checked before\n"
+               "the work, outputs go to temporaries (NAME.collsim-tmp.PID) renamed when all are\n"
+               "written, and SIGINT / SIGTERM remove the temporaries.\n");
+}
+
 static void main_help(FILE *f)
 {
     fprintf(f, "Usage: collsim COMMAND [options]\n       collsim --help | --version\n\n"
@@ -47,8 +66,8 @@ static void main_help(FILE *f)
                "on a cluster described in YAML.\n\nCommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n'collsim COMMAND --help' describes each command.\n"
-               "Exit status: 0 ok, 1 output not written, 2 bad usage/config/unsupported request.\n");
+    fprintf(f, "\n'collsim COMMAND --help' describes each command.\n");
+    cs_cli_exit_help(f);
 }
 
 int main(int argc, char **argv)

@@ -28,7 +28,9 @@ int cs_cli_fail(const cs_diag *d)
     char msg[1024];
     cs_diag_format(d, msg, sizeof msg);
     fprintf(stderr, "collsim: %s\n", msg);
-    return d->code == CS_EIO ? CS_EXIT_IO : CS_EXIT_USAGE;
+    /* a file that cannot be read (missing, a directory) is 1, whatever the
+     * reason; an unknown preset name (CS_ENOENT without a file) is usage */
+    return d->code == CS_EIO || (d->code == CS_ENOENT && d->file[0]) ? CS_EXIT_IO : CS_EXIT_USAGE;
 }
 
 int cs_cli_usage(const char *cmd, const char *fmt, ...)

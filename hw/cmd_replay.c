@@ -69,9 +69,8 @@ static void help(FILE *f)
             "  --algo/--proto    force one algorithm/protocol for every collective (see bench)\n"
             "  -g GPUS           GPUs driven by this process (nccl backend)\n"
             "  --timeout S       give up on an iteration after S seconds (default 300)\n"
-            "\n"
-            "Exit status: 0 ok, 1 output not written / schedule not readable, 2 bad usage or\n"
-            "schedule, 4 library failure, 5 timeout, 77 backend unavailable.\n");
+            "\n");
+    cs_hw_exit_help(f);
 }
 
 /* Writes PREFIX.csv from rank 0's timeline. */

@@ -14,13 +14,29 @@
 #include "backend.h"
 #include "base/error.h"
 
+void cs_hw_exit_help(FILE *f)
+{
+    static const struct {
+        int code;
+        const char *text;
+    } rows[] = {
+#define CS__HW_EXIT_ROW(name, val, text) {val, text},
+        CS_HW_EXIT_MAP(CS__HW_EXIT_ROW)
+#undef CS__HW_EXIT_ROW
+    };
+    fprintf(f, "Exit status:\n");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        fprintf(f, "  %-3d %s\n", rows[i].code, rows[i].text);
+}
+
 int cs_hw_exit_code(int err)
 {
     switch (err) {
     case 0: return CS_HW_EXIT_OK;
     case CS_HW_ETIMEOUT: return CS_HW_EXIT_TIMEOUT;
     case CS_HW_EUNAVAIL: return CS_HW_EXIT_SKIP;
-    case CS_EIO: return CS_HW_EXIT_IO;
+    case CS_EIO:
+    case CS_ENOENT: return CS_HW_EXIT_IO;
     case CS_EINVAL:
     case CS_ECONFIG:
     case CS_ENOTSUP: return CS_HW_EXIT_USAGE;
