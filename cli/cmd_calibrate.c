@@ -196,6 +196,9 @@ int cs_cmd_calibrate(int argc, char **argv)
         rc = cs_cli_fail(&d);
         goto out;
     }
+    char why[320];
+    int quality = cs_calib_quality(res, why, sizeof why);
+    if (quality) fprintf(stderr, "collsim calibrate: %s: %s\n", quality == 2 ? "error" : "warning", why);
     cs_buf yaml = {0}, rep = {0};
     cs_calib_write_yaml(&yaml, res, &a.set, a.cluster, src, src_len);
     free(src);
@@ -204,8 +207,12 @@ int cs_cmd_calibrate(int argc, char **argv)
     cs_cluster check;
     if (cs_config_load_cluster_string(a.out, yaml.data, yaml.len, &check, &d))
         CS_PANIC("calibrated YAML does not load: %s:%d:%d: %s", d.file, d.line, d.column, d.message);
+    /* an unusable fit writes its report (the reasons) but no OUT.yaml */
     const cs_buf *bufs[] = {&yaml, &rep};
-    rc = cs_cli_outputs_write(bufs, paths, N(paths), &d) ? cs_cli_fail(&d) : CS_EXIT_OK;
+    int skip = quality == 2;
+    rc = cs_cli_outputs_write(bufs + skip, paths + skip, N(paths) - (size_t)skip, &d)
+             ? cs_cli_fail(&d)
+             : quality == 2 ? CS_EXIT_UNFIT : CS_EXIT_OK;
     cs_buf_free(&yaml);
     cs_buf_free(&rep);
     cs_calib_result_free(res);

@@ -4,7 +4,8 @@
 # bad-input.sh - hostile input to every loader and every option class of
 # `collsim` (and `collsim-hw replay` when built): each case gives the exit
 # status (the one table of README.md: 1 a file could not be read or
-# written, 2 bad usage or bad input) and a piece of the message; stdout
+# written, 2 bad usage or bad input, 3 an unusable calibration) and a
+# piece of the message; stdout
 # stays empty on failure, and no output file and no temporary
 # (*.collsim-tmp.*) is left behind. Then the output-set guarantees: every
 # output path is checked before the work, a failing output leaves none of
@@ -66,6 +67,11 @@ sed 's/^ranks: .*/ranks: 4294967296/' configs/scenarios/gpt3-13b-fsdp-64.yaml >"
 printf 'cluster: %s/none.yaml\nmodel: gpt3-1.3b\nranks: 8\n' "$T" >"$T/scen-missing.yaml"
 printf '{"hidden_size": 4096, "num_hidden_layers": ' >"$T/config.json"
 mkdir "$T/dir"
+printf 'size_bytes,time_us,op,ranks\n1048576,100000,all_reduce,8\n' >"$T/one.csv"
+# time falling as the size grows, and a 9 ms 64 B row: no cost model fits
+printf 'size_bytes,time_us,op,ranks\n1048576,100000,all_reduce,8\n2097152,50000,all_reduce,8\n' >"$T/inv.csv"
+printf '4194304,25000,all_reduce,8\n8388608,12000,all_reduce,8\n16777216,6000,all_reduce,8\n' >>"$T/inv.csv"
+printf '64,9000,all_reduce,8\n128,1,all_reduce,8\n' >>"$T/inv.csv"
 RL=$(grep -n '^ranks:' "$T/scen-ranks.yaml" | cut -d: -f1)
 
 cases() {
@@ -131,6 +137,8 @@ cases() {
 1|out-report-nodir|nodir/r.txt|calibrate --cluster dgx-h100 --measurements validation/nccl-tests/h100_8gpu_allreduce_together_ringcfg.csv -o @T@/cal.yaml --report @T@/nodir/r.txt
 2|out-same|two outputs are the same file|crossover --ranks 8 -o @T@/same.csv --crossings @T@/same.csv
 2|out-empty|an output file name is empty|collective --op all_reduce -o @EMPTY@
+3|fit-nothing|the measurements determine no parameter|calibrate --cluster dgx-h100 --measurements @T@/one.csv -o @T@/fit.yaml --report @T@/fit-nothing.txt
+3|fit-rms|nothing usable was fitted|calibrate --cluster dgx-h100 --measurements @T@/inv.csv -o @T@/fit.yaml --report @T@/fit-rms.txt
 EOF
 }
 
@@ -162,13 +170,19 @@ done
 read -r failures checks <"$T/count"
 
 # ---- what must be left behind: nothing ------------------------------------------------
-for f in o.csv c.csv sim.csv cal.yaml same.csv; do
+for f in o.csv c.csv sim.csv cal.yaml same.csv fit.yaml; do
     checks=$((checks + 1))
     [ -e "$T/$f" ] && fail "a failed command left $T/$f"
 done
 checks=$((checks + 1))
 left=$(find "$T" -name '*.collsim-tmp.*' | head -3)
 [ -n "$left" ] && fail "temporaries left behind: $left"
+
+# an unusable fit writes its report (the reasons), not OUT.yaml
+for f in fit-nothing.txt fit-rms.txt; do
+    checks=$((checks + 1))
+    grep -q "weighted RMS relative error" "$T/$f" 2>/dev/null || fail "$f: no report written"
+done
 
 # ---- a usage error is found before the work ------------------------------------------
 # (the whole default sweep takes seconds; the refusal must take none)
@@ -203,7 +217,7 @@ chmod +x "$T/bin/gnuplot"
 for sig in TERM HUP; do
     checks=$((checks + 1))
     PATH="$T/bin:$PATH" TMPDIR="$T/kill" "$C" crossover --ranks 8 --params 1e9:1e10:3 \
-        -o "$T/kill/o.csv" --crossings "$T/kill/c.csv" --plot "$T/kill/p.svg" >/dev/null 2>&1 &
+        -o "$T/kill/o.csv" --crossings "$T/kill/c.csv" --plot "$T/kill/p.svg" >/dev/null 2>"$T/kill.err" &
     pid=$!
     i=0
     rm -f "$T/gp.pid"
@@ -211,7 +225,7 @@ for sig in TERM HUP; do
         sleep 0.1
         i=$((i + 1))
     done
-    [ $i -lt 100 ] || fail "kill-$sig: the stand-in gnuplot never ran"
+    [ $i -lt 100 ] || fail "kill-$sig: the stand-in gnuplot never ran ($(cat "$T/kill.err"))"
     [ -n "$(find "$T/kill" -name 'o.csv.collsim-tmp.*')" ] || fail "kill-$sig: no temporary to remove"
     kill -s $sig $pid
     wait $pid 2>/dev/null || true
