@@ -5,6 +5,7 @@
  * repeated timings, GEMM shapes for a FLOP count, CSV-safe strings, and
  * the mapping of backend errors to exit codes.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include "backend.h"
 #include "base/error.h"
+#include "base/units.h"
 
 void cs_hw_exit_help(FILE *f)
 {
@@ -59,7 +61,8 @@ int cs_hw_launch_rank(void)
 {
     for (size_t i = 0; i < sizeof rank_vars / sizeof rank_vars[0]; i++) {
         const char *v = getenv(rank_vars[i]);
-        if (v && *v) return atoi(v);
+        long long r;
+        if (v && *v) return cs_units_parse_int(v, strlen(v), 0, INT_MAX, &r) ? 0 : (int)r;
     }
     return 0;
 }

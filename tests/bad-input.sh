@@ -21,7 +21,7 @@ if [ $# -lt 1 ]; then
     echo "usage: $0 PATH/TO/collsim [PATH/TO/collsim-hw]" >&2
     exit 2
 fi
-C=$1
+C=${CS_COLLSIM:-$1} # CS_COLLSIM: the valgrind setup's wrapper (tests/meson.build)
 HW=${2:-}
 T=$(mktemp -d "${TMPDIR:-/tmp}/collsim-bad.XXXXXX")
 trap 'rm -rf "$T"' EXIT INT TERM
@@ -221,11 +221,11 @@ for sig in TERM HUP; do
     pid=$!
     i=0
     rm -f "$T/gp.pid"
-    while [ $i -lt 100 ] && [ ! -s "$T/gp.pid" ]; do
+    while [ $i -lt 300 ] && [ ! -s "$T/gp.pid" ]; do
         sleep 0.1
         i=$((i + 1))
     done
-    [ $i -lt 100 ] || fail "kill-$sig: the stand-in gnuplot never ran ($(cat "$T/kill.err"))"
+    [ $i -lt 300 ] || fail "kill-$sig: the stand-in gnuplot never ran ($(cat "$T/kill.err"))"
     [ -n "$(find "$T/kill" -name 'o.csv.collsim-tmp.*')" ] || fail "kill-$sig: no temporary to remove"
     kill -s $sig $pid
     wait $pid 2>/dev/null || true

@@ -13,7 +13,7 @@ if [ $# -ne 1 ]; then
     echo "usage: $0 PATH/TO/collsim" >&2
     exit 2
 fi
-C=$1
+C=${CS_COLLSIM:-$1} # CS_COLLSIM: the valgrind setup's wrapper (tests/meson.build)
 V=validation/nccl-tests
 AR=$V/h100_8gpu_allreduce_together_ringcfg.csv
 AG=$V/h100_8gpu_allgather_together_ringcfg.csv
