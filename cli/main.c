@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "opts.h"
 
 #ifndef CS_VERSION
 #define CS_VERSION "0.0.0"
@@ -41,19 +40,12 @@ static const struct command {
 
 void cs_cli_exit_help(FILE *f)
 {
-    static const struct {
-        int code;
-        const char *text;
-    } rows[] = {
+    static const cs_exit_row rows[] = {
 #define CS__EXIT_ROW(name, val, text) {val, text},
         CS_EXIT_MAP(CS__EXIT_ROW)
 #undef CS__EXIT_ROW
     };
-    fprintf(f, "Exit status:\n");
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        fprintf(f, "  %d  ", rows[i].code);
-        cs_opts_wrap(f, rows[i].text, 5, 5, 79);
-    }
+    cs_exit_table_print(f, rows, sizeof rows / sizeof rows[0]);
     fprintf(f, "Outputs are written whole or not at all: every output path is checked before\n"
                "the work, outputs go to temporaries (NAME.collsim-tmp.PID) renamed when all are\n"
                "written, and SIGINT / SIGTERM remove the temporaries.\n");

@@ -18,17 +18,12 @@
 
 void cs_hw_exit_help(FILE *f)
 {
-    static const struct {
-        int code;
-        const char *text;
-    } rows[] = {
+    static const cs_exit_row rows[] = {
 #define CS__HW_EXIT_ROW(name, val, text) {val, text},
         CS_HW_EXIT_MAP(CS__HW_EXIT_ROW)
 #undef CS__HW_EXIT_ROW
     };
-    fprintf(f, "Exit status:\n");
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        fprintf(f, "  %-3d %s\n", rows[i].code, rows[i].text);
+    cs_exit_table_print(f, rows, sizeof rows / sizeof rows[0]);
 }
 
 int cs_hw_exit_code(int err)
