@@ -7,9 +7,30 @@
 #ifndef CS_CLI_H
 #define CS_CLI_H
 
+#include <stdio.h>
+
 #include "base/error.h"
 
-enum { CS_EXIT_OK = 0, CS_EXIT_IO = 1, CS_EXIT_USAGE = 2 };
+/* The exit codes of every command: one table, printed by every --help
+ * (cs_cli_exit_help) and copied in README.md. X(name, value, meaning) */
+#define CS_EXIT_MAP(X)                                                                             \
+    X(OK, 0, "success")                                                                            \
+    X(IO, 1, "a file could not be read or written (missing, a directory, no permission, a full "  \
+             "disk)")                                                                              \
+    X(USAGE, 2, "bad usage, bad input (the message names file:line:column and what was "          \
+                "expected) or an unsupported request")                                             \
+    X(UNFIT, 3, "calibrate: the measurements determine no parameter, or the fit leaves an RMS "  \
+                "error of 100% or more (the report is written, OUT.yaml is not)")
+
+enum {
+#define CS__EXIT_ENUM(name, val, text) CS_EXIT_##name = (val),
+    CS_EXIT_MAP(CS__EXIT_ENUM)
+#undef CS__EXIT_ENUM
+};
+
+/* Prints the exit-code table ("Exit status:" and one line per code) and
+ * the note that outputs are written whole or not at all (main.c). */
+void cs_cli_exit_help(FILE *f);
 
 /* Prints a diagnostic as "collsim: file:line:col: error: ..." and returns
  * the exit code for it. */

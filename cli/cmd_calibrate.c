@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "opts.h"
+#include "outputs.h"
 #include "out/calib_report.h"
 #include "out/calib_train_report.h"
 #include "study/calib_train.h"
@@ -78,9 +79,8 @@ static void calibrate_help(FILE *f)
             "  --format F             report format: table (default), csv (parameters) or json\n"
             "                         (parameters, datasets and residuals per row).\n"
             "  --report FILE          write the report to FILE instead of standard output.\n"
-            "\n"
-            "Exit status: 0 ok, 1 a file could not be read or written, 2 bad usage, bad input\n"
-            "(the message names file:line:column) or no usable row.\n");
+            "\n");
+    cs_cli_exit_help(f);
 }
 
 static void compare_help(FILE *f)
@@ -114,8 +114,8 @@ static void compare_help(FILE *f)
             "measured_tokens_per_s_per_gpu,predicted_tokens_per_s_per_gpu,error_pct,\n"
             "measured_mfu_pct,predicted_mfu_pct; the table adds median / p90 / max per file.\n"
             "With --compute-measurements CSV (collsim-hw compute) alone: per kernel file,line,\n"
-            "kind,dtype,m,n,k,bytes,kernel,measured_us,predicted_us,error_pct (JSON: both).\n"
-            "Exit status: 0 ok, 1 a file could not be read or written, 2 bad usage or bad input.\n");
+            "kind,dtype,m,n,k,bytes,kernel,measured_us,predicted_us,error_pct (JSON: both).\n");
+    cs_cli_exit_help(f);
 }
 
 /* The arguments of both commands. Inputs are read as they come. */
@@ -126,12 +126,33 @@ typedef struct common_args {
     cs_trun_set runs;
 } common_args;
 
+/* A warning for each dataset from nd0 on that skipped table-like lines
+ * (the first CS_MEAS_SKIPPED_KEPT line numbers, then "..."). */
+static void warn_skipped(const cs_meas_set *s, size_t nd0)
+{
+    for (size_t i = nd0; i < s->ndatasets; i++) {
+        const cs_meas_dataset *ds = &s->datasets[i];
+        int n = ds->nskipped, kept = n < CS_MEAS_SKIPPED_KEPT ? n : CS_MEAS_SKIPPED_KEPT;
+        if (!n) continue;
+        fprintf(stderr, "collsim: %s: warning: %d line%s of a result table that start%s with a "
+                        "number but %s no result row skipped (line%s",
+                ds->source, n, n == 1 ? "" : "s", n == 1 ? "s" : "", n == 1 ? "is" : "are",
+                n == 1 ? "" : "s");
+        for (int k = 0; k < kept; k++) fprintf(stderr, "%s %d", k ? "," : "", ds->skipped_lines[k]);
+        fprintf(stderr, "%s)\n", n > kept ? ", ..." : "");
+    }
+}
+
 static int read_nccl_tests(const char *cmd, const cs_opt *o, const char *arg, void *dst)
 {
     (void)cmd, (void)o;
     cs_diag d;
     cs_diag_clear(&d);
-    return cs_meas_read_nccl_tests(dst, arg, &d) ? cs_cli_fail(&d) : 0;
+    cs_meas_set *s = dst;
+    size_t nd0 = s->ndatasets;
+    if (cs_meas_read_nccl_tests(s, arg, &d)) return cs_cli_fail(&d);
+    warn_skipped(s, nd0);
+    return 0;
 }
 
 static int read_measurements(const char *cmd, const cs_opt *o, const char *arg, void *dst)
@@ -203,6 +224,10 @@ static int write_calibrated(const common_args *a, const cs_cluster *cl, const cs
                             const cs_calib_train_result *tr, const char *src, size_t src_len,
                             cs_diag *d)
 {
+    char why[320];
+    int quality = res ? cs_calib_quality(res, why, sizeof why) : 0;
+    if (quality)
+        fprintf(stderr, "collsim calibrate: %s: %s\n", quality == 2 ? "error" : "warning", why);
     cs_buf yaml = {0}, rep = {0}, head = {0};
     if (tr) cs_calib_train_header(&head, tr, &a->runs);
     cs_calib_yaml_extra x = {.header = head.data, .input = cl, .note = cs_calib_train_note,
@@ -216,8 +241,13 @@ static int write_calibrated(const common_args *a, const cs_cluster *cl, const cs
     if (cs_config_load_cluster_string(a->out, yaml.data, yaml.len, &check, d))
         CS_PANIC("calibrated YAML does not load: %s:%d:%d: %s", d->file, d->line, d->column,
                  d->message);
-    int rc = cs_buf_write(&yaml, a->out, d) ? cs_cli_fail(d) : CS_EXIT_OK;
-    if (!rc) rc = cs_buf_write(&rep, a->report, d) ? cs_cli_fail(d) : CS_EXIT_OK;
+    /* an unusable collective fit writes its report (the reasons) but no OUT.yaml */
+    const cs_buf *bufs[] = {&yaml, &rep};
+    const char *paths[] = {a->out, a->report};
+    int skip = quality == 2;
+    int rc = cs_cli_outputs_write(bufs + skip, paths + skip, N(paths) - (size_t)skip, d)
+                 ? cs_cli_fail(d)
+                 : quality == 2 ? CS_EXIT_UNFIT : CS_EXIT_OK;
     cs_buf_free(&yaml);
     cs_buf_free(&rep);
     cs_buf_free(&head);
@@ -240,6 +270,8 @@ int cs_cmd_calibrate(int argc, char **argv)
                                      "calls (the second with --cluster the first's YAML)");
         goto out;
     }
+    const char *paths[] = {a.out, a.report};
+    if ((rc = cs_cli_outputs_check(cmd, paths, N(paths))) >= 0) goto out;
     cs_diag d;
     cs_diag_clear(&d);
     cs_cluster cl;
@@ -297,6 +329,7 @@ int cs_cmd_compare(int argc, char **argv)
                                      "of --training-runs ends with its summary");
         goto out;
     }
+    if ((rc = cs_cli_outputs_check(cmd, &a.out, 1)) >= 0) goto out;
     cs_diag d;
     cs_diag_clear(&d);
     cs_cluster cl;
@@ -315,7 +348,8 @@ int cs_cmd_compare(int argc, char **argv)
     }
     cs_buf b = {0};
     cs_calib_compare_report(&b, (cs_format)a.fmt, a.summary, cl.name, &a.set, &cmp);
-    rc = cs_buf_write(&b, a.out, &d) ? cs_cli_fail(&d) : CS_EXIT_OK;
+    const cs_buf *bufs[] = {&b};
+    rc = cs_cli_outputs_write(bufs, &a.out, 1, &d) ? cs_cli_fail(&d) : CS_EXIT_OK;
     cs_buf_free(&b);
     cs_calib_compare_free(&cmp);
 out:

@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "base/units.h"
 #include "opts.h"
+#include "outputs.h"
 #include "out/report.h"
 
 #ifndef CS_VERSION
@@ -133,9 +134,9 @@ static void help(FILE *f)
             "\n"
             "CSV columns: %s\n"
             "busbw = algbw x 2(n-1)/n all_reduce, (n-1)/n all_gather/reduce_scatter, 1 otherwise.\n"
-            "%s"
-            "Exit status: 0 ok, 1 output not written, 2 bad usage/config/unsupported request.\n",
+            "%s",
             cs_report_collective_csv_header(), cs_units_help());
+    cs_cli_exit_help(f);
 }
 
 /* Parses argv into a; returns -1 to go on, else the exit code. */
@@ -193,6 +194,7 @@ int cs_cmd_collective(int argc, char **argv)
                    .dtype = CS_DTYPE_FP32, .bytes = NAN, .min = NAN, .max = NAN, .factor = NAN};
     int rc = parse(argc, argv, &a);
     if (rc >= 0) return rc;
+    if ((rc = cs_cli_outputs_check("collective", &a.out, 1)) >= 0) return rc;
     cs_diag d;
     cs_diag_clear(&d);
     cs_cluster cl;
@@ -211,7 +213,8 @@ int cs_cmd_collective(int argc, char **argv)
     cs_buf out = {0};
     cs_report_collective(&out, (cs_format)a.fmt, title, &topo, rows, (size_t)n);
     free(rows);
-    rc = cs_buf_write(&out, a.out, &d);
+    const cs_buf *bufs[] = {&out};
+    rc = cs_cli_outputs_write(bufs, &a.out, 1, &d);
     cs_buf_free(&out);
     return rc ? cs_cli_fail(&d) : CS_EXIT_OK;
 }

@@ -19,6 +19,7 @@
 
 #include "config/config.h"
 #include "opts.h"
+#include "outputs.h"
 #include "trainargs.h"
 #include "out/plot.h"
 #include "out/sweep_report.h"
@@ -117,11 +118,11 @@ static void help(FILE *f)
             "memory (fits 0) still gets its iteration time. At most %d points.\n"
             "A progress bar is drawn on stderr when it is a terminal.\n"
             "Under `mpirun -np K` the grid is split across K processes and gathered on rank 0,\n"
-            "which writes the same bytes as a serial run.\n"
-            "Exit status: 0 ok, 1 output not written, 2 bad usage/config.\n",
+            "which writes the same bytes as a serial run.\n",
             CS_DEFAULT_CLUSTER, DEFAULT_RANKS, DEFAULT_PARAMS_MIN / 1e6, DEFAULT_PARAMS_MAX / 1e9,
             DEFAULT_PARAMS_POINTS, default_strategies, cs_sweep_report_crossing_columns(),
             cs_sweep_report_columns(), MAX_POINTS);
+    cs_cli_exit_help(f);
 }
 
 /* Parses argv; returns -1 to continue, else an exit code. */
@@ -134,6 +135,55 @@ static int parse(int argc, char **argv, xargs *a)
     if (a->params && a->models)
         return cs_cli_usage(CMD, "%s", "--params and --models are alternatives: give one");
     return -1;
+}
+
+/* Every output checked before the sweep (rank 0 speaks): the plot's
+ * extension, directory and gnuplot too. Returns -1 or the exit code. */
+static int check_outputs(const xargs *a, cs_diag *d)
+{
+    const char *paths[CS_CLI_MAX_OUTPUTS] = {a->out, a->crossings};
+    size_t n = 2;
+    char *plots[CS_CLI_MAX_OUTPUTS] = {0};
+    size_t np = a->plot ? cs_plot_file_count() : 0;
+    CS_ASSERT(n + np <= CS_CLI_MAX_OUTPUTS);
+    if (a->plot && cs_plot_check(a->plot, d)) return cs_cli_fail(d);
+    for (size_t k = 0; k < np; k++) paths[n++] = plots[k] = cs_plot_file_name(a->plot, k);
+    int rc = cs_cli_outputs_check(CMD, paths, n);
+    for (size_t k = 0; k < np; k++) free(plots[k]);
+    return rc;
+}
+
+/* The outputs of rank 0: -o and --crossings to their temporaries, then the
+ * plots (renamed by cs_plot_crossover once gnuplot succeeded; their
+ * temporaries known to the signal handler meanwhile), then the renames. */
+static int write_outputs(const xargs *a, const cs_sweep_spec *s, const cs_sweep_point *pts,
+                         size_t n, const cs_crossing *cross, size_t nc, cs_diag *d)
+{
+    cs_buf out = {0}, cb = {0};
+    cs_sweep_report(&out, (cs_format)a->fmt, s, pts, n, cross, nc);
+    if (a->crossings) cs_sweep_report_crossings(&cb, cross, nc);
+    cs_cli_outputs set = {0};
+    int rc = cs_cli_outputs_add(&set, &out, a->out, d);
+    if (rc == 0 && a->crossings) rc = cs_cli_outputs_add(&set, &cb, a->crossings, d);
+    if (rc == 0 && a->plot) {
+        char *tmps[CS_CLI_MAX_OUTPUTS] = {0};
+        size_t np = cs_plot_file_count();
+        for (size_t k = 0; k < np; k++) {
+            char *f = cs_plot_file_name(a->plot, k);
+            cs_cli_temp_register(tmps[k] = cs_buf_temp_name(f));
+            free(f);
+        }
+        rc = cs_plot_crossover(s, pts, n, cross, nc, a->plot, d);
+        for (size_t k = 0; k < np; k++) {
+            cs_cli_temp_forget(tmps[k]);
+            free(tmps[k]);
+        }
+    }
+    if (rc == 0) rc = cs_cli_outputs_commit(&set, d);
+    else cs_cli_outputs_abort(&set);
+    cs_buf_free(&out);
+    cs_buf_free(&cb);
+    return rc;
 }
 
 /* A list option's items into the spec (cs_opts_each). */
@@ -304,6 +354,7 @@ static int crossover(int argc, char **argv)
     if (rc >= 0) return rc;
     cs_diag d;
     cs_diag_clear(&d);
+    if ((rc = check_outputs(&a, &d)) >= 0) return rc;
     cs_sweep_spec *s = cs_xmalloc(sizeof *s);
     cs_sweep_point *pts = NULL;
     cs_crossing *cross = NULL;
@@ -342,17 +393,7 @@ static int crossover(int argc, char **argv)
         rc = cs_cli_fail(&d);
         goto done;
     }
-    cs_buf out = {0}, cb = {0};
-    cs_sweep_report(&out, (cs_format)a.fmt, s, pts, n, cross, nc);
-    int wrc = cs_buf_write(&out, a.out, &d);
-    if (wrc == 0 && a.crossings) {
-        cs_sweep_report_crossings(&cb, cross, nc);
-        wrc = cs_buf_write(&cb, a.crossings, &d);
-    }
-    cs_buf_free(&out);
-    cs_buf_free(&cb);
-    if (wrc == 0 && a.plot) wrc = cs_plot_crossover(s, pts, n, cross, nc, a.plot, &d);
-    if (wrc) rc = cs_cli_fail(&d);
+    if (write_outputs(&a, s, pts, n, cross, nc, &d)) rc = cs_cli_fail(&d);
 done:
     free(cross);
     free(pts);

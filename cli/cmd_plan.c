@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "outputs.h"
 #include "out/plan_report.h"
 #include "study/plan.h"
 #include "trainargs.h"
@@ -74,9 +75,8 @@ static void help(FILE *f)
             "                         or des\n"
             "  --format F             table (default) or json\n"
             "  -o FILE                write to FILE (whole or not at all); default stdout\n"
-            "\n"
-            "Exit status: 0 ok, 1 output not written or scenario unreadable, 2 bad usage or\n"
-            "bad scenario (the message names file:line:column).\n");
+            "\n");
+    cs_cli_exit_help(f);
 }
 
 /* The search space the options give (cs_plan_space). */
@@ -94,6 +94,7 @@ int cs_cmd_plan(int argc, char **argv)
     int next, rc = cs_opts_parse(CMD, opts, N(opts), argc, argv, &a, help, &next);
     if (rc >= 0) return rc;
     if ((rc = cs_cli_train_positional(CMD, &a.t, argc, argv, next)) >= 0) return rc;
+    if ((rc = cs_cli_outputs_check(CMD, &a.out, 1)) >= 0) return rc;
     cs_scenario *sc = cs_xcalloc(1, sizeof *sc);
     cs_topology *topo = cs_xcalloc(1, sizeof *topo);
     cs_training t;
@@ -112,7 +113,8 @@ int cs_cmd_plan(int argc, char **argv)
     if (rc == 0 && !usage) {
         cs_buf out = {0};
         cs_plan_report(&out, (cs_format)a.fmt, a.t.scenario, &p);
-        rc = cs_buf_write(&out, a.out, &d);
+        const cs_buf *bufs[] = {&out};
+        rc = cs_cli_outputs_write(bufs, &a.out, 1, &d);
         cs_buf_free(&out);
     }
     cs_plan_free(&p);

@@ -18,6 +18,7 @@
 #include "config/config.h"
 #include "trainargs.h"
 #include "out/kernel_report.h"
+#include "outputs.h"
 #include "out/schedule.h"
 #include "out/trace.h"
 #include "out/train_report.h"
@@ -72,8 +73,9 @@ static void memory_help(FILE *f)
                "                         paper's view, Rajbhandari et al. 2020 Table 1)\n\n"
                "Memory times no collectives: --engine is refused here, and a scenario's\n"
                "collective_engine is ignored.\n"
-               "CSV columns: %s\nExit status: 0 ok, 1 output not written, 2 bad usage/config.\n",
+               "CSV columns: %s\n",
             cs_train_report_columns(0));
+    cs_cli_exit_help(f);
 }
 
 static void simulate_help(FILE *f)
@@ -95,9 +97,9 @@ static void simulate_help(FILE *f)
                "                         (pass, kernel, class, m, n, k, batch, flops, bytes,\n"
                "                         efficiency, time_us): where compute time goes, and the\n"
                "                         shapes `collsim-hw compute --shapes FILE` measures\n\n"
-               "CSV columns: %s\nBytes columns are bytes sent per rank per iteration.\n"
-               "Exit status: 0 ok, 1 output not written, 2 bad usage/config.\n",
+               "CSV columns: %s\nBytes columns are bytes sent per rank per iteration.\n",
             cs_train_report_columns(1));
+    cs_cli_exit_help(f);
 }
 
 /* Parses argv; returns -1 to continue, else an exit code. */
@@ -165,10 +167,13 @@ static int write_outputs(const batch *b, cs_diag *d)
                               .des = b->simulated && b->n > 0 && b->des};
     cs_buf out = {0};
     cs_train_report(&out, (cs_format)a->fmt, &h, b->rows, (size_t)b->n);
-    int rc = cs_buf_write(&out, a->out, d);
-    if (rc == 0 && a->trace) rc = cs_buf_write(&b->trace, a->trace, d);
-    if (rc == 0 && a->schedule) rc = cs_buf_write(&b->sched, a->schedule, d);
-    if (rc == 0 && a->kernels) rc = cs_buf_write(&b->kernels, a->kernels, d);
+    const cs_buf *bufs[4] = {&out};
+    const char *paths[4] = {a->out};
+    size_t n = 1;
+    if (a->trace) bufs[n] = &b->trace, paths[n++] = a->trace;
+    if (a->schedule) bufs[n] = &b->sched, paths[n++] = a->schedule;
+    if (a->kernels) bufs[n] = &b->kernels, paths[n++] = a->kernels;
+    int rc = cs_cli_outputs_write(bufs, paths, n, d);
     cs_buf_free(&out);
     return rc;
 }
@@ -180,6 +185,8 @@ static int run(int argc, char **argv, int simulated)
     int rc = simulated ? parse(argc, argv, &a, simulate_opts, N(simulate_opts), simulate_help)
                        : parse(argc, argv, &a, memory_opts, N(memory_opts), memory_help);
     if (rc >= 0) return rc;
+    const char *paths[] = {a.out, a.trace, a.schedule, a.kernels};
+    if ((rc = cs_cli_outputs_check(a.cmd, paths, N(paths))) >= 0) return rc;
     cs_diag d;
     cs_diag_clear(&d);
     cs_scenario sc;

@@ -5,10 +5,8 @@
  * lives in its own file (cmd_*.c) and parses its options with opts.h; all
  * modelling lives in the library.
  *
- * Exit codes (documented in --help and README):
- *   0  success
- *   1  the output could not be written
- *   2  bad usage, bad configuration or an unsupported request
+ * The exit codes are one table (CS_EXIT_MAP in cli.h), printed here for
+ * every command's --help and copied in README.md.
  */
 #include <stdio.h>
 #include <string.h>
@@ -41,6 +39,19 @@ static const struct command {
      cs_cmd_crossover},
 };
 
+void cs_cli_exit_help(FILE *f)
+{
+    static const cs_exit_row rows[] = {
+#define CS__EXIT_ROW(name, val, text) {val, text},
+        CS_EXIT_MAP(CS__EXIT_ROW)
+#undef CS__EXIT_ROW
+    };
+    cs_exit_table_print(f, rows, sizeof rows / sizeof rows[0]);
+    fprintf(f, "Outputs are written whole or not at all: every output path is checked before\n"
+               "the work, outputs go to temporaries (NAME.collsim-tmp.PID) renamed when all are\n"
+               "written, and SIGINT / SIGTERM remove the temporaries.\n");
+}
+
 static void main_help(FILE *f)
 {
     fprintf(f, "Usage: collsim COMMAND [options]\n       collsim --help | --version\n\n"
@@ -51,9 +62,9 @@ static void main_help(FILE *f)
     fprintf(f, "\n'collsim COMMAND --help' describes each command; `man collsim-COMMAND` too.\n"
                "Presets, example scenarios and the schema READMEs: share/collsim/ under the\n"
                "install prefix (configs/ in the source tree); JSON layouts: docs/json-output.md\n"
-               "(share/doc/collsim/).\n%s"
-               "Exit status: 0 ok, 1 output not written, 2 bad usage/config/unsupported request.\n",
+               "(share/doc/collsim/).\n%s",
             cs_units_help());
+    cs_cli_exit_help(f);
 }
 
 int main(int argc, char **argv)

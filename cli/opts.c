@@ -31,7 +31,9 @@ int cs_cli_fail(const cs_diag *d)
     char msg[1024];
     cs_diag_format(d, msg, sizeof msg);
     fprintf(stderr, "collsim: %s\n", msg);
-    return d->code == CS_EIO ? CS_EXIT_IO : CS_EXIT_USAGE;
+    /* a file that cannot be read (missing, a directory) is 1, whatever the
+     * reason; an unknown preset name (CS_ENOENT without a file) is usage */
+    return d->code == CS_EIO || (d->code == CS_ENOENT && d->file[0]) ? CS_EXIT_IO : CS_EXIT_USAGE;
 }
 
 int cs_cli_usage(const char *cmd, const char *fmt, ...)
@@ -413,10 +415,19 @@ int cs_opts_each(const char *cmd, const char *opt, const char *list, size_t maxl
                  int (*each)(void *ctx, const char *item), void *ctx)
 {
     if (strlen(list) >= maxlen) return cs_cli_usage(cmd, "%s: list too long", opt);
-    char *buf = cs_xstrdup(list), *save = NULL;
-    int rc = 0;
-    for (char *tok = strtok_r(buf, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save))
-        rc = each(ctx, tok);
+    if (!*list) return cs_cli_usage(cmd, "%s expects a comma-separated list, got ''", opt);
+    char *buf = cs_xstrdup(list);
+    int rc = 0, k = 1;
+    /* every item counts: an empty one ("8,,16", a trailing comma) is refused */
+    for (char *tok = buf; tok && !rc; k++) {
+        char *comma = strchr(tok, ',');
+        if (comma) *comma = '\0';
+        if (!*tok || strspn(tok, " \t") == strlen(tok))
+            rc = cs_cli_usage(cmd, "%s: item %d of '%s' is empty", opt, k, list);
+        else
+            rc = each(ctx, tok);
+        tok = comma ? comma + 1 : NULL;
+    }
     free(buf);
     return rc;
 }

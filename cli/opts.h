@@ -169,10 +169,10 @@ extern const cs_opt cs_strategy_item;
 int cs_opts_parse(const char *cmd, const cs_opt *opts, size_t n, int argc, char **argv, void *args,
                   void (*help)(FILE *), int *next);
 
-/* Calls each(ctx, item) for the comma-separated items of list in order
- * (empty items are skipped); a list of maxlen characters or more is
- * refused ("OPT: list too long"). Returns 0, or the first exit code
- * each returned. */
+/* Calls each(ctx, item) for the comma-separated items of list in order;
+ * an empty list, an empty or blank item ("8,,16", "8,") and a list of
+ * maxlen characters or more are refused with a usage message. Returns 0,
+ * or the first exit code each returned. */
 int cs_opts_each(const char *cmd, const char *opt, const char *list, size_t maxlen,
                  int (*each)(void *ctx, const char *item), void *ctx);
 

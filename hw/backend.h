@@ -19,19 +19,28 @@
 #define CS_HW_BACKEND_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "coll/collective.h"
 #include "base/dtype.h"
 
-/* Exit codes of collsim-hw (documented in --help and hw/README.md). */
+/* Exit codes of collsim-hw: one table, printed by every --help
+ * (cs_hw_exit_help, hw_util.c) and copied in hw/README.md. 0-2 mean what
+ * they mean for collsim (cli/cli.h). X(name, value, meaning) */
+#define CS_HW_EXIT_MAP(X)                                                                          \
+    X(OK, 0, "success")                                                                            \
+    X(IO, 1, "a file could not be read or written (missing, a directory, no permission, "       \
+             "disk full)")                                                                         \
+    X(USAGE, 2, "bad usage or a bad schedule file (the message names file:line:column)")          \
+    X(WRONG, 3, "--check found wrong results")                                                     \
+    X(BACKEND, 4, "an MPI / CUDA / NCCL / cuBLAS call failed")                                     \
+    X(TIMEOUT, 5, "a collective (or init) exceeded --timeout (rows so far are kept)")              \
+    X(SKIP, 77, "backend unavailable: no GPU, or not built with NCCL / MPI")
+
 enum {
-    CS_HW_EXIT_OK = 0,
-    CS_HW_EXIT_IO = 1,       /* output not writable, input not readable */
-    CS_HW_EXIT_USAGE = 2,    /* bad arguments or a bad schedule file */
-    CS_HW_EXIT_WRONG = 3,    /* --check found wrong results */
-    CS_HW_EXIT_BACKEND = 4,  /* an MPI / CUDA / NCCL / cuBLAS call failed */
-    CS_HW_EXIT_TIMEOUT = 5,  /* a collective (or init) exceeded --timeout */
-    CS_HW_EXIT_SKIP = 77     /* backend unavailable: no GPU, not built with NCCL/MPI */
+#define CS__HW_EXIT_ENUM(name, val, text) CS_HW_EXIT_##name = (val),
+    CS_HW_EXIT_MAP(CS__HW_EXIT_ENUM)
+#undef CS__HW_EXIT_ENUM
 };
 
 /* Backend error codes (negative, distinct from the library's CS_E*). */
@@ -42,8 +51,10 @@ enum {
     CS_HW_ENOMEM = -103    /* device or host buffer allocation failed */
 };
 
-/* Maps a CS_HW_E* code to the exit code above. */
+/* Maps a CS_HW_E* or CS_E* code to the exit code above. */
 int cs_hw_exit_code(int err);
+/* Prints the exit-code table ("Exit status:" and one line per code). */
+void cs_hw_exit_help(FILE *f);
 
 /* What a backend is started with (validated by the command first). */
 typedef struct cs_hw_config {

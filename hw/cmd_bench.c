@@ -57,9 +57,8 @@ static void help(FILE *f)
             "                   time_max_us, iters, host, backend, library_version\n"
             "  --inject F       testing aid: corrupt (one wrong element, --check must fail) or\n"
             "                   hang (the last rank skips the second size's collective)\n"
-            "\n"
-            "Exit status: 0 ok, 1 CSV not writable, 2 bad usage, 3 wrong results, 4 library\n"
-            "failure, 5 timeout, 77 backend unavailable (no GPU, not built).\n");
+            "\n");
+    cs_hw_exit_help(f);
 }
 
 static const char *csv_columns =

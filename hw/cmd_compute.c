@@ -62,9 +62,8 @@ static void help(FILE *f)
             "  --iters N         timed iterations (default nccl 20, mpi 3); --warmup N (default 2)\n"
             "  --timeout S       give up after S seconds per measurement (default 300)\n"
             "  -o FILE.csv       CSV (columns: hw/README.md), rows written as measured\n"
-            "\n"
-            "Exit status: 0 ok, 1 CSV not writable, 2 bad usage, 4 library failure, 5 timeout,\n"
-            "77 backend unavailable.\n");
+            "\n");
+    cs_hw_exit_help(f);
 }
 
 static const cs_hw_command command = {

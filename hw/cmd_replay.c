@@ -80,9 +80,8 @@ static void help(FILE *f)
             "compute time in proportion to FLOPs, copies and collectives taken as\n"
             "bandwidth-bound), the one to compare with the measurement under --flops-scale or\n"
             "--bytes-scale.\n"
-            "\n"
-            "Exit status: 0 ok, 1 output not written / schedule not readable, 2 bad usage or\n"
-            "schedule, 4 library failure, 5 timeout, 77 backend unavailable.\n");
+            "\n");
+    cs_hw_exit_help(f);
 }
 
 /* Writes PREFIX.csv from rank 0's timeline. */

@@ -5,6 +5,7 @@
  * repeated timings, GEMM shapes for a FLOP count, CSV-safe strings, and
  * the mapping of backend errors to exit codes.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,17 @@
 
 #include "backend.h"
 #include "base/error.h"
+#include "base/units.h"
+
+void cs_hw_exit_help(FILE *f)
+{
+    static const cs_exit_row rows[] = {
+#define CS__HW_EXIT_ROW(name, val, text) {val, text},
+        CS_HW_EXIT_MAP(CS__HW_EXIT_ROW)
+#undef CS__HW_EXIT_ROW
+    };
+    cs_exit_table_print(f, rows, sizeof rows / sizeof rows[0]);
+}
 
 int cs_hw_exit_code(int err)
 {
@@ -20,7 +32,8 @@ int cs_hw_exit_code(int err)
     case 0: return CS_HW_EXIT_OK;
     case CS_HW_ETIMEOUT: return CS_HW_EXIT_TIMEOUT;
     case CS_HW_EUNAVAIL: return CS_HW_EXIT_SKIP;
-    case CS_EIO: return CS_HW_EXIT_IO;
+    case CS_EIO:
+    case CS_ENOENT: return CS_HW_EXIT_IO;
     case CS_EINVAL:
     case CS_ECONFIG:
     case CS_ENOTSUP: return CS_HW_EXIT_USAGE;
@@ -43,7 +56,8 @@ int cs_hw_launch_rank(void)
 {
     for (size_t i = 0; i < sizeof rank_vars / sizeof rank_vars[0]; i++) {
         const char *v = getenv(rank_vars[i]);
-        if (v && *v) return atoi(v);
+        long long r;
+        if (v && *v) return cs_units_parse_int(v, strlen(v), 0, INT_MAX, &r) ? 0 : (int)r;
     }
     return 0;
 }

@@ -43,10 +43,8 @@ static void main_help(FILE *f)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nBuilt-in backends: mpi %s, nccl %s.\n", cs_hw_backend_mpi() ? "yes" : "no",
             cs_hw_backend_nccl() ? "yes" : "no");
-    fprintf(f, "'collsim-hw COMMAND --help' describes each command.\n"
-               "Exit status: 0 ok, 1 file not written/readable, 2 bad usage or schedule,\n"
-               "3 --check found wrong results, 4 MPI/CUDA/NCCL failure, 5 timeout (rows so far\n"
-               "kept), 77 backend unavailable (no GPU; not built with NCCL/MPI).\n");
+    fprintf(f, "'collsim-hw COMMAND --help' describes each command.\n");
+    cs_hw_exit_help(f);
 }
 
 int main(int argc, char **argv)

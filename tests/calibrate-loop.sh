@@ -8,11 +8,14 @@
 # `collsim compare` scores the calibrated cluster on the held-back sizes. Local CPU timings are noisy, so
 # the assertion is loose: the rows parse, the fit converges, the YAML loads,
 # and the held-back median absolute error is within 50%. The actual errors
-# (uncalibrated and calibrated) are printed. A machine busy with other work
-# can spoil one run's timings (seen: a fit left at 98% RMS, held-back
-# median 59%), so the measure -> fit -> score loop runs up to 3 times on
-# fresh measurements and passes when one run meets the bound; every run's
-# errors are printed, and a loop that is really broken fails all three.
+# (uncalibrated and calibrated) are printed. Each size is measured in 3
+# separate bench runs and the run with the median time at that size is
+# kept (a run a busy machine spoiled at some sizes is outvoted), and meson
+# runs this test alone (is_parallel: false). The fit once failed on such
+# data (weighted RMS 83%, held-back median 56%) because round one dropped
+# LL and intra.efficiency for good; calibrate's second pass with second
+# chances fits it (test-calibrate second_chance_after_round_one). The loop
+# runs at most twice on fresh measurements; every run's errors are printed.
 #
 # Usage: sh tests/calibrate-loop.sh PATH/TO/collsim PATH/TO/collsim-hw
 # Exit: 0 ok, 1 a check failed, 77 skipped (no mpirun, no collsim-hw, or
@@ -41,17 +44,32 @@ median() { # cluster -> "median_all max_all" of the held-back sizes
 
 attempt() { # run number: 0 when the held-back median is within the bound, 1 when not
     run=$1
-    rc=0
-    ASAN_OPTIONS=$ASAN_MPI mpirun --allow-run-as-root --oversubscribe -np 2 "$HW" bench --backend mpi --op all_reduce \
-        --min 64 --max 16M --factor 1.4142 --iters 30 --warmup 5 -o "$TMP/all.csv" >"$TMP/bench.out" 2>&1 || rc=$?
-    if [ "$rc" -eq 77 ] || grep -q "not built" "$TMP/bench.out"; then
-        echo "skip: collsim-hw has no MPI backend"
-        exit 77
-    fi
-    if [ "$rc" -ne 0 ]; then
-        echo "FAIL: collsim-hw bench exit $rc: $(tail -5 "$TMP/bench.out")"
-        exit 1
-    fi
+    for rep in 1 2 3; do
+        rc=0
+        ASAN_OPTIONS=$ASAN_MPI mpirun --allow-run-as-root --oversubscribe -np 2 "$HW" bench --backend mpi --op all_reduce \
+            --min 64 --max 16M --factor 1.4142 --iters 30 --warmup 5 -o "$TMP/rep$rep.csv" >"$TMP/bench.out" 2>&1 || rc=$?
+        if [ "$rc" -eq 77 ] || grep -q "not built" "$TMP/bench.out"; then
+            echo "skip: collsim-hw has no MPI backend"
+            exit 77
+        fi
+        if [ "$rc" -ne 0 ]; then
+            echo "FAIL: collsim-hw bench exit $rc: $(tail -5 "$TMP/bench.out")"
+            exit 1
+        fi
+    done
+    # per size, the row of the run whose median time is the middle one
+    # (comments and the header from the first run)
+    awk -F, '
+        FNR == 1 { f++ }
+        /^#/ || !seen[f]++ { if (f == 1) print; next }
+        { row[f, ++n[f]] = $0; split($0, c, ","); t[f, n[f]] = c[col] }
+        END {
+            for (i = 1; i <= n[1]; i++) {
+                a = t[1, i]; b = t[2, i]; d = t[3, i]
+                m = (a <= b) ? ((b <= d) ? 2 : ((a <= d) ? 3 : 1)) : ((a <= d) ? 1 : ((b <= d) ? 3 : 2))
+                print row[m, i]
+            }
+        }' col=13 "$TMP/rep1.csv" "$TMP/rep2.csv" "$TMP/rep3.csv" >"$TMP/all.csv"
 
     # every other size to the fit, the rest held back (comments and header kept)
     awk -v out="$TMP" '
@@ -83,9 +101,9 @@ attempt() { # run number: 0 when the held-back median is within the bound, 1 whe
     return 1
 }
 
-for run in 1 2 3; do
+for run in 1 2; do
     attempt $run && exit 0
 done
-echo "FAIL: the calibrated median error exceeded 50% on held-back sizes in 3 runs"
+echo "FAIL: the calibrated median error exceeded 50% on held-back sizes in 2 runs"
 cat "$TMP/cal.out" "$TMP/all.csv"
 exit 1

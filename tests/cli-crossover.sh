@@ -16,7 +16,7 @@ if [ $# -ne 1 ]; then
     echo "usage: $0 PATH/TO/collsim" >&2
     exit 2
 fi
-COLLSIM=$1
+COLLSIM=${CS_COLLSIM:-$1} # CS_COLLSIM: the valgrind setup's wrapper (tests/meson.build)
 HEADER='strategy,ranks,params,fits,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,peak_bytes,exposed_comm_s'
 XHEADER='ranks,strategy_a,strategy_b,kind,params'
 

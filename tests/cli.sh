@@ -15,7 +15,7 @@ if [ $# -ne 1 ]; then
     echo "usage: $0 PATH/TO/collsim" >&2
     exit 2
 fi
-COLLSIM=$1
+COLLSIM=${CS_COLLSIM:-$1} # CS_COLLSIM: the valgrind setup's wrapper (tests/meson.build)
 HEADER='op,algo,proto,engine,ranks,size_bytes,count,dtype,time_us,algbw_GBps,busbw_GBps'
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-cli.XXXXXX")

@@ -14,7 +14,7 @@ if [ $# -lt 1 ]; then
     echo "usage: $0 PATH/TO/collsim [--update]" >&2
     exit 2
 fi
-C=$1
+C=${CS_COLLSIM:-$1} # CS_COLLSIM: the valgrind setup's wrapper (tests/meson.build)
 UPDATE=${2:-}
 # calibrated YAML carries a date: pinned, not the checkout's file times
 export SOURCE_DATE_EPOCH=1767225600

@@ -405,6 +405,58 @@ START_TEST(busbw_agrees_and_a_wrong_rank_count_is_caught)
 }
 END_TEST
 
+/* A UTF-8 byte order mark (what spreadsheets write as "CSV UTF-8") is
+ * skipped, in CSV and logs alike; columns count from after it. */
+START_TEST(utf8_bom_is_skipped)
+{
+    cs_meas_set s = {0};
+    read_ok(1, &s, "bom.csv", "\xEF\xBB\xBFsize_bytes,time_us,op,ranks\n8,1.5,all_reduce,2\n");
+    ck_assert_int_eq((int)s.n, 1);
+    ck_assert_double_eq(s.rows[0].time_us, 1.5);
+    cs_meas_free(&s);
+    read_ok(1, &s, "bom.csv", "\xEF\xBB\xBF# collective: all_reduce\n# ranks: 4\nsize_bytes,time_us\n8,2\n");
+    ck_assert_int_eq(s.rows[0].ranks, 4);
+    cs_meas_free(&s);
+    cs_diag d;
+    const char *bad = "\xEF\xBB\xBFhello\n";
+    ck_assert_int_eq(cs_meas_read_csv_string(&s, "b.csv", bad, strlen(bad), &d), CS_ECONFIG);
+    ck_assert_int_eq(d.column, 1);
+    ck_assert_msg(strstr(d.message, "header row"), "%s", d.message);
+}
+END_TEST
+
+/* Lines of a table that start with a number but are no result row (a size
+ * written 1K, a negative size, 401 digits) are skipped, counted and their
+ * line numbers kept for the warning; noise lines are not counted. */
+START_TEST(nccl_tests_skipped_lines_are_counted)
+{
+    char big[512];
+    memset(big, '9', 401);
+    snprintf(big + 401, sizeof big - 401, " 256 float sum -1 9.0 0.1 0.2 0 9.0 0.1 0.2 0\n");
+    char log[2048];
+    snprintf(log, sizeof log,
+             "# all_reduce_perf\n#  Rank  0 Group 0 Pid 1 on h device 0 [0x07] GPU\n"
+             "#  Rank  1 Group 0 Pid 2 on h device 1 [0x08] GPU\n"
+             "%s%s" /* lines 4, 5 */
+             "     1K    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n"
+             "  -2048    512  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n"
+             "%s" /* line 8 */
+             "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE\n"
+             "# Out of bounds values : 0 OK\n",
+             "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n",
+             "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n", big);
+    cs_meas_set s = {0};
+    read_ok(0, &s, "skip.log", log);
+    ck_assert_int_eq((int)s.n, 1);
+    ck_assert_int_eq(s.rows[0].ranks, 2);
+    ck_assert_int_eq(s.datasets[0].nskipped, 3);
+    ck_assert_int_eq(s.datasets[0].skipped_lines[0], 6);
+    ck_assert_int_eq(s.datasets[0].skipped_lines[1], 7);
+    ck_assert_int_eq(s.datasets[0].skipped_lines[2], 8);
+    cs_meas_free(&s);
+}
+END_TEST
+
 /* ---- garbage ---------------------------------------------------------------------- */
 
 /* garbage: each must fail with the right line (and leave the set as it
@@ -458,8 +510,8 @@ static const struct {
      "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
      "   1024    256  float  sum     -1  9.0   0.11   x.y   0      9.0  0.11  0.21  0\n",
      3, 49, "busbw"},
-    {1, "# ranks: many\n", 1, 10, "positive integer"},
-    {1, "# nodes: 0\n", 1, 10, "positive integer"},
+    {1, "# ranks: many\n", 1, 10, "an integer in 1.."},
+    {1, "# nodes: 0\n", 1, 10, "an integer in 1.."},
     {1, "size_bytes,time_us,op,ranks\n8,1,foo,8\n", 2, 5, "unknown op 'foo'"},
     {1, "size_bytes,time_us,op\n8,1,all_reduce\n", 2, 1, "how many ranks"},
     {1, "size_bytes,time_us,op,ranks\n8,1,all_reduce,0.5\n", 2, 16, "ranks must be"},
@@ -473,6 +525,24 @@ static const struct {
     {1, "", 1, 1, "no header row"},
     {1, "a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,"
         "a,a,a,a,a,a,a\n", 1, 1, "more than 48 columns"},
+    /* integers are range-checked, never wrapped (a rank of 2^31-1 made
+     * max_rank + 1 overflow; 2^32 made atoi return 0) */
+    {0, "# all_reduce_perf\n" "#  Rank 2147483647 Group  0 Pid 1 on host device  0 [0x07] GPU\n" "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n" "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n", 2, 9, "'2147483647' out of range"},
+    {0, "# all_reduce_perf\n" "#  Rank 4294967296 Group  0 Pid 1 on host device  0 [0x07] GPU\n" "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n" "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n", 2, 9, "'4294967296' out of range"},
+    {0, "# all_reduce_perf\n" "#  Rank 99999999999 Group  0 Pid 1 on host device  0 [0x07] GPU\n" "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n" "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n", 2, 9, "'99999999999' out of range"},
+    /* CSV: a known column named twice (or with its alias) is refused */
+    {1, "size_bytes,time_us,time_us\n1,2,3\n", 1, 20, "'time_us' given twice (first at column 12)"},
+    {1, "op,size_bytes,collective,time_us\n", 1, 15, "'collective' given twice"},
+    {1, "# ranks: 4294967297\n", 1, 10, "1..100000000"},
+    {1, "# nodes: 99999999999\n", 1, 10, "1..100000000"},
+    {1, "# nccl-tests -g 4294967296\n", 1, 17, "-g expects"},
+    /* a log cut off in a row is an error, not a silently shorter table */
+    {0, "# all_reduce_perf\n" "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n" "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n" "   2048    512\n", 4, 12, "incomplete result row: 2 of the 13"},
+    {0, "# all_reduce_perf\n" "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n" "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n" "   2048", 4, 4, "incomplete result row: 1 of"},
+    {0, "# all_reduce_perf\n" "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n" "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n" "0: 2048 512\n", 4, 9, "incomplete"},
+    {0, "# all_reduce_perf\n" "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n" "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n" "   2048    512  float  sum     -1  9.0   0.11   0.21   0      9.0", 4, 63, "last result row is cut off"},
+    {0, "# all_reduce_perf\n" "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n" "99999999999999999999 256 float sum -1 9.0 0.1 0.2 0 9.0 0.1 0.2 0\n", 3, 1, "size out of range"},
+    {0, "# nThread 1 nGpus 99999999999\n# all_reduce_perf\n" "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n" "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n", 1, 19, "nGpus as an integer in 1..1024"},
 };
 
 START_TEST(garbage_errors)
@@ -525,9 +595,11 @@ static Suite *suite(void)
     tcase_add_test(tl, nccl_tests_op_sources);
     tcase_add_test(tl, nccl_tests_repeated_header_and_gpus_per_process);
     tcase_add_test(tl, forced_algorithm_and_protocol);
+    tcase_add_test(tl, nccl_tests_skipped_lines_are_counted);
     suite_add_tcase(s, tl);
     TCase *tc = tcase_create("csv");
     tcase_add_test(tc, reference_csv);
+    tcase_add_test(tc, utf8_bom_is_skipped);
     tcase_add_test(tc, collsim_hw_csv);
     tcase_add_test(tc, summary_csv);
     tcase_add_test(tc, csv_header_lines_and_columns);

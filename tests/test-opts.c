@@ -151,7 +151,7 @@ START_TEST(training_kinds)
     args a;
     int next;
     char *err;
-    int rc = parse_line("--params 1.5T --attention standard --strategy zero1,,ddp", &a, &next, &err);
+    int rc = parse_line("--params 1.5T --attention standard --strategy zero1,ddp", &a, &next, &err);
     ck_assert_int_eq(rc, -1);
     ck_assert_str_eq(err, "");
     free(err);
@@ -420,15 +420,24 @@ static int collect(void *ctx, const char *item)
 START_TEST(lists)
 {
     seen s = {.stop_at = -1};
-    ck_assert_int_eq(cs_opts_each("test", "--l", ",a,,bc,", 64, collect, &s), 0);
+    ck_assert_int_eq(cs_opts_each("test", "--l", "a,bc", 64, collect, &s), 0);
     ck_assert_int_eq(s.n, 2);
     ck_assert_str_eq(s.items[0], "a");
     ck_assert_str_eq(s.items[1], "bc");
+    /* empty items are refused, not skipped (--ranks 8,,16 and --strategy ""
+     * ran before); nothing after the empty item is looked at */
+    freopen("/dev/null", "w", stderr);
+    static const char *const empty[] = {"", ",", "a,,bc", ",a", "a,", "a, ,b"};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
+        s = (seen){.stop_at = -1};
+        ck_assert_msg(cs_opts_each("test", "--l", empty[i], 64, collect, &s) == CS_EXIT_USAGE,
+                      "'%s' accepted", empty[i]);
+        ck_assert_int_le(s.n, 1);
+    }
     s = (seen){.stop_at = 1};
     ck_assert_int_eq(cs_opts_each("test", "--l", "a,b,c", 64, collect, &s), 7);
     ck_assert_int_eq(s.n, 1);
     s = (seen){.stop_at = -1};
-    freopen("/dev/null", "w", stderr);
     ck_assert_int_eq(cs_opts_each("test", "--l", "abcd", 4, collect, &s), CS_EXIT_USAGE);
     ck_assert_int_eq(s.n, 0);
 }

@@ -4,6 +4,7 @@
  * decimal; GiB/s binary), times, plain numbers, rejections and formatting.
  */
 #include <check.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,6 +219,41 @@ START_TEST(number_forms_and_rejects)
 }
 END_TEST
 
+/* Range-checked integers: overflow is refused, never wrapped. */
+static int pint(const char *s, long long lo, long long hi, long long *v)
+{
+    return cs_units_parse_int(s, strlen(s), lo, hi, v);
+}
+
+START_TEST(int_forms_ranges_and_overflow)
+{
+    long long v = 7;
+    ck_assert_int_eq(pint("0", 0, 10, &v), 0);
+    ck_assert_int_eq(v, 0);
+    ck_assert_int_eq(pint("-12", -20, 10, &v), 0);
+    ck_assert_int_eq(v, -12);
+    ck_assert_int_eq(pint("+3", 0, 10, &v), 0);
+    ck_assert_int_eq(v, 3);
+    ck_assert_int_eq(pint("9223372036854775807", LLONG_MIN, LLONG_MAX, &v), 0);
+    ck_assert(v == LLONG_MAX);
+    ck_assert_int_eq(pint("-9223372036854775808", LLONG_MIN, LLONG_MAX, &v), 0);
+    ck_assert(v == LLONG_MIN);
+    v = 7;
+    ck_assert_int_eq(pint("9223372036854775808", LLONG_MIN, LLONG_MAX, &v), CS_ERANGE);
+    ck_assert_int_eq(pint("4294967296", 0, 1 << 24, &v), CS_ERANGE);
+    ck_assert_int_eq(pint("2147483647", 0, 1 << 24, &v), CS_ERANGE);
+    ck_assert_int_eq(pint("99999999999999999999999999999", 0, 10, &v), CS_ERANGE);
+    ck_assert_int_eq(pint("11", 0, 10, &v), CS_ERANGE);
+    ck_assert_int_eq(pint("-1", 0, 10, &v), CS_ERANGE);
+    ck_assert_int_eq(v, 7);
+    static const char *const bad[] = {"", "-", "+", "1K", "1e3", "0x10", " 1", "1 ", "1.0", "--1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(pint(bad[i], 0, 1000, &v) == CS_EINVAL, "'%s' accepted", bad[i]);
+    ck_assert_int_eq(cs_units_parse_int("12x", 2, 0, 100, &v), 0); /* only len bytes */
+    ck_assert_int_eq(v, 12);
+}
+END_TEST
+
 static void expect_format(void (*fn)(double, char *, size_t), double x, const char *want, int line)
 {
     char buf[64];
@@ -294,6 +330,7 @@ static Suite *units_suite(void)
     suite_add_tcase(s, tc);
     TCase *tf = tcase_create("format");
     tcase_add_test(tf, format_size);
+    tcase_add_test(tf, int_forms_ranges_and_overflow);
     tcase_add_test(tf, format_time);
     tcase_add_test(tf, format_parse_round_trip);
     suite_add_tcase(s, tf);

@@ -1,8 +1,14 @@
 #!/bin/sh
 # The whole test suite, as CI runs it: installs missing Debian packages,
-# builds with -Wall -Wextra -Werror and runs every test, then rebuilds with
-# AddressSanitizer + UndefinedBehaviorSanitizer and runs them again.
-# Usage: tools/test.sh            (build dirs: build/, build-asan/)
+# builds with -Wall -Wextra -Werror and runs every test, then the
+# end-to-end tests again with collsim under valgrind (memcheck; `meson test
+# --setup valgrind`), then rebuilds with AddressSanitizer +
+# UndefinedBehaviorSanitizer and runs them again, then builds the fuzz
+# targets with clang and libFuzzer (+ ASan/UBSan) and runs each for
+# CS_FUZZ_SECONDS (default 30). valgrind and the fuzz step are skipped
+# (with a line saying so) when valgrind / clang are not installed.
+# Usage: tools/test.sh   (build dirs: build/, build-asan/, build-fuzz/)
+#        CS_FUZZ_SECONDS=600 tools/test.sh   (a long fuzz run)
 set -eu
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
@@ -14,8 +20,24 @@ setup() { # dir, options...
 setup build -Dwerror=true -Dtests=enabled
 ninja -C build
 meson test -C build --print-errorlogs
+if command -v valgrind >/dev/null 2>&1; then
+    meson test -C build --setup valgrind --print-errorlogs
+else
+    echo "test.sh: valgrind not installed: the valgrind setup is skipped"
+fi
 setup build-asan -Dwerror=true -Dtests=enabled -Db_sanitize=address,undefined -Db_lundef=false \
     -Dbuildtype=debugoptimized
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs
+if command -v clang >/dev/null 2>&1; then
+    (CC=clang && export CC && setup build-fuzz -Dtests=enabled -Dmpi=disabled -Dfuzz=enabled \
+        -Dfuzz_seconds="${CS_FUZZ_SECONDS:-30}" -Db_sanitize=address,undefined -Db_lundef=false)
+    # only the fuzz targets (the library with coverage, not every tool and suite)
+    ninja -C build-fuzz $(meson introspect build-fuzz --targets |
+        python3 -c 'import json, sys; print(" ".join(t["filename"][0] for t in json.load(sys.stdin) if t["name"].startswith("fuzz-")))' |
+        sed "s|$(pwd)/build-fuzz/||g")
+    meson test -C build-fuzz --no-rebuild --suite fuzz --print-errorlogs
+else
+    echo "test.sh: clang not installed: the fuzz targets only replay their seeds (suite fuzz-replay)"
+fi

@@ -48,43 +48,96 @@ void cs_buf_free(cs_buf *b)
     *b = (cs_buf){0};
 }
 
-int cs_buf_write(const cs_buf *b, const char *path, cs_diag *d)
+/* Whether path is written in place: standard output, or an existing
+ * non-regular file (a device, a FIFO, /dev/stdout). */
+int cs_buf_in_place(const char *path)
+{
+    struct stat st;
+    return !path || !strcmp(path, "-") || (stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+                                           !S_ISDIR(st.st_mode));
+}
+
+char *cs_buf_temp_name(const char *path)
+{
+    size_t n = strlen(path) + sizeof CS_BUF_TEMP_TAG + 24;
+    char *tmp = cs_xmalloc(n);
+    snprintf(tmp, n, "%s" CS_BUF_TEMP_TAG "%ld", path, (long)getpid());
+    return tmp;
+}
+
+int cs_buf_check_path(const char *path, cs_diag *d)
+{
+    if (!path || !strcmp(path, "-")) return 0;
+    if (!*path) return cs_diag_set(d, CS_EINVAL, NULL, 0, 0, "an output file name is empty");
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot write output: it is a directory");
+        if (!S_ISREG(st.st_mode))
+            return access(path, W_OK) == 0
+                       ? 0
+                       : cs_diag_set(d, CS_EIO, path, 0, 0, "cannot write output: %s",
+                                     strerror(errno));
+    }
+    /* a regular file is replaced by a rename in its directory */
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path) : 0;
+    char *dir = cs_xmalloc(dl + 2);
+    if (!slash) strcpy(dir, ".");
+    else if (dl == 0) strcpy(dir, "/");
+    else memcpy(dir, path, dl), dir[dl] = '\0';
+    int rc = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        rc = cs_diag_set(d, CS_EIO, path, 0, 0, "cannot write output: directory '%s' does not exist",
+                         dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        rc = cs_diag_set(d, CS_EIO, path, 0, 0, "cannot write output: directory '%s' is not "
+                         "writable: %s", dir, strerror(errno));
+    free(dir);
+    return rc;
+}
+
+int cs_buf_write_temp(const cs_buf *b, const char *tmp, const char *path, cs_diag *d)
+{
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot create output file: %s", strerror(errno));
+    int ok = (b->len == 0 || fwrite(b->data, 1, b->len, f) == b->len);
+    int e = errno;
+    if (fclose(f) != 0 && ok) ok = 0, e = errno;
+    if (!ok) {
+        remove(tmp);
+        return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot write output file: %s", strerror(e));
+    }
+    return 0;
+}
+
+int cs_buf_write_in_place(const cs_buf *b, const char *path, cs_diag *d)
 {
     if (!path || !strcmp(path, "-")) {
         if (b->len && fwrite(b->data, 1, b->len, stdout) != b->len)
             return cs_diag_set(d, CS_EIO, NULL, 0, 0, "cannot write to standard output");
-        fflush(stdout);
+        if (fflush(stdout) != 0)
+            return cs_diag_set(d, CS_EIO, NULL, 0, 0, "cannot write to standard output");
         return 0;
     }
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        /* a device, FIFO or /dev/stdout: write in place (no rename) */
-        FILE *f = fopen(path, "wb");
-        int ok = f && (b->len == 0 || fwrite(b->data, 1, b->len, f) == b->len);
-        if (f) ok = (fclose(f) == 0) && ok;
-        if (!ok)
-            return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot write output: %s", strerror(errno));
-        return 0;
-    }
-    size_t n = strlen(path) + 16;
-    char *tmp = cs_xmalloc(n);
-    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        int e = errno;
-        free(tmp);
-        return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot create output file: %s", strerror(e));
-    }
-    int ok = (b->len == 0 || fwrite(b->data, 1, b->len, f) == b->len);
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
+    FILE *f = fopen(path, "wb");
+    int ok = f && (b->len == 0 || fwrite(b->data, 1, b->len, f) == b->len);
+    if (f) ok = (fclose(f) == 0) && ok;
+    if (!ok) return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot write output: %s", strerror(errno));
+    return 0;
+}
+
+int cs_buf_write(const cs_buf *b, const char *path, cs_diag *d)
+{
+    if (cs_buf_in_place(path)) return cs_buf_write_in_place(b, path, d);
+    char *tmp = cs_buf_temp_name(path);
+    int rc = cs_buf_write_temp(b, tmp, path, d);
+    if (rc == 0 && rename(tmp, path) != 0) {
+        rc = cs_diag_set(d, CS_EIO, path, 0, 0, "cannot write output file: %s", strerror(errno));
         remove(tmp);
-        free(tmp);
-        return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot write output file: %s", strerror(e));
     }
     free(tmp);
-    return 0;
+    return rc;
 }
 
 void cs_buf_json_string(cs_buf *b, const char *s)

@@ -95,3 +95,21 @@ char *cs_xstrdup(const char *s)
     memcpy(p, s, n);
     return p;
 }
+
+void cs_exit_table_print(FILE *f, const cs_exit_row *rows, size_t n)
+{
+    enum { INDENT = 7, WIDTH = 79 };
+    fprintf(f, "Exit status:\n");
+    for (size_t i = 0; i < n; i++) {
+        int col = fprintf(f, "  %-4d ", rows[i].code);
+        for (const char *w = rows[i].text; *w;) {
+            size_t len = strcspn(w, " ");
+            if (col > INDENT && col + 1 + (int)len > WIDTH) col = fprintf(f, "\n%*s", INDENT, "") - 1;
+            else if (col > INDENT) col += fprintf(f, " ");
+            col += fprintf(f, "%.*s", (int)len, w);
+            w += len;
+            while (*w == ' ') w++;
+        }
+        fputc('\n', f);
+    }
+}

@@ -11,6 +11,7 @@
 #define CS_ERROR_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* X(name, value, message) */
 #define CS_ERRNO_MAP(X)                                                   \
@@ -26,6 +27,15 @@ enum {
     CS_ERRNO_MAP(CS__ERR_ENUM)
 #undef CS__ERR_ENUM
 };
+
+/* One row of a program's exit-code table (collsim: cli/cli.h; collsim-hw:
+ * hw/backend.h), and the table as every --help prints it: "Exit status:",
+ * then "  N    text" per row, wrapped at 79 columns. */
+typedef struct cs_exit_row {
+    int code;
+    const char *text;
+} cs_exit_row;
+void cs_exit_table_print(FILE *f, const cs_exit_row *rows, size_t n);
 
 /* Human text for a CS_E* code (static storage, never NULL). */
 const char *cs_strerror(int code);

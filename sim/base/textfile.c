@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int cs_textfile_read(const char *path, const char *what, char **text, size_t *len, cs_diag *d)
 {
@@ -18,21 +19,34 @@ int cs_textfile_read(const char *path, const char *what, char **text, size_t *le
         return cs_diag_set(d, e == ENOENT ? CS_ENOENT : CS_EIO, path, 0, 0,
                            "cannot open %s: %s", what, strerror(e));
     }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot read %s: it is a directory", what);
+    }
     size_t cap = 4096, n = 0;
     char *buf = cs_xmalloc(cap);
+    int too_big = 0;
     for (;;) {
         size_t got = fread(buf + n, 1, cap - n - 1, f);
         n += got;
         if (n + 1 < cap) break; /* short read: EOF or error */
+        /* a device such as /dev/zero never ends */
+        if (cap >= CS_TEXTFILE_MAX_BYTES) {
+            too_big = 1;
+            break;
+        }
         cap *= 2;
         buf = cs_xrealloc(buf, cap);
     }
     int failed = ferror(f), e = errno;
     fclose(f);
-    if (failed) {
+    if (failed || too_big) {
         free(buf);
-        return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot read %s: %s (is it a directory?)", what,
-                           strerror(e));
+        if (too_big)
+            return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot read %s: larger than %d MiB",
+                               what, CS_TEXTFILE_MAX_BYTES >> 20);
+        return cs_diag_set(d, CS_EIO, path, 0, 0, "cannot read %s: %s", what, strerror(e));
     }
     buf[n] = '\0';
     *text = buf;

@@ -10,9 +10,13 @@
 
 #include "base/error.h"
 
+/* The largest input read (a device like /dev/zero would never end). */
+#define CS_TEXTFILE_MAX_BYTES (64 << 20)
+
 /* Reads path into a NUL-terminated buffer (caller frees *text); len
- * excludes the NUL. Errors: CS_ENOENT (no such file) or CS_EIO, with d
- * saying "cannot open <what>: ..." / "cannot read <what>: ...". */
+ * excludes the NUL. Errors: CS_ENOENT (no such file) or CS_EIO (a
+ * directory, a read error, more than CS_TEXTFILE_MAX_BYTES), with d saying
+ * "cannot open <what>: ..." / "cannot read <what>: ...". */
 int cs_textfile_read(const char *path, const char *what, char **text, size_t *len, cs_diag *d);
 
 /* The basename of origin without .yaml/.yml (or what follows "preset:"),

@@ -23,6 +23,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,6 +234,29 @@ const char *cs_units_help(void)
            "a bare prefix (4K, 8G) is binary, as nccl-tests -b/-e. Rates 400Gbps (bits),\n"
            "50GB/s (decimal), 25GiB/s (binary). Times 500ns, 3us, 1.5ms, 2s. Outputs print\n"
            "binary sizes as GiB/MiB and bandwidths as GB/s (1e9 B/s, as nccl-tests).\n";
+}
+
+int cs_units_parse_int(const char *s, size_t len, long long lo, long long hi, long long *v)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (i < len && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
+    if (i == len) return CS_EINVAL;
+    /* accumulate as a negative number: its range holds LLONG_MIN */
+    long long x = 0;
+    int over = 0;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return CS_EINVAL;
+        int dig = s[i] - '0';
+        if (x < (LLONG_MIN + dig) / 10) over = 1;
+        else x = x * 10 - dig;
+    }
+    if (!neg && !over && x == LLONG_MIN) over = 1;
+    if (over) return CS_ERANGE;
+    if (!neg) x = -x;
+    if (x < lo || x > hi) return CS_ERANGE;
+    *v = x;
+    return 0;
 }
 
 /* Prints x in the largest unit it reaches (after rounding to 2 decimals). */

@@ -32,6 +32,11 @@ int cs_units_parse_number(const char *s, double *v, char *err, size_t errlen);
 /* The conventions above in one paragraph for --help texts (static
  * storage; lines of at most 78 characters, each ending in a newline). */
 const char *cs_units_help(void);
+/* An integer filling the whole of s[0, len) (no blanks, an optional '-'
+ * or '+', decimal digits only: "1K", "1e3", "0x10" and "" are refused) in
+ * lo..hi, overflow included: never wraps. Returns 0 and *v, CS_EINVAL (not
+ * an integer) or CS_ERANGE (outside lo..hi; *v untouched). */
+int cs_units_parse_int(const char *s, size_t len, long long lo, long long hi, long long *v);
 
 /* Formatting into buf: "1.5GiB", "400Gbps"-style human strings. */
 void cs_units_format_size(double bytes, char *buf, size_t len);

@@ -86,9 +86,8 @@ static char *join(const char *a, const char *b)
 
 /* Makes the directory and the names, and creates each temporary output
  * now, so a missing output directory is reported by name. */
-static int files_make(run_files *f, const char *path, int png, cs_diag *d)
+static int files_make(run_files *f, const char *path, cs_diag *d)
 {
-    size_t plen = strlen(path);
     const char *tmpbase = getenv("TMPDIR");
     if (!tmpbase || !*tmpbase) tmpbase = "/tmp";
     f->dir = join(tmpbase, "collsim-plot-XXXXXX");
@@ -102,12 +101,8 @@ static int files_make(run_files *f, const char *path, int png, cs_diag *d)
     f->script = join(f->dir, "plots.gp");
     f->errfile = join(f->dir, "gnuplot.err");
     for (size_t k = 0; k < NKINDS; k++) {
-        size_t len = plen + 64;
-        f->finals[k] = cs_xmalloc(len);
-        snprintf(f->finals[k], len, "%.*s-%s.%s", (int)(plen - 4), path, kinds[k].name,
-                 png ? "png" : "svg");
-        f->tmps[k] = cs_xmalloc(len + 32);
-        snprintf(f->tmps[k], len + 32, "%s.tmp%ld", f->finals[k], (long)getpid());
+        f->finals[k] = cs_plot_file_name(path, k);
+        f->tmps[k] = cs_buf_temp_name(f->finals[k]);
         char name[32];
         snprintf(name, sizeof name, "%s.dat", kinds[k].name);
         f->datas[k] = join(f->dir, name);
@@ -179,15 +174,45 @@ static int png_path(const char *path)
     return -1;
 }
 
-int cs_plot_crossover(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t n,
-                      const cs_crossing *c, size_t nc, const char *path, cs_diag *d)
+size_t cs_plot_file_count(void) { return NKINDS; }
+
+char *cs_plot_file_name(const char *path, size_t k)
+{
+    CS_ASSERT(k < NKINDS && png_path(path) >= 0);
+    size_t plen = strlen(path), len = plen + 64;
+    char *s = cs_xmalloc(len);
+    snprintf(s, len, "%.*s-%s.%s", (int)(plen - 4), path, kinds[k].name,
+             png_path(path) ? "png" : "svg");
+    return s;
+}
+
+int cs_plot_check(const char *path, cs_diag *d)
 {
     if (!path || strchr(path, '\n'))
         return cs_diag_set(d, CS_EINVAL, NULL, 0, 0, "plot file name missing or invalid");
-    int png = png_path(path);
-    if (png < 0)
+    if (png_path(path) < 0)
         return cs_diag_set(d, CS_EINVAL, path, 0, 0,
                            "plot file must end in .svg or .png (the extension picks the format)");
+    for (size_t k = 0; k < NKINDS; k++) {
+        char *f = cs_plot_file_name(path, k);
+        int rc = cs_buf_check_path(f, d);
+        free(f);
+        if (rc) return rc;
+    }
+    char *exe = cs__gnuplot_find();
+    if (!exe)
+        return cs_diag_set(d, CS_EIO, NULL, 0, 0,
+                           "gnuplot not found: install gnuplot-nox (tools/install-deps.sh)");
+    free(exe);
+    return 0;
+}
+
+int cs_plot_crossover(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t n,
+                      const cs_crossing *c, size_t nc, const char *path, cs_diag *d)
+{
+    int rc = cs_plot_check(path, d);
+    if (rc) return rc;
+    int png = png_path(path);
     cs__grid g;
     cs__grid_build(&g, pts, n);
     if (g.nr == 0 || g.np == 0) {
@@ -207,7 +232,7 @@ int cs_plot_crossover(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t 
     else
         snprintf(cx.title_suffix, sizeof cx.title_suffix, "on %s", s ? s->cluster.name : "?");
     run_files f = {0};
-    int rc = files_make(&f, path, png, d);
+    rc = files_make(&f, path, d);
     if (rc == 0) rc = write_inputs(&cx, &f, d);
     if (rc == 0) rc = draw(exe, &f, d);
     files_free(&f);

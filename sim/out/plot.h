@@ -44,5 +44,14 @@
  * the message) or an output cannot be written. */
 int cs_plot_crossover(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t n,
                       const cs_crossing *c, size_t nc, const char *path, cs_diag *d);
+/* What cs_plot_crossover checks before drawing, for a caller to check
+ * before its work: the extension, the four files' directory, gnuplot on
+ * PATH. Returns 0, CS_EINVAL or CS_EIO as cs_plot_crossover. */
+int cs_plot_check(const char *path, cs_diag *d);
+/* The files written for path (which ends in .svg or .png): how many, and
+ * the name of file k (caller frees); each is written through its
+ * temporary cs_buf_temp_name(name). */
+size_t cs_plot_file_count(void);
+char *cs_plot_file_name(const char *path, size_t k);
 
 #endif

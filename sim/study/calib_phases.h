@@ -143,6 +143,9 @@ typedef struct cs__calib_run {
     size_t n;
     int eligible[P_COUNT];   /* the data exercises it and no re-check removed it */
     int frozen[P_COUNT];     /* held at a limit */
+    int second_chances;      /* priced out / past the cap once: restart, not drop */
+    int second[P_COUNT];     /* was once priced out or past its cap (and restarted) */
+    int restart[P_COUNT];    /* the next round starts it from its input */
     char why[P_COUNT][200];  /* why not eligible, or why frozen */
     char sel[P_COUNT][200];  /* why not chosen this round */
     int which[P_COUNT], np;  /* chosen this round */

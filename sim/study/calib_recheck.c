@@ -7,7 +7,14 @@
  * rows still run it), or its 95% interval is wider than x10, it returns to
  * its input value and leaves the fit; a latency driven to its floor (no
  * prediction depends on it any more) is held there; a bandwidth term
- * pushed past NCCL's per-channel cap (likewise) is dropped. Intervals:
+ * pushed past NCCL's per-channel cap (likewise) is dropped. With second
+ * chances (the second of calibrate.c's two passes), a parameter priced
+ * out or past its cap the first time is not dropped but starts the next
+ * round from its input: the fit's choice of protocol moves with the
+ * parameters, so a partner it traded off against may have pushed it there
+ * at a point the fit then left (seen on CPU MPI rows: LL priced out and
+ * intra.efficiency past the cap in round one left nothing to fit the
+ * bandwidth, a weighted RMS of 83% where 23% fits). Intervals:
  * t x sqrt(s^2 covar_aa), s^2 = chi^2 / (n - p), in fitting coordinates;
  * a parameter at a limit leaves J^T J singular, so intervals are judged
  * only in a round where none is, and wide intervals usually come in pairs
@@ -85,14 +92,20 @@ static int judge(cs__calib_run *st, int a, int used, int open, double hw, const 
 {
     int j = st->which[a];
     double vmax = column_max(st, j);
-    if (used < 2) {
+    int capped = vmax < 1e-3 && !cs__calib_param(j).latency;
+    if ((used < 2 || capped) && st->second_chances && !st->second[j]) {
+        /* priced out or past the cap the first time: the partners it
+         * traded off against may have pushed it there at a point the
+         * fit then left, so it starts once more from its input */
+        st->second[j] = st->restart[j] = 1;
+    } else if (used < 2) {
         st->eligible[j] = 0;
         snprintf(st->why[j], sizeof st->why[j],
                  "fitting it priced its protocol / algorithm out of the data (fewer than "
                  "2 rows still run it), so the data does not determine it");
-    } else if (vmax < 1e-3 && !cs__calib_param(j).latency) {
-        /* a bandwidth term past a per-channel cap: any value beyond the
-         * cap fits equally, so none is supported */
+    } else if (capped) {
+        /* a bandwidth term past a per-channel cap again: any value beyond
+         * the cap fits equally, so none is supported */
         st->eligible[j] = 0;
         snprintf(st->why[j], sizeof st->why[j],
                  "the fit pushed it past NCCL's per-channel cap, where no prediction "
@@ -122,13 +135,14 @@ static void warm_start(cs__calib_run *st, const cs__calib_vals *pv)
     for (int a = 0; a < st->np; a++) {
         int j = st->which[a];
         if (st->frozen[j]) continue;
-        if (st->eligible[j]) {
+        if (st->eligible[j] && !st->restart[j]) {
             st->fc.start.v[j] = pv->v[j];
             st->fc.start.use[j] = 1;
         } else {
             st->fc.start.v[j] = st->orig.v[j];
             st->fc.start.use[j] = st->orig.use[j];
         }
+        st->restart[j] = 0;
     }
     st->np = st->fc.np = 0;
 }

@@ -11,7 +11,8 @@
  *    rounds run again if that adds a parameter (cs__calib_reexamine).
  * 2. The parameters the used rows exercise (calib_params.c), in priority
  *    order; the rest keep the --cluster value and the output says why.
- * 3. Rounds, until nothing changes: choose among the exercised parameters
+ * 3. Rounds, until nothing changes (twice: without and with second
+ *    chances, the lower weighted RMS kept): choose among the exercised parameters
  *    at the current point (sensitivity, Gram-Schmidt collinearity screen:
  *    calib_params.c); fit them (GSL trust region, Huber reweighting:
  *    calib_fit.c); check each fitted one again at the solution (priced
@@ -115,6 +116,44 @@ static double rms_at_start(cs__calib_run *st)
     return 100 * sqrt(ss0 / (double)st->n);
 }
 
+/* The rounds of one pass, until nothing changes; iterations counted. */
+static void rounds(cs__calib_run *st, int *iterations)
+{
+    st->status = GSL_SUCCESS;
+    /* each round removes, freezes or restarts (once each) a parameter */
+    for (int round = 0; round <= 2 * cs__calib_nparams(); round++) {
+        cs__calib_choose(st);
+        if (st->np == 0) break;
+        cs__calib_fit_round(st, iterations);
+        if (!cs__calib_recheck(st)) break;
+    }
+}
+
+/* One pass: the rounds, then once more if the fit's own choices now run
+ * a protocol or algorithm enough rows to fit its parameter that none ran
+ * at the start (cs__calib_reexamine). */
+static void fit_pass(cs__calib_run *st, const cs_cluster *c, const cs_meas_set *m,
+                     const cs_calib_result *res, int *iterations)
+{
+    rounds(st, iterations);
+    if (cs__calib_reexamine(st, c, m, res)) rounds(st, iterations);
+}
+
+/* The weighted RMS relative error a finished pass leaves (as reported). */
+static double rms_after(cs__calib_run *st)
+{
+    cs__calib_vals pv;
+    cs__calib_x_to_vals(&st->fc, st->x, &pv);
+    cs__calib_residuals(&st->fc, &pv, st->f);
+    double chi2 = 0, ssw = 0;
+    for (size_t k = 0; k < st->n; k++) {
+        double w = st->np == 0 ? 1.0 : st->w[k];
+        chi2 += w * st->f[k] * st->f[k];
+        ssw += w;
+    }
+    return sqrt(chi2 / ssw);
+}
+
 int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **out, cs_diag *d)
 {
     cs_calib_result *res = result_new(c, m);
@@ -132,18 +171,26 @@ int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **ou
     cs_calib_compare_free(&cmp);
     run_alloc(&st);
     res->rms_before_pct = rms_at_start(&st);
-    st.status = GSL_SUCCESS;
     gsl_error_handler_t *old = gsl_set_error_handler_off();
-    /* the fit moves the choices; a second pass fits what they then price */
+    /* two passes from the same start, the better one kept: without and
+     * with second chances (calib_recheck.c); the choice of protocol moves
+     * with the parameters, so neither path is always the better */
+    const cs__calib_run start = st;
+    int iters[2] = {0, 0}, best = 0;
+    double rms[2];
     for (int pass = 0; pass < 2; pass++) {
-        for (int round = 0; round <= cs__calib_nparams(); round++) {
-            cs__calib_choose(&st);
-            if (st.np == 0) break;
-            cs__calib_fit_round(&st, &res->iterations);
-            if (!cs__calib_recheck(&st)) break;
-        }
-        if (pass || !cs__calib_reexamine(&st, c, m, res)) break;
+        st = start;
+        st.second_chances = pass;
+        fit_pass(&st, c, m, res, &iters[pass]);
+        rms[pass] = rms_after(&st);
     }
+    if (!(rms[1] < rms[0])) {
+        st = start; /* again, to leave the first pass's state for the result */
+        iters[0] = 0;
+        fit_pass(&st, c, m, res, &iters[0]);
+    } else
+        best = 1;
+    res->iterations = iters[best];
     gsl_set_error_handler(old);
     cs__calib_results(&st, m, res);
     run_free(&st);

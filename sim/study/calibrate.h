@@ -119,6 +119,15 @@ typedef struct cs_calib_result {
 int cs_calibrate(const cs_cluster *c, const cs_meas_set *m, cs_calib_result **out, cs_diag *d);
 void cs_calib_result_free(cs_calib_result *r);
 
+/* How usable a fit is: 0 fine; 1 poor (the weighted RMS relative error
+ * after is CS_CALIB_RMS_POOR_PCT or more: the model does not describe
+ * these measurements well); 2 unusable (no parameter was fitted, or the
+ * RMS after is CS_CALIB_RMS_UNUSABLE_PCT or more: predictions off by as
+ * much as what they predict). msg (may be NULL) says which and why. */
+#define CS_CALIB_RMS_POOR_PCT 50.0
+#define CS_CALIB_RMS_UNUSABLE_PCT 100.0
+int cs_calib_quality(const cs_calib_result *r, char *msg, size_t len);
+
 
 /* The fitted cluster as YAML in the schema of configs/clusters/README.md
  * (written through the schema tables that read it: config/cluster_yaml.h),

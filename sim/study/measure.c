@@ -92,7 +92,9 @@ int cs__meas_read_file(cs_meas_set *s, const char *path, cs__meas_reader read, c
 
 int cs__meas_each_line(const char *text, size_t len, cs__meas_line_fn fn, void *ud, int *lines)
 {
-    size_t pos = 0;
+    /* a UTF-8 byte order mark (spreadsheets' "CSV UTF-8") is no text;
+     * columns count from after it */
+    size_t pos = len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0;
     int rc = 0;
     *lines = 0;
     while (!rc && pos < len) {

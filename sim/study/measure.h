@@ -40,12 +40,22 @@ typedef struct cs_meas_row {
     int line;           /* 1-based line of the row in its file */
 } cs_meas_row;
 
+/* The largest rank count a reader accepts (rank numbers are 0..this - 1). */
+#define CS_MEAS_RANKS_MAX 100000000
+/* How many skipped line numbers a dataset keeps for the warning. */
+#define CS_MEAS_SKIPPED_KEPT 8
+
 typedef struct cs_meas_dataset {
     char name[128];     /* file name without directory and extension ("#2" for a second table) */
     char source[256];   /* the path as given */
     char kind[16];      /* "nccl-tests", "csv" (shared/data layout), "collsim-hw" */
     char hardware[256]; /* "# hardware:" header, or the GPU name and hosts of a log; "" */
     int gpus_per_process; /* nccl-tests -g (several GPUs driven by one process); 0 = unknown */
+    /* Table-like lines inside a table that were not read as rows (an nccl-tests
+     * line starting with a number that is not a result row): how many, and
+     * the first CS_MEAS_SKIPPED_KEPT line numbers. Callers warn about them. */
+    int nskipped;
+    int skipped_lines[CS_MEAS_SKIPPED_KEPT];
 } cs_meas_dataset;
 
 typedef struct cs_meas_set {

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/units.h"
 #include "study/measure_parse.h"
 
 typedef cs__meas_fields csv_fields;
@@ -89,12 +90,14 @@ static int comment_value(const char *line, size_t len, const char *key, const ch
     return 1;
 }
 
-static int leading_int(const char *s, size_t len, int *out)
+/* The integer that leads s[0, len) ("8", "8 GPUs"), in 1..max. */
+static int leading_int(const char *s, size_t len, long long max, int *out)
 {
     size_t k = 0;
     while (k < len && isdigit((unsigned char)s[k])) k++;
-    if (k == 0 || k > 9) return -1;
-    *out = atoi(s);
+    long long v;
+    if (k == 0 || cs_units_parse_int(s, k, 1, max, &v)) return -1;
+    *out = (int)v;
     return 0;
 }
 
@@ -113,15 +116,15 @@ static int h_collective(csv_reader *rd, const char *v, size_t vl, int col)
 
 static int h_ranks(csv_reader *rd, const char *v, size_t vl, int col)
 {
-    if (leading_int(v, vl, &rd->h_ranks) || rd->h_ranks < 1)
-        return fail_at(rd, col, "'# ranks:' expects a positive integer");
+    if (leading_int(v, vl, CS_MEAS_RANKS_MAX, &rd->h_ranks))
+        return fail_at(rd, col, "'# ranks:' expects an integer in 1..%d", CS_MEAS_RANKS_MAX);
     return 0;
 }
 
 static int h_nodes(csv_reader *rd, const char *v, size_t vl, int col)
 {
-    if (leading_int(v, vl, &rd->h_nodes) || rd->h_nodes < 1)
-        return fail_at(rd, col, "'# nodes:' expects a positive integer");
+    if (leading_int(v, vl, CS_MEAS_RANKS_MAX, &rd->h_nodes))
+        return fail_at(rd, col, "'# nodes:' expects an integer in 1..%d", CS_MEAS_RANKS_MAX);
     return 0;
 }
 
@@ -154,19 +157,26 @@ static int comment_line(csv_reader *rd, const char *line, size_t lead, size_t ll
             break;
         }
     const char *g = cs__meas_find_sub(c, cl, " -g ", 4);
-    if (g && isdigit((unsigned char)g[4])) rd->gpp = atoi(g + 4);
+    size_t gl = g ? cl - (size_t)(g + 4 - c) : 0;
+    if (gl && isdigit((unsigned char)g[4]) && leading_int(g + 4, gl, 1024, &rd->gpp))
+        return fail_at(rd, (int)(g + 4 - line) + 1, "-g expects an integer in 1..1024");
     return 0;
 }
 
 /* ---- the header row ------------------------------------------------------------------ */
 
+/* Known columns by field; a column named twice (time_us,time_us, or a
+ * name and its alias: op,collective) is refused: which would count? */
 static int header_row(csv_reader *rd, const csv_fields *f)
 {
     for (int i = 0; i < f->n; i++)
-        for (int k = 0; k < K_N; k++)
-            if (rd->col[k] < 0 &&
-                (field_is(f, i, col_names[k][0]) || field_is(f, i, col_names[k][1])))
-                rd->col[k] = i;
+        for (int k = 0; k < K_N; k++) {
+            if (!field_is(f, i, col_names[k][0]) && !field_is(f, i, col_names[k][1])) continue;
+            if (rd->col[k] >= 0)
+                return fail_at(rd, f->col[i], "column '%.*s' given twice (first at column %d)",
+                               f->len[i], f->s[i], f->col[rd->col[k]]);
+            rd->col[k] = i;
+        }
     const int *col = rd->col;
     if (col[K_SIZE] < 0 || (col[K_TIME] < 0 && col[K_TMED] < 0 && col[K_BUSBW] < 0))
         return fail_at(rd, 1, "expected a header row naming the columns, with size_bytes and "
@@ -227,8 +237,8 @@ static int row_counts(csv_reader *rd, const csv_fields *f, cs_meas_row *r)
         int k, empty_ok;
         double max;
         size_t off;
-    } counts[] = {{K_RANKS, 0, 1e8, offsetof(cs_meas_row, ranks)},
-                  {K_NODES, 1, 1e7, offsetof(cs_meas_row, nodes)}};
+    } counts[] = {{K_RANKS, 0, CS_MEAS_RANKS_MAX, offsetof(cs_meas_row, ranks)},
+                  {K_NODES, 1, CS_MEAS_RANKS_MAX, offsetof(cs_meas_row, nodes)}};
     char w[64];
     for (size_t j = 0; j < sizeof counts / sizeof counts[0]; j++) {
         int k = counts[j].k;

@@ -23,12 +23,14 @@
 #include "study/measure.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "base/units.h"
 #include "study/measure_parse.h"
 
 /* ---- tokens ------------------------------------------------------------------ */
@@ -158,8 +160,9 @@ static int ranks_from_ratio(cs_op op, double algbw, double busbw)
     return (int)k;
 }
 
-/* ---- the device list ------------------------------------------------------------- */
+/* ---- the state of a reading ------------------------------------------------------- */
 
+/* The device list of the run being read. */
 typedef struct log_ranks {
     int count, max_rank;
     char (*hosts)[64];
@@ -169,6 +172,30 @@ typedef struct log_ranks {
     char gpu[96];
     int gpus_per_process;
 } log_ranks;
+
+/* The table being read. */
+typedef struct log_table {
+    int ds;            /* dataset index, -1 before the first header */
+    int op;            /* -1 unknown */
+    int header_line;
+    int ncols;
+    int c_size, c_count, c_type, c_time, c_algbw, c_busbw;
+    size_t first_row;  /* index of this table's first row in the set */
+    double ratio_algbw, ratio_busbw; /* largest row's bandwidths */
+} log_table;
+
+/* What one reading of a log carries from line to line. */
+typedef struct log_reader {
+    cs_meas_set *s;
+    const char *origin, *text;
+    size_t len;
+    cs_diag *d;
+    log_table tb;
+    log_ranks rk;
+    int op_hint, tables, lineno;
+} log_reader;
+
+/* ---- the device list ------------------------------------------------------------- */
 
 static void ranks_reset(log_ranks *r)
 {
@@ -194,16 +221,32 @@ static void ranks_add_host(log_ranks *r, const char *host)
     snprintf(r->hosts[r->nhosts++], 64, "%s", host);
 }
 
-/* "#  Rank  0 Group  0 Pid 123 on host device  0 [0x07] NVIDIA H100 ..."
- * (t->s[k] is "Rank") */
-static void ranks_line(log_ranks *r, const char *line, size_t len, const tokens *t, int k)
+/* Token i as an integer in lo..hi: 0, or -1 (not an integer, or out of range). */
+static int tok_int(const tokens *t, int i, long long lo, long long hi, long long *v)
 {
-    if (k + 1 >= t->n || !tok_is_uint(t, k + 1)) return;
-    int rank = atoi(t->s[k + 1]);
+    return cs_units_parse_int(t->s[i], (size_t)t->len[i], lo, hi, v) ? -1 : 0;
+}
+
+/* "#  Rank  0 Group  0 Pid 123 on host device  0 [0x07] NVIDIA H100 ..."
+ * (t->s[k] is "Rank"). A rank number outside 0..CS_MEAS_RANKS_MAX-1 is
+ * refused: it would make the rank count. */
+static int ranks_line(log_ranks *r, const log_reader *lr, const char *line, size_t len,
+                      const tokens *t, int k)
+{
+    if (k + 1 >= t->n || !tok_is_uint(t, k + 1)) return 0;
+    long long rank;
+    if (tok_int(t, k + 1, 0, CS_MEAS_RANKS_MAX - 1, &rank)) {
+        char tok[32];
+        tok_copy(t, k + 1, tok, sizeof tok);
+        return cs_diag_set(lr->d, CS_ECONFIG, lr->origin, lr->lineno, t->col[k + 1],
+                           "rank number '%s' out of range (expected 0..%d)", tok,
+                           CS_MEAS_RANKS_MAX - 1);
+    }
     r->count++;
-    if (rank > r->max_rank) r->max_rank = rank;
+    if (rank > r->max_rank) r->max_rank = (int)rank;
     for (int i = k + 2; i + 1 < t->n; i++) {
-        if (tok_eq(t, i, "Pid")) ranks_add_pid(r, strtol(t->s[i + 1], NULL, 10));
+        long long pid;
+        if (tok_eq(t, i, "Pid") && !tok_int(t, i + 1, 0, LONG_MAX, &pid)) ranks_add_pid(r, (long)pid);
         if (tok_eq(t, i, "on")) {
             char host[64];
             tok_copy(t, i + 1, host, sizeof host);
@@ -219,30 +262,10 @@ static void ranks_line(log_ranks *r, const char *line, size_t len, const tokens 
         while (e > br && isspace((unsigned char)e[-1])) e--;
         snprintf(r->gpu, sizeof r->gpu, "%.*s", (int)(e - br), br);
     }
+    return 0;
 }
 
 /* ---- tables ------------------------------------------------------------------------ */
-
-typedef struct log_table {
-    int ds;            /* dataset index, -1 before the first header */
-    int op;            /* -1 unknown */
-    int header_line;
-    int ncols;
-    int c_size, c_count, c_type, c_time, c_algbw, c_busbw;
-    size_t first_row;  /* index of this table's first row in the set */
-    double ratio_algbw, ratio_busbw; /* largest row's bandwidths */
-} log_table;
-
-/* What one reading of a log carries from line to line. */
-typedef struct log_reader {
-    cs_meas_set *s;
-    const char *origin, *text;
-    size_t len;
-    cs_diag *d;
-    log_table tb;
-    log_ranks rk;
-    int op_hint, tables, lineno;
-} log_reader;
 
 /* The columns of a "#  size  count  type ... time  algbw  busbw" header
  * into *tb; 1 if t is such a header. */
@@ -359,7 +382,7 @@ static int device_line(log_reader *lr, const char *line, size_t ll, const tokens
         lr->tb.ds = -1;
         ranks_reset(&lr->rk);
     }
-    ranks_line(&lr->rk, line, ll, t, k);
+    *rc = ranks_line(&lr->rk, lr, line, ll, t, k);
     return 1;
 }
 
@@ -398,6 +421,16 @@ static void row_columns(const log_table *tb, int b, int idx[R_COUNT])
     idx[R_BUSBW] = b + tb->c_busbw;
 }
 
+/* Whether the line ending at t's last token is the text's last and lacks
+ * its newline: a log cut off in the middle of a row. */
+static int row_cut_off(const log_reader *lr, const tokens *t)
+{
+    const char *end = t->s[t->n - 1] + t->len[t->n - 1];
+    const char *e = lr->text + lr->len;
+    while (end < e && (*end == ' ' || *end == '\t' || *end == '\r')) end++;
+    return end == e && (lr->len == 0 || e[-1] != '\n');
+}
+
 /* A result row after the first plain integer at token b. */
 static int data_row(log_reader *lr, const tokens *t, int b)
 {
@@ -419,7 +452,15 @@ static int data_row(log_reader *lr, const tokens *t, int b)
             return cs_diag_set(lr->d, CS_ECONFIG, lr->origin, lr->lineno, t->col[idx[c]],
                                "expected the %s, got '%s'", what[c], tok);
         }
-    if (v[R_SIZE] <= 0) return 0; /* nccl-tests prints size-0 rows with -b 0 */
+    long long size;
+    if (tok_int(t, idx[R_SIZE], 0, LLONG_MAX, &size))
+        return cs_diag_set(lr->d, CS_ECONFIG, lr->origin, lr->lineno, t->col[idx[R_SIZE]],
+                           "size out of range (expected a byte count below 2^63)");
+    if (t->n - b < tb->ncols && row_cut_off(lr, t))
+        return cs_diag_set(lr->d, CS_ECONFIG, lr->origin, lr->lineno, t->col[t->n - 1],
+                           "the last result row is cut off: %d columns, the table header "
+                           "(line %d) has %d", t->n - b, tb->header_line, tb->ncols);
+    if (size == 0) return 0; /* nccl-tests prints size-0 rows with -b 0 */
     cs_meas_row *r = cs__meas_add_row(lr->s);
     r->size_bytes = v[R_SIZE];
     r->time_us = v[R_TIME];
@@ -429,6 +470,65 @@ static int data_row(log_reader *lr, const tokens *t, int b)
         tb->ratio_algbw = v[R_ALGBW];
         tb->ratio_busbw = v[R_BUSBW];
     }
+    return 0;
+}
+
+/* "nThread N nGpus M": GPUs per process (1..1024 each). */
+static int threads_line(log_reader *lr, const tokens *t)
+{
+    for (int i = 0; i + 3 < t->n; i++) {
+        if (!tok_eq(t, i, "nThread") || !tok_eq(t, i + 2, "nGpus") || lr->tb.ds >= 0) continue;
+        long long th, g;
+        int bad = tok_int(t, i + 1, 1, 1024, &th) ? i + 1 : tok_int(t, i + 3, 1, 1024, &g) ? i + 3 : -1;
+        if (bad >= 0) {
+            char tok[32];
+            tok_copy(t, bad, tok, sizeof tok);
+            return cs_diag_set(lr->d, CS_ECONFIG, lr->origin, lr->lineno, t->col[bad],
+                               "expected %s as an integer in 1..1024, got '%s'",
+                               bad == i + 1 ? "nThread" : "nGpus", tok);
+        }
+        lr->rk.gpus_per_process = (int)(th * g);
+    }
+    return 0;
+}
+
+/* Token i looks like a number ("12", "-5", "1K", "3.5e2"): a line of a
+ * table starting with one is table-like. */
+static int tok_numeric(const tokens *t, int i)
+{
+    const char *p = t->s[i];
+    int k = (p[0] == '-' || p[0] == '+') && t->len[i] > 1;
+    return isdigit((unsigned char)p[k]) && !memchr(p, ':', (size_t)t->len[i]);
+}
+
+/* Notes a table-like line that is not a result row in its dataset. */
+static void skip_line(log_reader *lr)
+{
+    cs_meas_dataset *ds = &lr->s->datasets[lr->tb.ds];
+    if (ds->nskipped < CS_MEAS_SKIPPED_KEPT) ds->skipped_lines[ds->nskipped] = lr->lineno;
+    ds->nskipped++;
+}
+
+/* A line of an open table that is not a header: a result row (read), a
+ * row cut to its size (and count) (an error), another line starting with a
+ * number (skipped and counted), or noise. */
+static int table_line(log_reader *lr, const tokens *t)
+{
+    /* a data row: first plain integer, then an integer count and a type */
+    int b = -1;
+    for (int i = 0; i < t->n && b < 0 && t->s[i][0] != '#'; i++)
+        if (tok_is_uint(t, i)) b = i;
+    if (b >= 0 && b + 2 < t->n && tok_is_uint(t, b + 1) && is_type_name(t, b + 2))
+        return data_row(lr, t, b);
+    /* the first token after launcher labels ("0:", "[1,0]<stdout>:") */
+    int f = 0;
+    while (f < t->n && t->s[f][t->len[f] - 1] == ':') f++;
+    if (f == t->n || !tok_numeric(t, f)) return 0;
+    if (f == b && t->n - b <= 2 && (b + 1 == t->n || tok_is_uint(t, b + 1)))
+        return cs_diag_set(lr->d, CS_ECONFIG, lr->origin, lr->lineno, t->col[t->n - 1],
+                           "incomplete result row: %d of the %d columns the table header "
+                           "(line %d) names", t->n - b, lr->tb.ncols, lr->tb.header_line);
+    skip_line(lr);
     return 0;
 }
 
@@ -443,17 +543,10 @@ static int log_line(void *ud, int lineno, const char *line, size_t ll)
     meta_line(lr, line, ll);
     int rc = 0;
     if (device_line(lr, line, ll, &t, &rc)) return rc;
-    for (int i = 0; i + 3 < t.n; i++)
-        if (tok_eq(&t, i, "nThread") && tok_eq(&t, i + 2, "nGpus") && lr->tb.ds < 0)
-            lr->rk.gpus_per_process = atoi(t.s[i + 1]) * atoi(t.s[i + 3]);
+    if ((rc = threads_line(lr, &t))) return rc;
     if (header_line(lr, &t, &rc)) return rc;
     if (lr->tb.ds < 0) return 0;
-    /* a data row: first plain integer, then an integer count and a type */
-    int b = -1;
-    for (int i = 0; i < t.n && b < 0 && t.s[i][0] != '#'; i++)
-        if (tok_is_uint(&t, i)) b = i;
-    if (b < 0 || b + 2 >= t.n || !tok_is_uint(&t, b + 1) || !is_type_name(&t, b + 2)) return 0;
-    return data_row(lr, &t, b);
+    return table_line(lr, &t);
 }
 
 int cs_meas_read_nccl_tests_string(cs_meas_set *s, const char *origin, const char *text,

@@ -28,7 +28,8 @@ typedef int (*cs__meas_reader)(cs_meas_set *s, const char *origin, const char *t
                                cs_diag *d);
 int cs__meas_read_file(cs_meas_set *s, const char *path, cs__meas_reader read, cs_diag *d);
 
-/* Calls fn for each line of text (without its '\n' and a trailing '\r'),
+/* Calls fn for each line of text (without its '\n' and a trailing '\r';
+ * a leading UTF-8 byte order mark is skipped),
  * with its 1-based number, until fn returns non-zero; returns that, or 0.
  * *lines is the number of the last line handed to fn (0 for no line). */
 typedef int (*cs__meas_line_fn)(void *ud, int lineno, const char *line, size_t ll);
