@@ -2,7 +2,7 @@
 # Installs what collsim needs from Debian packages, only what is missing.
 # Usage: tools/install-deps.sh   (as root, or with sudo available)
 set -eu
-pkgs="build-essential meson ninja-build pkg-config libyaml-dev libgsl-dev check python3 gnuplot-nox openmpi-bin libopenmpi-dev valgrind clang"
+pkgs="build-essential meson ninja-build pkg-config libyaml-dev libgsl-dev check python3 gnuplot-nox openmpi-bin libopenmpi-dev valgrind clang libclang-rt-dev"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -30,7 +30,17 @@ setup build-asan -Dwerror=true -Dtests=enabled -Db_sanitize=address,undefined -D
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs
-if command -v clang >/dev/null 2>&1; then
+# clang with libFuzzer's runtime (Debian: libclang-rt-dev, only recommended by clang)
+fuzzer_ok() {
+    command -v clang >/dev/null 2>&1 || return 1
+    probe=$(mktemp -d)
+    printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' >"$probe/p.c"
+    clang -fsanitize=fuzzer,address "$probe/p.c" -o "$probe/p" >/dev/null 2>&1
+    ok=$?
+    rm -rf "$probe"
+    return $ok
+}
+if fuzzer_ok; then
     (CC=clang && export CC && setup build-fuzz -Dtests=enabled -Dmpi=disabled -Dfuzz=enabled \
         -Dfuzz_seconds="${CS_FUZZ_SECONDS:-30}" -Db_sanitize=address,undefined -Db_lundef=false)
     # only the fuzz targets (the library with coverage, not every tool and suite)
@@ -39,5 +49,5 @@ if command -v clang >/dev/null 2>&1; then
         sed "s|$(pwd)/build-fuzz/||g")
     meson test -C build-fuzz --no-rebuild --suite fuzz --print-errorlogs
 else
-    echo "test.sh: clang not installed: the fuzz targets only replay their seeds (suite fuzz-replay)"
+    echo "test.sh: clang with libFuzzer not installed: the fuzz targets only replay their seeds (suite fuzz-replay)"
 fi
