@@ -95,6 +95,7 @@ typedef struct krow {
      * dropout mask's byte is counted as half a 16-bit element) */
     double (*fwd_elems)(const shape *s);
     double (*bwd_elems)(const shape *s);
+    int core; /* the attention core: what selective recompute re-runs */
 } krow;
 
 static int always(const shape *s) { (void)s; return 1; }
@@ -127,8 +128,6 @@ static double probs_dropout(const shape *s) { return 2.5 * s->heads * s->s; }
 
 #define GEMM(n, fn) {.name = n, .dgrad = n ".dgrad", .wgrad = n ".wgrad", \
                      .bias_grad = n ".bias_grad", .cls = CS_KCLASS_GEMM, .present = always, .dims = fn}
-#define BGEMM(n, pres, fn) {.name = n, .dgrad = n ".dgrad", .wgrad = n ".wgrad", \
-                            .cls = CS_KCLASS_GEMM, .present = pres, .dims = fn}
 #define MEM(n, pres, f, b) {.name = n, .backward = n ".backward", .cls = CS_KCLASS_MEMORY, \
                             .present = pres, .fwd_elems = f, .bwd_elems = b}
 
@@ -139,11 +138,16 @@ static const krow layer_rows[] = {
     GEMM("qkv", dims_qkv),
     MEM("rotary", has_rotary, rotary_elems, rotary_elems),
     {.name = "attention", .backward = "attention.backward", .cls = CS_KCLASS_ATTENTION,
-     .present = fused_attention},
-    BGEMM("scores", unfused_attention, dims_scores),
-    MEM("softmax", unfused_attention, softmax_fwd, softmax_bwd),
-    MEM("probs_dropout", unfused_dropout, probs_dropout, probs_dropout),
-    BGEMM("context", unfused_attention, dims_context),
+     .present = fused_attention, .core = 1},
+    {.name = "scores", .dgrad = "scores.dgrad", .wgrad = "scores.wgrad", .cls = CS_KCLASS_GEMM,
+     .present = unfused_attention, .dims = dims_scores, .core = 1},
+    {.name = "softmax", .backward = "softmax.backward", .cls = CS_KCLASS_MEMORY,
+     .present = unfused_attention, .fwd_elems = softmax_fwd, .bwd_elems = softmax_bwd, .core = 1},
+    {.name = "probs_dropout", .backward = "probs_dropout.backward", .cls = CS_KCLASS_MEMORY,
+     .present = unfused_dropout, .fwd_elems = probs_dropout, .bwd_elems = probs_dropout,
+     .core = 1},
+    {.name = "context", .dgrad = "context.dgrad", .wgrad = "context.wgrad", .cls = CS_KCLASS_GEMM,
+     .present = unfused_attention, .dims = dims_context, .core = 1},
     GEMM("attention_out", dims_proj),
     MEM("dropout_1", has_dropout, dropout_elems, dropout_elems),
     MEM("residual_1", always, residual_elems, residual_elems),
@@ -155,13 +159,6 @@ static const krow layer_rows[] = {
     MEM("residual_2", always, residual_elems, residual_elems),
 };
 #define NROWS (sizeof layer_rows / sizeof *layer_rows)
-
-/* The attention core: the kernels selective recompute re-runs. */
-static int attention_core(const krow *r)
-{
-    return r->cls == CS_KCLASS_ATTENTION || r->dims == dims_scores || r->dims == dims_context ||
-           r->fwd_elems == softmax_fwd || r->fwd_elems == probs_dropout;
-}
 
 static const char *const pass_names[CS_KPASS_COUNT] = {"forward", "backward", "recompute",
                                                         "head_forward", "head_backward"};
@@ -352,7 +349,7 @@ static void layer(sink *k, const shape *s, cs_ckpt ckpt)
     for (size_t i = 0; i < NROWS; i++) {
         const krow *r = &layer_rows[i];
         if (!r->present(s)) continue;
-        if (ckpt == CS_CKPT_FULL || (ckpt == CS_CKPT_SELECTIVE && attention_core(r) && !s->flash))
+        if (ckpt == CS_CKPT_FULL || (ckpt == CS_CKPT_SELECTIVE && r->core && !s->flash))
             forward(k, s, r, CS_KPASS_RECOMPUTE);
     }
     for (size_t i = NROWS; i-- > 0;)

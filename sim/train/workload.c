@@ -62,7 +62,7 @@ struct cs_workload {
     double model_flops;
     double hw_flops;  /* model FLOPs + what checkpointing recomputes */
     double peak_flops;
-    double eff;
+    double eff;       /* < 0: from the tasks, when asked */
     cs_compute comp;  /* the priced layer and head */
     double sm_share;  /* cs_workload_comm_sm_share */
     int serial_groups; /* cs_workload_serial_groups */
@@ -103,7 +103,11 @@ double cs_workload_tokens(const cs_workload *w) { return w->tokens; }
 double cs_workload_model_flops_per_rank(const cs_workload *w) { return w->model_flops; }
 double cs_workload_peak_flops(const cs_workload *w) { return w->peak_flops; }
 double cs_workload_hardware_flops_per_rank(const cs_workload *w) { return w->hw_flops; }
-double cs_workload_compute_efficiency(const cs_workload *w) { return w->eff; }
+static double effective_efficiency(const cs_workload *w);
+double cs_workload_compute_efficiency(const cs_workload *w)
+{
+    return w->eff >= 0 ? w->eff : effective_efficiency(w);
+}
 const cs_memory *cs_workload_memory(const cs_workload *w) { return &w->mem; }
 double cs_workload_comm_sm_share(const cs_workload *w) { return w->sm_share; }
 int cs_workload_serial_groups(const cs_workload *w) { return w->serial_groups; }
@@ -574,7 +578,7 @@ int cs_workload_build_opts(const cs_model *m, const cs_training *t, const cs_top
     for (int mi = 0; mi < t->grad_accum; mi++) build_micro(&b, mi);
     build_step(&b);
     finish(&b);
-    w->eff = effective_efficiency(w);
+    w->eff = -1; /* computed when asked (the schedule): not on a sweep's path */
     w->cluster = NULL;
     w->xc = NULL;
     w->d = NULL;
