@@ -363,7 +363,7 @@ START_TEST(one_network_row_says_so)
     cs_meas_set s = {0};
     const cs_op ops[] = {CS_OP_ALL_REDUCE};
     synth(&s, &c, ops, 1, 8, 1, 0.005, 3);
-    static const char one[] = "op,ranks,nodes,size_bytes,time_us\nall_reduce,16,2,1073741824,9000\n";
+    static const char one[] = "op,ranks,nodes,size_bytes,time_us\nall_reduce,16,2,1073741824,12000\n";
     ck_assert_int_eq(cs_meas_read_csv_string(&s, "one.csv", one, strlen(one), &d), 0);
     cs_calib_result *r;
     ck_assert_int_eq(cs_calibrate(&c, &s, &r, &d), 0);

@@ -159,6 +159,28 @@ START_TEST(tree_closed_form_is_nccls_estimate)
 }
 END_TEST
 
+START_TEST(two_node_tree_caps_count_search_channels)
+{
+    /* tuning.cc caps the tree at graphs[TREE]->nChannels x perChMaxTreeBw,
+     * search channels (connect.cc runs each twice): on two DGX A100 (8 HDR
+     * NICs: 8 search channels, 16 runtime) that is 8 x 23.6 = 188.8 GB/s
+     * busBw, algbw 94.4, below the ring's 8 x 24 x 16/30 = 102.4: NCCL keeps
+     * the ring for large all_reduce. Counting the cap per runtime channel
+     * (16 x 23.6) made the tree win from 32 MiB. */
+    cs_topology t = topo("dgx-a100", 16);
+    ck_assert_int_eq(t.nodes, 2);
+    for (double b = 32.0 * 1024 * 1024; b <= 8.0 * 1024 * 1024 * 1024; b *= 4) {
+        cs_coll_result r = run(&t, CS_OP_ALL_REDUCE, b, CS_CHOICE_AUTO, CS_CHOICE_AUTO, CS_ENGINE_ANALYTIC);
+        ck_assert_msg(r.algo == CS_ALGO_RING, "%.0f B: %s", b, cs_algo_name(r.algo));
+    }
+    /* the forced tree's busBw is NCCL's cap x .5 x 2(n-1)/n */
+    cs_coll_result r = run(&t, CS_OP_ALL_REDUCE, 8.0 * 1024 * 1024 * 1024, CS_ALGO_TREE, CS_PROTO_SIMPLE,
+                           CS_ENGINE_ANALYTIC);
+    ck_assert_double_le(r.busbw_Bps, 8 * 23.6e9 * 0.5 * 30.0 / 16 * 1.0001);
+    ck_assert_double_ge(r.busbw_Bps, 8 * 23.6e9 * 0.5 * 30.0 / 16 * 0.99);
+}
+END_TEST
+
 START_TEST(small_messages_run_on_fewer_channels)
 {
     /* enqueue.cc: nc = the largest count with bytes >= nc x nt x threshold.
@@ -515,6 +537,7 @@ int main(void)
     tcase_add_test(tc, tree_is_all_reduce_only_and_ll128_follows_config);
     tcase_add_test(tc, tree_beats_ring_at_scale_for_mid_sizes);
     tcase_add_test(tc, tree_closed_form_is_nccls_estimate);
+    tcase_add_test(tc, two_node_tree_caps_count_search_channels);
     tcase_add_test(tc, small_messages_run_on_fewer_channels);
     tcase_add_test(tc, nvlstree_runs_across_nvswitch_nodes_only);
     tcase_add_test(tc, nvlstree_des_is_bounded_by_the_closed_form);

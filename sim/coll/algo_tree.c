@@ -373,13 +373,23 @@ static int tree_simulate(const cs_topology *t, const cs_coll_params *p, double *
 
 /* Tree's "model refinements": busBw x .92 capped by perChMaxTreeBw; LL
  * then x 1/3.8 capped by llMaxBw; LL128 x 7/9 (one node) or 120/128
- * capped by perChMaxTreeLL128Bw. */
+ * capped by perChMaxTreeLL128Bw. The per-channel caps count NCCL's search
+ * channels, half the runtime channels a cluster's `channels` counts
+ * (CS_NCCL_SEARCH_SHARE, connect.cc): with them per runtime channel the
+ * tree's bound was twice NCCL's, and on an 8-NIC A100 pair of nodes it
+ * beat the ring NCCL keeps (8 x 23.6 GB/s busBw against the ring's 8 x 24).
+ * Across nodes only: there NCCL's search puts about one channel on each
+ * NIC and a cluster's `channels` is twice that; on one node collsim's
+ * default (16 on NVLink) is below NCCL's runtime count (an NVSwitch A100
+ * searches 12 channels of 20 GB/s, runs 24), and halving it would bind a
+ * cap NCCL does not reach there. */
 static void tree_bandwidth(const cs_topology *t, cs_op op, cs_proto p, int channels, double *factor,
                            double *cap)
 {
     (void)op;
     int scale = cs_ncclmodel_scale(t->nodes);
-    double tree_cap = cs_ncclmodel_tree_max_per_channel_Bps(t->arch, scale);
+    double share = t->nodes > 1 ? CS_NCCL_SEARCH_SHARE : 1.0;
+    double tree_cap = cs_ncclmodel_tree_max_per_channel_Bps(t->arch, scale) * share;
     switch (p) {
     case CS_PROTO_LL:
         *factor = CS_NCCL_TREE_FACTOR / CS_NCCL_TREE_LL_DIVISOR;
@@ -389,7 +399,8 @@ static void tree_bandwidth(const cs_topology *t, cs_op op, cs_proto p, int chann
     case CS_PROTO_LL128: {
         double f2 = t->nodes == 1 ? CS_NCCL_TREE_LL128_FACTOR_1NODE : CS_NCCL_TREE_LL128_FACTOR;
         *factor = CS_NCCL_TREE_FACTOR * f2;
-        *cap = fmin(tree_cap * f2, cs_ncclmodel_tree_ll128_max_per_channel_Bps(t->arch, scale));
+        *cap = fmin(tree_cap * f2, cs_ncclmodel_tree_ll128_max_per_channel_Bps(t->arch, scale) *
+                                        share);
         break;
     }
     case CS_PROTO_SIMPLE:

@@ -93,6 +93,17 @@ int cs_ncclmodel_scale(int nodes);
 #define CS_NCCL_PLATEAU_PRE_AMPERE 1.9
 #define CS_NCCL_PLATEAU 1.4
 
+/* ---- search channels: src/graph/connect.cc ncclTopoPostset ---- */
+/* NCCL runs every channel its topology search found twice ("nChannels =
+ * comm->nChannels = std::min(MAXCHANNELS,nChannels*2)"). tuning.cc's
+ * per-channel caps count the search's channels (graphs[a]->nChannels x
+ * perChMaxTreeBw), a cluster's `channels` the runtime's (comm->nChannels),
+ * so a cap per runtime channel is the per-search-channel cap x this share.
+ * Not derived: the second doubling across nodes on Hopper when the ring's
+ * search speed exceeds 45 GB/s (2.18-2.21 up to 32 channels; 2.22+ only
+ * below 16, which an 8-NIC node at 16 runtime channels does not meet). */
+#define CS_NCCL_SEARCH_SHARE 0.5
+
 /* ---- channels for small messages: src/enqueue.cc topoGetAlgoInfo ("Ring/Tree
  * channel tuning": while nBytes < nc x nt x threadThreshold, nc--), with nt
  * = maxThreads (src/graph/tuning.cc ncclTopoTuneModel; NCCL_*_MAX_NTHREADS
