@@ -33,12 +33,20 @@
  * us, interLat = hwLat[NET] + 2 network latencies (Simple's flush);
  * Simple only. Chunks (src/enqueue.cc computeCollChunkInfo) and channels
  * (getChannnelThreadInfo) are the rows'.
- * Departure, as algo_nvls.c and algo_nvlstree.c: the closed form adds the
- * pipeline fill NCCL's fluid formula omits: with per-channel data in s
- * steps of u bytes, port rate rp and network rate rn per channel,
- *     T = latency + 2u/rp + 2u/rn + (s - 1) max(2u/rp, u/rn)
- * (one GPU per node: no port stages, T = latency + 2u/rn + (s - 1) u/rn);
- * for large messages NCCL's latency + bytes / algbw.
+ * Departure: the closed form prices the pipeline NCCL's fluid formula
+ * stands for. With per-channel data in n steps of u bytes, port rate rp
+ * and network rate rn per channel (NCCL's factor on each share), L NCCL's
+ * latency and l one trip through the node, it is the largest of three
+ * bounds, each a path the DES can take:
+ *     the network: L + 2u/rn + (n - 1) u/rn + 2u/rp (the first step's round
+ *         trip, the others behind it at the network's pace);
+ *     the port:    base + 2n u/rp + l (its 2n stages back to back: the
+ *         latency hides behind the reductions of later steps, which NCCL's
+ *         NCCL_STEPS = 8 buffers per connection allow for a round trip);
+ *     the last step: L + 2u/rn + (n + 1) u/rp (reduced at the earliest,
+ *         then its round trip and spread);
+ * with one GPU per node no port stages (T = L + (n + 1) u/rn). For large
+ * messages that is NCCL's L + bytes / algbw, less L where the port binds.
  *
  * The DES runs that pipeline with nodes as its units (CollNet treats a
  * node's GPUs alike, as algo_nvlstree.c): per node a port link (capacity
@@ -91,13 +99,16 @@ double cs__collnet_closed_form(const cs_topology *t, const cs_coll_params *p,
     double n, u;
     collnet_steps(p, s, &n, &u);
     double rn = cs__hop_rate(p, p->net_ch_Bps);
-    double fill = 2 * u / rn, period = u / rn;
-    if (t->ppn_max > 1) {
-        double rp = cs__hop_rate(p, p->port_ch_Bps);
-        fill += 2 * u / rp;
-        period = fmax(period, 2 * u / rp);
-    }
-    return collnet_latency(p, s) + fill + (n - 1) * period;
+    /* the first step's round trip, the others behind it at the network's
+     * pace */
+    double trip = collnet_latency(p, s) + 2 * u / rn, net = trip + (n - 1) * u / rn;
+    if (t->ppn_max == 1) return net;
+    double rp = cs__hop_rate(p, p->port_ch_Bps);
+    /* the port's 2n stages back to back, then the last arrives; the last
+     * step reduced at the earliest, then its round trip and spread */
+    double port = p->base_lat_s + 2 * n * u / rp + s->local_lat_s;
+    double last = trip + (n + 1) * u / rp;
+    return fmax(fmax(net + 2 * u / rp, port), last);
 }
 
 /* ---- discrete-event schedule ------------------------------------------ */
