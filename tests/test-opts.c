@@ -298,7 +298,7 @@ START_TEST(messages)
                       "all_gather, "
                       "reduce_scatter, broadcast or reduce)",
                       1));
-    ck_assert(refuses("--algo ringg", "unknown --algo 'ringg' (did you mean 'ring'? expected auto, ring, tree, nvls or nvlstree)", 1));
+    ck_assert(refuses("--algo ringg", "unknown --algo 'ringg' (did you mean 'ring'? expected auto, ring, tree, nvls, nvlstree, collnet_direct or collnet_chain)", 1));
     ck_assert(refuses("--engine DES", "--engine expects analytic or des, got 'DES' (did you mean 'des'?)", 1));
     ck_assert(refuses("--format yaml", "unknown --format 'yaml' (expected table, csv or json)", 1));
     /* a subset, in its own order, under nccl-tests' names; other dtypes refused */

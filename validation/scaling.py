@@ -58,7 +58,8 @@ def _filtered(src, keep, out):
 
 
 def run_all(root, dataset_path, cluster_path, calibrate, compare, tmp):
-    """[(entry, mode, fit, compare json)] for every row of scaling.csv."""
+    """[(entry, mode, fit, compare json)] for every row of scaling.csv; calibrate(yaml, data,
+    out, source dataset)."""
     out = []
     for k, e in enumerate(read()):
         src = os.path.join(root, dataset_path(e["source"]))
@@ -69,7 +70,7 @@ def run_all(root, dataset_path, cluster_path, calibrate, compare, tmp):
         same = e["source"] == e["target"]
         _filtered(tgt, lambda r: _match(r, e["predict"]) and not (same and _match(r, e["train"])), pred)
         yaml = os.path.join(tmp, "scale%d.yaml" % k)
-        fit = calibrate(cluster_path(e["cluster"]), train, yaml)
+        fit = calibrate(cluster_path(e["cluster"]), train, yaml, e["source"])
         out.append((e, "scale:" + e["source"], fit, compare(yaml, pred)))
     return out
 

@@ -47,7 +47,8 @@ typedef struct cs_algo_flag {
     const char *key;   /* YAML key, e.g. "nvls"; NULL: no flag, always on */
     int fabric;        /* cs_fabric the intra-node fabric must be, or -1 */
     int min_cc;        /* least compute capability */
-    const char *needs; /* the two conditions in words, for the error */
+    int sharp;         /* needs the network's in-switch reduction (inter.sharp) */
+    const char *needs; /* the conditions in words, for the error */
 } cs_algo_flag;
 
 /* The parameter `collsim calibrate` fits for the algorithm, if any: its

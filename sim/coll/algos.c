@@ -71,7 +71,7 @@ int cs_algo_hw_allows(cs_algo_id a, const cs_cluster *c)
     const cs_algo_flag *f = &cs__algo_row(a)->flag;
     if (!f->key) return 1;
     return (f->fabric < 0 || (int)c->intra.kind == f->fabric) &&
-           c->gpu.compute_capability >= f->min_cc;
+           c->gpu.compute_capability >= f->min_cc && (!f->sharp || c->inter.sharp);
 }
 
 int cs_algo_calib_count(void)

@@ -83,6 +83,8 @@ typedef struct cs_cluster {
         double latency_s;   /* network latency per hop (NCCL latencyInter) */
         cs_net_topology topology;
         double oversubscription; /* >= 1; fat-tree core taper */
+        int sharp;          /* the switches reduce in the network (NVIDIA
+                             * SHARP): NCCL's CollNet rows can run */
     } inter;
 
     struct {

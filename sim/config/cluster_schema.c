@@ -138,6 +138,10 @@ static const cs_yfield inter_fields[] = {
     {ROW("latency", CS_YF_TIME, OFF(inter.latency_s), CS_YF_NO_HI)},
     {ROW("topology", CS_YF_ENUM, OFF(inter.topology), 0), .names = topology_names},
     {ROW("oversubscription", CS_YF_NUMBER, OFF(inter.oversubscription), CS_YF_NO_HI), .lo = 1},
+    /* in-network reduction (NVIDIA SHARP on Quantum InfiniBand switches):
+     * the hardware fact the CollNet rows' flags default to; false unless
+     * the YAML says so (nothing on the GPU side reveals it) */
+    {ROW("sharp", CS_YF_BOOL, OFF(inter.sharp), 0)},
     {.name = NULL},
 };
 

@@ -80,7 +80,7 @@ void cs_calib_compare_free(cs_calib_compare *cmp);
 
 /* ---- the fit ------------------------------------------------------------------ */
 
-#define CS_CALIB_MAX_PARAMS 16
+#define CS_CALIB_MAX_PARAMS 24
 
 typedef struct cs_calib_param {
     char name[40];       /* "intra.efficiency", "latency.launch", ... */
