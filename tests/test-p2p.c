@@ -205,7 +205,7 @@ START_TEST(des_equals_closed_form_on_uniform_nodes)
 }
 END_TEST
 
-/* 200 ranks on 16 channels: at most one channel per peer, 128 rounds in
+/* 256 ranks on 16 channels: at most one channel per peer, 128 rounds in
  * flight, two waves (the second all across nodes). */
 START_TEST(waves_add_up)
 {
