@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd_collective.c - `collsim collective`: options, the sweep of sizes
- * (nccl-tests' convention: whole elements; all_gather and reduce_scatter
- * sizes are totals over ranks), one library call per size, the report.
+ * (nccl-tests' convention: whole elements; all_gather, reduce_scatter and
+ * all_to_all sizes are totals over ranks, all_to_all's count per peer),
+ * one library call per size, the report.
  * The timing itself is coll/collective.c; the rendering out/report.c.
  */
 #include <math.h>
@@ -115,9 +116,13 @@ static void help(FILE *f)
             "                         more when K does not divide N).\n"
             "                         Neither: the cluster's nodes x gpus_per_node.\n"
             "  --op OP                all_reduce | all_gather | reduce_scatter | broadcast | reduce\n"
+            "                         | all_to_all (alltoall) | send_recv (sendrecv: rank r to\n"
+            "                         r+1, as nccl-tests)\n"
             "  --bytes SIZE           one size (8, 4K, 25MiB, 8G, 1GB: see Units below)\n"
             "  --min/--max/--factor   sweep sizes min, min*F, ... <= max (default 8 .. 8G, F=2)\n"
-            "                         For all_gather/reduce_scatter SIZE is the total over ranks\n"
+            "                         For all_gather/reduce_scatter SIZE is the total over ranks,\n"
+            "                         for all_to_all a rank's whole send buffer (SIZE/N to each\n"
+            "                         rank; count is per peer), for send_recv the buffer sent\n"
             "                         (nccl-tests convention).\n");
     algo_help(f);
     fprintf(f,
@@ -133,7 +138,8 @@ static void help(FILE *f)
             "  -o FILE                write to FILE (written whole or not at all); default stdout.\n"
             "\n"
             "CSV columns: %s\n"
-            "busbw = algbw x 2(n-1)/n all_reduce, (n-1)/n all_gather/reduce_scatter, 1 otherwise.\n"
+            "busbw = algbw x 2(n-1)/n all_reduce, (n-1)/n all_gather/reduce_scatter/all_to_all,\n"
+            "1 otherwise.\n"
             "%s",
             cs_report_collective_csv_header(), cs_units_help());
     cs_cli_exit_help(f);
@@ -164,10 +170,12 @@ static long run_sizes(const cs_topology *topo, const coll_args *a, cs_coll_row *
     size_t cap = 64, n = 0;
     cs_coll_row *rows = cs_xmalloc(cap * sizeof *rows);
     int tsize = cs_dtype_size((cs_dtype)a->dtype);
-    int per_rank = a->op == CS_OP_ALL_GATHER || a->op == CS_OP_REDUCE_SCATTER;
+    int per_rank = a->op == CS_OP_ALL_GATHER || a->op == CS_OP_REDUCE_SCATTER ||
+                   a->op == CS_OP_ALL_TO_ALL;
     for (double s = a->min; s <= a->max * (1 + 1e-12); s *= a->factor) {
         /* nccl-tests: counts are whole elements; all_gather/reduce_scatter
-         * counts are per rank and the size is the total over ranks */
+         * counts are per rank (all_to_all: per peer) and the size is the
+         * total over ranks */
         double count = floor(s / tsize / (per_rank ? topo->ranks : 1));
         double size = count * tsize * (per_rank ? topo->ranks : 1);
         if (count < 1) continue;

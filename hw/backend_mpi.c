@@ -82,6 +82,11 @@ static const mpi_coll colls[CS_OP_COUNT] = {
                       {NULL, "linear", "chain", "pipeline", "binary", "binomial", "in-order_binary",
                        "rabenseifner"},
                       3, 0},
+    /* coll_tuned_alltoall_algorithm; send_recv has no tuned algorithm */
+    [CS_OP_ALL_TO_ALL] = {"alltoall",
+                          {NULL, "linear", "pairwise", "modified_bruck", "linear_sync", "two_proc"},
+                          0, 0},
+    [CS_OP_SEND_RECV] = {NULL, {NULL}, 0, 0},
 };
 
 /* Open MPI algorithm id of name for op, or 0. */

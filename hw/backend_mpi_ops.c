@@ -89,6 +89,15 @@ static int coll_run(cs_hw_ctx *c, MPI_Comm comm, int *counts, cs_op op, cs_dtype
         break;
     }
     case CS_OP_REDUCE: MPI_TRY(c, MPI_Reduce(send, recv, n, dt, mpi_sum(c, t), 0, comm)); break;
+    case CS_OP_ALL_TO_ALL: MPI_TRY(c, MPI_Alltoall(send, n, dt, recv, n, dt, comm)); break;
+    case CS_OP_SEND_RECV: { /* nccl-tests' sendrecv: to rank + 1, from rank - 1 */
+        int r, size;
+        MPI_Comm_rank(comm, &r);
+        MPI_Comm_size(comm, &size);
+        MPI_TRY(c, MPI_Sendrecv(send, n, dt, (r + 1) % size, 0, recv, n, dt, (r + size - 1) % size,
+                                0, comm, MPI_STATUS_IGNORE));
+        break;
+    }
     default: CS_PANIC("bad op %d", (int)op);
     }
     return 0;
@@ -109,6 +118,11 @@ int cs_hw__mpi_coll_start(cs_hw_ctx *c, MPI_Comm comm, int *counts, cs_op op, cs
         break;
     case CS_OP_BROADCAST: MPI_TRY(c, MPI_Ibcast(recv, n, dt, 0, comm, req)); break;
     case CS_OP_REDUCE: MPI_TRY(c, MPI_Ireduce(send, recv, n, dt, mpi_sum(c, t), 0, comm, req)); break;
+    case CS_OP_ALL_TO_ALL: MPI_TRY(c, MPI_Ialltoall(send, n, dt, recv, n, dt, comm, req)); break;
+    case CS_OP_SEND_RECV: /* MPI 4's MPI_Isendrecv; Open MPI 4 has none */
+        fprintf(stderr, "collsim-hw: rank %d: the MPI backend replays no send_recv\n", c->rank);
+        c->failed = 1;
+        return CS_HW_EBACKEND;
     default: CS_PANIC("bad op %d", (int)op);
     }
     return 0;

@@ -48,6 +48,35 @@ static int checked_type(const cs_hw_ctx *c, cs_dtype t, ncclDataType_t *out)
 
 /* ---- bench ------------------------------------------------------------- */
 
+/* NCCL's point-to-point ops as nccl-tests runs them: all_to_all one send
+ * and one receive of `count` elements (`block` bytes) per rank, itself
+ * included (alltoall.cu), send_recv to rank + 1 from rank - 1
+ * (sendrecv.cu), in one group; the group is ended even when a call in it
+ * fails, and the first failure is reported. */
+static int p2p_launch(cs_hw_ctx *c, ncclComm_t comm, cudaStream_t s, cs_op op, ncclDataType_t dt,
+                      size_t count, size_t block, const void *send, void *recv)
+{
+    int n, me;
+    NCCL_TRY(c, ncclCommCount(comm, &n));
+    NCCL_TRY(c, ncclCommUserRank(comm, &me));
+    NCCL_TRY(c, ncclGroupStart());
+    ncclResult_t r = ncclSuccess;
+    const char *what = "ncclSend/ncclRecv";
+    if (op == CS_OP_ALL_TO_ALL) {
+        for (int p = 0; p < n && r == ncclSuccess; p++) {
+            r = ncclSend((const char *)send + (size_t)p * block, count, dt, p, comm, s);
+            if (r == ncclSuccess) r = ncclRecv((char *)recv + (size_t)p * block, count, dt, p, comm, s);
+        }
+    } else {
+        r = ncclSend(send, count, dt, (me + 1) % n, comm, s);
+        if (r == ncclSuccess) r = ncclRecv(recv, count, dt, (me + n - 1) % n, comm, s);
+    }
+    ncclResult_t end = ncclGroupEnd();
+    if (r != ncclSuccess) return cs_hw__nccl_fail(c, r, what);
+    NCCL_TRY(c, end);
+    return 0;
+}
+
 int cs_hw__nccl_launch(cs_hw_ctx *c, ncclComm_t comm, cudaStream_t s, cs_op op, cs_dtype t,
                        size_t count, const void *send, void *recv)
 {
@@ -62,6 +91,9 @@ int cs_hw__nccl_launch(cs_hw_ctx *c, ncclComm_t comm, cudaStream_t s, cs_op op, 
         break;
     case CS_OP_BROADCAST: NCCL_TRY(c, ncclBroadcast(send, recv, count, dt, 0, comm, s)); break;
     case CS_OP_REDUCE: NCCL_TRY(c, ncclReduce(send, recv, count, dt, ncclSum, 0, comm, s)); break;
+    case CS_OP_ALL_TO_ALL:
+    case CS_OP_SEND_RECV:
+        return p2p_launch(c, comm, s, op, dt, count, count * (size_t)cs_dtype_size(t), send, recv);
     default: CS_PANIC("bad op %d", (int)op);
     }
     return 0;

@@ -5,8 +5,8 @@
  *
  * Sizes are generated exactly as `collsim collective` generates them
  * (min, min x factor, ... <= max; whole elements; all_gather /
- * reduce_scatter sizes are the total over ranks, rounded down to a multiple
- * of ranks x type size), so measured and predicted rows join on
+ * reduce_scatter / all_to_all sizes are the total over ranks, rounded down
+ * to a multiple of ranks x type size; all_to_all's count is per peer), so measured and predicted rows join on
  * (op, size_bytes, ranks). Each size: warmup collectives, then `iters`
  * timed ones; time_us is the median of the per-iteration times (each the
  * slowest rank's), algbw = size / time, busbw = algbw x nccl-tests' factor
@@ -37,9 +37,11 @@ static void help(FILE *f)
             "for N processes; -g G drives G GPUs from one process with the nccl backend).\n"
             "\n"
             "  --backend B      nccl (CUDA + NCCL) or mpi (CPU ranks, host memory)\n"
-            "  --op OP          all_reduce, all_gather, reduce_scatter, broadcast, reduce\n"
+            "  --op OP          all_reduce, all_gather, reduce_scatter, broadcast, reduce,\n"
+            "                   all_to_all (alltoall), send_recv (sendrecv: to rank + 1)\n"
             "  --min/--max SIZE sizes in bytes, nccl-tests convention (4K = 4096; the total\n"
-            "                   over ranks for all_gather/reduce_scatter); default 32M..32M\n"
+            "                   over ranks for all_gather/reduce_scatter/all_to_all); default\n"
+            "                   32M..32M\n"
             "  --factor F       size multiplier, > 1 (default 2)\n"
             "  --dtype T        float (default), half, bfloat16, double, fp8 (fp32, fp16, ...)\n"
             "  --iters N        timed iterations per size (default 20); --warmup N (default 5)\n"
@@ -167,7 +169,8 @@ static int bench_setup(cs_hw_session *s, const bench_args *a, bench_run *r)
     lower_label(r->proto, sizeof r->proto,
                 !s->b->protocols ? "none" : cfg->proto ? cfg->proto : "auto");
     r->ts = cs_dtype_size(a->dtype);
-    r->per_rank = a->op == CS_OP_ALL_GATHER || a->op == CS_OP_REDUCE_SCATTER;
+    r->per_rank = a->op == CS_OP_ALL_GATHER || a->op == CS_OP_REDUCE_SCATTER ||
+                  a->op == CS_OP_ALL_TO_ALL;
     r->n = s->info.nranks;
     size_t max_count = 0;
     for (double sz = a->min_b; sz <= a->max_b * (1 + 1e-12); sz *= a->factor) {
@@ -203,7 +206,9 @@ static int bench_row(cs_hw_session *s, const bench_args *a, bench_run *r, double
     double algbw = size / tmed / 1e9;
     double busbw = algbw * cs_op_busbw_factor(a->op, r->n);
     int root = a->op == CS_OP_BROADCAST || a->op == CS_OP_REDUCE ? 0 : -1;
-    const char *redop = a->op == CS_OP_ALL_GATHER || a->op == CS_OP_BROADCAST ? "none" : "sum";
+    int moves = a->op == CS_OP_ALL_GATHER || a->op == CS_OP_BROADCAST ||
+                a->op == CS_OP_ALL_TO_ALL || a->op == CS_OP_SEND_RECV;
+    const char *redop = moves ? "none" : "sum";
     const char *type = cs_dtype_nccl_name(a->dtype);
     char wbuf[24];
     if (wrong >= 0) snprintf(wbuf, sizeof wbuf, "%lld", wrong);

@@ -125,14 +125,15 @@ void cs_hw_elem_set(void *buf, cs_dtype t, size_t i, double v)
     }
 }
 
+/* all_to_all: count per peer, a block for every rank each way */
 size_t cs_hw_send_count(cs_op op, size_t count, int nranks)
 {
-    return op == CS_OP_REDUCE_SCATTER ? count * (size_t)nranks : count;
+    return op == CS_OP_REDUCE_SCATTER || op == CS_OP_ALL_TO_ALL ? count * (size_t)nranks : count;
 }
 
 size_t cs_hw_recv_count(cs_op op, size_t count, int nranks)
 {
-    return op == CS_OP_ALL_GATHER ? count * (size_t)nranks : count;
+    return op == CS_OP_ALL_GATHER || op == CS_OP_ALL_TO_ALL ? count * (size_t)nranks : count;
 }
 
 double cs_hw_pattern_value(int rank, size_t i)
@@ -177,6 +178,10 @@ long long cs_hw_pattern_check(const void *recv, cs_dtype t, cs_op op, size_t cou
             break;
         case CS_OP_ALL_GATHER: want = cs_hw_pattern_value((int)(i / count), i % count); break;
         case CS_OP_BROADCAST: want = cs_hw_pattern_value(0, i); break;
+        case CS_OP_ALL_TO_ALL: /* block p from rank p: its block for this rank */
+            want = cs_hw_pattern_value((int)(i / count), (size_t)rank * count + i % count);
+            break;
+        case CS_OP_SEND_RECV: want = cs_hw_pattern_value((rank + nranks - 1) % nranks, i); break;
         default: CS_PANIC("bad op %d", (int)op);
         }
         double got = cs_hw_elem_get(recv, t, i);

@@ -168,7 +168,7 @@ START_TEST(comments_follow_their_keys)
     /* every schema key is written, defaults included */
     CS_ASSERT_CONTAINS(b.data, "\n  oversubscription: 1\n");
     CS_ASSERT_CONTAINS(b.data, "\n  chunk: {ll: 32KiB, ll128: 600KiB, simple: 512KiB}\n");
-    CS_ASSERT_CONTAINS(b.data, "\n  efficiency: {ring: 1, tree: 1, nvls: 1, nvlstree: 1, collnet_direct: 1, collnet_chain: 1}\n");
+    CS_ASSERT_CONTAINS(b.data, "\n  efficiency: {ring: 1, tree: 1, nvls: 1, nvlstree: 1, collnet_direct: 1, collnet_chain: 1, p2p: 1}\n");
     /* NCCL's default latencies are not repeated */
     CS_ASSERT_LACKS(b.data, "nvlink:");
     cs_buf_free(&b);

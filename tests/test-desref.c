@@ -53,11 +53,13 @@ static uint64_t case_hash(int e, int k)
     /* a one-node topology has no node 1 to override: that case is empty */
     if (cs_topology_build(&c, topos[k].ranks, topos[k].nodes, &t, &d)) return h;
     static const double sizes[] = {1e6, 3e8};
-    for (int op = 0; op <= CS_OP_COUNT; op++) /* op == CS_OP_COUNT: tree all_reduce */
+    /* the ring's ops, then (op == NRING) tree all_reduce */
+    enum { NRING = CS_OP_REDUCE + 1 };
+    for (int op = 0; op <= NRING; op++)
         for (int p = 0; p < CS_PROTO_COUNT; p++)
             for (int s = 0; s < 2; s++) {
-                cs_coll_request rq = {op == CS_OP_COUNT ? CS_OP_ALL_REDUCE : (cs_op)op, sizes[s],
-                                      op == CS_OP_COUNT ? CS_ALGO_TREE : CS_ALGO_RING, p,
+                cs_coll_request rq = {op == NRING ? CS_OP_ALL_REDUCE : (cs_op)op, sizes[s],
+                                      op == NRING ? CS_ALGO_TREE : CS_ALGO_RING, p,
                                       CS_ENGINE_DES};
                 cs_coll_result r = {0};
                 int rc = cs_collective_run(&t, &rq, &r, &d);

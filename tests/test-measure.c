@@ -496,7 +496,7 @@ static const struct {
      "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n",
      3, 1, "without result rows"}, /* a repeated header renews the table's line */
     {0,
-     "# alltoall_perf\n"
+     "# scatter_perf\n"
      "#  size  count  type  redop  root  time  algbw  busbw #wrong  time algbw busbw #wrong\n"
      "   1024    256  float  sum     -1  9.0   0.11   0.21   0      9.0  0.11  0.21  0\n",
      2, 1, "does not model"},

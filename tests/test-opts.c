@@ -296,9 +296,9 @@ START_TEST(messages)
     ck_assert(refuses("--op all_reduse",
                       "unknown --op 'all_reduse' (did you mean 'all_reduce'? expected all_reduce, "
                       "all_gather, "
-                      "reduce_scatter, broadcast or reduce)",
+                      "reduce_scatter, broadcast, reduce, all_to_all or send_recv)",
                       1));
-    ck_assert(refuses("--algo ringg", "unknown --algo 'ringg' (did you mean 'ring'? expected auto, ring, tree, nvls, nvlstree, collnet_direct or collnet_chain)", 1));
+    ck_assert(refuses("--algo ringg", "unknown --algo 'ringg' (did you mean 'ring'? expected auto, ring, tree, nvls, nvlstree, collnet_direct, collnet_chain or p2p)", 1));
     ck_assert(refuses("--engine DES", "--engine expects analytic or des, got 'DES' (did you mean 'des'?)", 1));
     ck_assert(refuses("--format yaml", "unknown --format 'yaml' (expected table, csv or json)", 1));
     /* a subset, in its own order, under nccl-tests' names; other dtypes refused */

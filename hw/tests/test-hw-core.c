@@ -285,6 +285,10 @@ START_TEST(pattern_checks)
                         for (int q = 0; q < n; q++) v = v + cs_hw_elem_get(send[q], t, r * count + i);
                         break;
                     case CS_OP_ALL_GATHER: v = cs_hw_elem_get(send[i / count], t, i % count); break;
+                    case CS_OP_ALL_TO_ALL:
+                        v = cs_hw_elem_get(send[i / count], t, r * count + i % count);
+                        break;
+                    case CS_OP_SEND_RECV: v = cs_hw_elem_get(send[(r + n - 1) % n], t, i); break;
                     default: v = cs_hw_elem_get(send[0], t, i);
                     }
                     cs_hw_elem_set(recv, t, i, v);

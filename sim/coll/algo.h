@@ -38,7 +38,12 @@ typedef struct cs_coll_params {
 /* Bits of cs_algo.ops and cs_algo.protos. */
 #define CS_OP_BIT(op) (1u << (op))
 #define CS_PROTO_BIT(p) (1u << (p))
-#define CS_OPS_ALL ((1u << CS_OP_COUNT) - 1)
+/* Every collective op: what a ring implements. The point-to-point ops
+ * (all_to_all, send_recv) are not in it; CS_OPS_P2P names them. */
+#define CS_OPS_ALL                                                                                 \
+    (CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_ALL_GATHER) | CS_OP_BIT(CS_OP_REDUCE_SCATTER) | \
+     CS_OP_BIT(CS_OP_BROADCAST) | CS_OP_BIT(CS_OP_REDUCE))
+#define CS_OPS_P2P (CS_OP_BIT(CS_OP_ALL_TO_ALL) | CS_OP_BIT(CS_OP_SEND_RECV))
 #define CS_PROTOS_ALL ((1u << CS_PROTO_COUNT) - 1)
 
 /* An on/off key under the cluster's `collectives:` whose default is what
@@ -79,6 +84,10 @@ typedef struct cs_algo {
     /* channels NCCL runs `bytes` on (at most the cluster's); NULL: all of
      * them. The tuner compares algorithms with all channels, as NCCL's. */
     int (*channels)(const cs_topology *t, cs_op op, cs_proto p, double bytes);
+    /* whether NCCL runs `bytes` of op with protocol p when no protocol is
+     * forced (a rule of NCCL's, not its tuner: p2p's size threshold);
+     * NULL: the tuner picks among the row's protocols */
+    int (*picks)(const cs_topology *t, cs_op op, cs_proto p, double bytes);
     /* size-dependent efficiency on factor and cap; NULL: 1 */
     double (*correction)(cs_proto p, double bytes);
     /* refines q's base / intra / inter latencies (all else in q set);

@@ -13,7 +13,10 @@
  * NCCL's latencies and bandwidth refinements are the row's data and
  * functions (coll/algo.h); the cluster's overrides, efficiencies and
  * link latencies are applied here, the same for all. Departures from NCCL
- * are in the algorithm files (algo_ring.c, algo_tree.c, algo_nvls.c).
+ * are in the algorithm files (algo_ring.c, algo_tree.c, algo_nvls.c,
+ * algo_p2p.c). A row may say which protocol NCCL uses by a rule rather than
+ * its tuner (p2p: LL or Simple by size, enqueue.cc addP2pToPlan): then an
+ * unforced choice takes that protocol only.
  */
 #include "coll/collective.h"
 
@@ -27,16 +30,27 @@ static double bw_two(int n) { return 2.0 * (n - 1) / n; }
 static double bw_one_less(int n) { return (double)(n - 1) / n; }
 static double bw_unit(int n) { (void)n; return 1.0; }
 
+/* The ops: name, the nccl-tests binary's name where it differs (alltoall_perf,
+ * sendrecv_perf), busbw factor (nccl-tests' *GetBw). */
 static const struct {
-    const char *name;
+    const char *name, *alias;
     double (*busbw_factor)(int n);
 } op_rows[CS_OP_COUNT] = {
-    [CS_OP_ALL_REDUCE] = {"all_reduce", bw_two},
-    [CS_OP_ALL_GATHER] = {"all_gather", bw_one_less},
-    [CS_OP_REDUCE_SCATTER] = {"reduce_scatter", bw_one_less},
-    [CS_OP_BROADCAST] = {"broadcast", bw_unit},
-    [CS_OP_REDUCE] = {"reduce", bw_unit},
+    [CS_OP_ALL_REDUCE] = {"all_reduce", NULL, bw_two},
+    [CS_OP_ALL_GATHER] = {"all_gather", NULL, bw_one_less},
+    [CS_OP_REDUCE_SCATTER] = {"reduce_scatter", NULL, bw_one_less},
+    [CS_OP_BROADCAST] = {"broadcast", NULL, bw_unit},
+    [CS_OP_REDUCE] = {"reduce", NULL, bw_unit},
+    [CS_OP_ALL_TO_ALL] = {"all_to_all", "alltoall", bw_one_less},
+    [CS_OP_SEND_RECV] = {"send_recv", "sendrecv", bw_unit},
 };
+
+/* Whether s is w or w + "_perf" (case aside). */
+static int names_op(const char *s, const char *w)
+{
+    size_t n = strlen(w);
+    return !strcasecmp(s, w) || (!strncasecmp(s, w, n) && !strcasecmp(s + n, "_perf"));
+}
 
 const char *cs_op_name(cs_op op)
 {
@@ -46,15 +60,12 @@ const char *cs_op_name(cs_op op)
 
 int cs_op_parse(const char *s, cs_op *out)
 {
-    for (int i = 0; i < CS_OP_COUNT; i++) {
+    for (int i = 0; i < CS_OP_COUNT; i++)
         /* accept nccl-tests' binary names too: all_reduce_perf -> all_reduce */
-        size_t n = strlen(op_rows[i].name);
-        if (!strcasecmp(s, op_rows[i].name) ||
-            (!strncasecmp(s, op_rows[i].name, n) && !strcasecmp(s + n, "_perf"))) {
+        if (names_op(s, op_rows[i].name) || (op_rows[i].alias && names_op(s, op_rows[i].alias))) {
             *out = (cs_op)i;
             return 0;
         }
-    }
     return CS_EINVAL;
 }
 
@@ -157,8 +168,11 @@ int cs_collective_choose(const cs_topology *t, cs_op op, double bytes, int algo,
     int found = 0;
     for (int a = 0; a < CS_ALGO_COUNT; a++) {
         if (algo != CS_CHOICE_AUTO && algo != a) continue;
+        const cs_algo *r = cs__algo_row((cs_algo_id)a);
         for (int p = 0; p < CS_PROTO_COUNT; p++) {
             if (proto != CS_CHOICE_AUTO && proto != p) continue;
+            /* a row whose protocol NCCL picks by a rule, not by the tuner */
+            if (proto == CS_CHOICE_AUTO && r->picks && !r->picks(t, op, (cs_proto)p, bytes)) continue;
             double tm;
             if (closed_time(t, op, bytes, (cs_algo_id)a, (cs_proto)p, 1, &tm)) continue;
             if (tm < best) { /* strict: ties keep the earlier row, deterministic */
@@ -170,8 +184,18 @@ int cs_collective_choose(const cs_topology *t, cs_op op, double bytes, int algo,
         }
     }
     if (!found) {
-        /* the forced algorithm's hint, else the protocol's */
-        const char *hint = algo == CS_CHOICE_AUTO ? "" : cs_algo_hint((cs_algo_id)algo);
+        /* the forced algorithm's hint (unforced: the first row that runs
+         * op), else the row that runs op, else the protocol's */
+        int first = 0;
+        while (first + 1 < CS_ALGO_COUNT && !cs_collective_supports((cs_algo_id)first, op)) first++;
+        const char *hint = cs_algo_hint((cs_algo_id)(algo == CS_CHOICE_AUTO ? first : algo));
+        char runs_on[96];
+        if (!*hint && algo != CS_CHOICE_AUTO && !cs_collective_supports((cs_algo_id)algo, op))
+        {
+            snprintf(runs_on, sizeof runs_on, "%s runs on %s", cs_op_name(op),
+                     cs_algo_name((cs_algo_id)first));
+            hint = runs_on;
+        }
         if (!*hint && proto == CS_PROTO_LL128) hint = "LL128 is disabled: collectives.ll128";
         return cs_diag_set(d, CS_ENOTSUP, NULL, 0, 0, "no %s%s%s implements %s on this cluster%s%s%s",
                            algo == CS_CHOICE_AUTO ? "algorithm" : cs_algo_name(algo),

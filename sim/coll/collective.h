@@ -4,10 +4,15 @@
  * protocol choice, the closed-form cost, and the discrete-event run.
  *
  * Sizes follow nccl-tests: for all_gather and reduce_scatter `bytes` is the
- * total over ranks (count x ranks x type size); for the others it is the
- * buffer size. busbw factors are nccl-tests' (docs/PERFORMANCE.md):
- * 2(n-1)/n all_reduce, (n-1)/n all_gather and reduce_scatter, 1 broadcast
- * and reduce.
+ * total over ranks (count x ranks x type size); for all_to_all it is a
+ * rank's whole send buffer (bytes / ranks to each rank, itself included:
+ * src/alltoall.cu AlltoAllGetCollByteCount); for send_recv the buffer each
+ * rank sends to its successor (src/sendrecv.cu); for the others it is the
+ * buffer size. busbw factors are nccl-tests' (docs/PERFORMANCE.md, the
+ * *GetBw functions): 2(n-1)/n all_reduce, (n-1)/n all_gather,
+ * reduce_scatter and all_to_all, 1 broadcast, reduce and send_recv.
+ * all_to_all and send_recv are NCCL's point-to-point operations (grouped
+ * ncclSend/ncclRecv); only the p2p algorithm row implements them.
  */
 #ifndef CS_COLLECTIVE_H
 #define CS_COLLECTIVE_H
@@ -24,6 +29,8 @@ typedef enum cs_op {
     CS_OP_REDUCE_SCATTER,
     CS_OP_BROADCAST,
     CS_OP_REDUCE,
+    CS_OP_ALL_TO_ALL, /* point-to-point: every rank to every rank */
+    CS_OP_SEND_RECV,  /* point-to-point: rank r to r + 1 (nccl-tests' sendrecv) */
     CS_OP_COUNT
 } cs_op;
 
@@ -32,6 +39,8 @@ typedef enum cs_engine_kind { CS_ENGINE_ANALYTIC, CS_ENGINE_DES, CS_ENGINE_COUNT
 #define CS_CHOICE_AUTO (-1)
 
 const char *cs_op_name(cs_op op); /* "all_reduce", ... */
+/* A name, an alias (nccl-tests' "alltoall", "sendrecv") or either with
+ * "_perf" (the nccl-tests binary); 0 or CS_EINVAL. */
 int cs_op_parse(const char *s, cs_op *out);
 const char *cs_engine_name(cs_engine_kind k);
 /* nccl-tests bus-bandwidth factor for op on n ranks. */
@@ -57,7 +66,8 @@ typedef struct cs_coll_result {
 } cs_coll_result;
 
 /* Whether algorithm a implements op (its row's ops; NCCL: tree is
- * all_reduce only; nvls all_reduce, all_gather and reduce_scatter). */
+ * all_reduce only; nvls all_reduce, all_gather and reduce_scatter; p2p
+ * all_to_all and send_recv, which no other row implements). */
 int cs_collective_supports(cs_algo_id a, cs_op op);
 
 /* Closed-form time of one (algo, proto) choice, on the channels NCCL runs
@@ -92,7 +102,8 @@ typedef struct cs_coll_row {
     cs_engine_kind engine;
     int ranks;
     double size_bytes; /* nccl-tests convention: total for all_gather/reduce_scatter */
-    double count;      /* elements per rank buffer, as nccl-tests */
+    double count;      /* nccl-tests' count column: elements per rank buffer
+                        * (all_to_all: per peer) */
     cs_dtype dtype;
     double time_us;
     double algbw_GBps;

@@ -96,7 +96,8 @@ static int is_type_name(const tokens *t, int i)
 /* ---- which op, how many ranks -------------------------------------------------- */
 
 /* The op named by "X_perf" at text[i] (i = start of "_perf"); -1 if none,
- * -2 for an nccl-tests binary collsim does not model (alltoall, ...). */
+ * -2 for an nccl-tests binary collsim does not model (scatter, ...);
+ * alltoall_perf and sendrecv_perf are all_to_all and send_recv. */
 static int op_before_perf(const char *text, size_t i)
 {
     size_t b = i;
@@ -107,7 +108,7 @@ static int op_before_perf(const char *text, size_t i)
     w[i - b] = 0;
     cs_op op;
     if (cs_op_parse(w, &op) == 0) return (int)op;
-    static const char *const other[] = {"alltoall", "sendrecv", "scatter", "gather", "hypercube"};
+    static const char *const other[] = {"scatter", "gather", "hypercube"};
     for (size_t k = 0; k < sizeof other / sizeof other[0]; k++)
         if (!strcasecmp(w, other[k])) return -2;
     return -1;
@@ -137,6 +138,7 @@ static int op_from_name(const char *origin)
     static const struct { const char *w; cs_op op; } names[] = {
         {"allreduce", CS_OP_ALL_REDUCE}, {"allgather", CS_OP_ALL_GATHER},
         {"reducescatter", CS_OP_REDUCE_SCATTER}, {"broadcast", CS_OP_BROADCAST},
+        {"alltoall", CS_OP_ALL_TO_ALL}, {"sendrecv", CS_OP_SEND_RECV},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strstr(flat, names[i].w)) return (int)names[i].op;
@@ -150,7 +152,7 @@ static int ranks_from_ratio(cs_op op, double algbw, double busbw)
     if (!(algbw >= 1.0) || !(busbw > 0)) return 0;
     double r = busbw / algbw, n;
     if (op == CS_OP_ALL_REDUCE) n = r < 2.0 ? 2.0 / (2.0 - r) : 0;
-    else if (op == CS_OP_ALL_GATHER || op == CS_OP_REDUCE_SCATTER)
+    else if (op == CS_OP_ALL_GATHER || op == CS_OP_REDUCE_SCATTER || op == CS_OP_ALL_TO_ALL)
         n = r < 1.0 ? 1.0 / (1.0 - r) : 0;
     else return 0;
     if (!(n >= 1.0) || n > 1e6) return 0;
@@ -332,7 +334,8 @@ static int finish_table(log_reader *lr)
     if (op == -2)
         return cs_diag_set(lr->d, CS_ECONFIG, lr->origin, tb->header_line, 1,
                            "this table measures a collective collsim does not model (only "
-                           "all_reduce, all_gather, reduce_scatter, broadcast and reduce)");
+                           "all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
+                           "all_to_all and send_recv)");
     int ranks = rk->count > 0 ? (rk->max_rank + 1 > rk->count ? rk->max_rank + 1 : rk->count) : 0;
     int nodes = rk->count > 0 ? rk->nhosts : 0;
     if (!ranks) ranks = ranks_from_ratio((cs_op)op, tb->ratio_algbw, tb->ratio_busbw);

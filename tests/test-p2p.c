@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-p2p.c - all_to_all and send_recv on the p2p row (sim/coll/algo_p2p.c):
+ * the closed form against alpha-beta numbers worked by hand from NCCL's
+ * constants, NCCL's protocol rule, the DES against the closed form (equal
+ * on uniform nodes, bounded on uneven ones, and a slow NIC that only the
+ * DES sees), the op names and busbw factors, and nccl-tests logs of
+ * alltoall_perf / sendrecv_perf.
+ */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "coll/collective.h"
+#include "config/config.h"
+#include "config/presets.h"
+#include "study/measure.h"
+#include "testutil.h"
+
+
+static cs_topology topo(const char *preset, int ranks, int nodes)
+{
+    cs_cluster c = cs_test_cluster(preset);
+    return cs_test_topology(&c, ranks, nodes);
+}
+
+static cs_coll_result run(const cs_topology *t, cs_op op, double bytes, int p, cs_engine_kind e)
+{
+    cs_coll_request rq = {op, bytes, CS_CHOICE_AUTO, p, e};
+    cs_coll_result r;
+    cs_diag d;
+    ck_assert_msg(cs_collective_run(t, &rq, &r, &d) == 0, "%s", d.message);
+    ck_assert_int_eq(r.algo, CS_ALGO_P2P);
+    return r;
+}
+
+static double rel_err(const cs_topology *t, cs_op op, double bytes, int proto);
+
+/* ---- closed form: NCCL's constants, by hand ------------------------------ */
+
+/* dgx-h100 (configs/clusters/dgx-h100.yaml): NVLink 450 GB/s x 0.824 per
+ * GPU, 8 NICs of 400 Gb/s x 0.94 per node, no extra link latency; the
+ * ring's latencies (tuning.cc): Simple baseLat 8.4 us, hwLat NVLink 3.4 us,
+ * NET 14 us. */
+#define H100_PORT (450e9 * 0.824)
+#define H100_NIC (50e9 * 0.94)
+
+START_TEST(all_to_all_one_node_is_alpha_beta)
+{
+    cs_topology t = topo("dgx-h100", 8, 1);
+    double S = 128 * MiB, tm;
+    /* each GPU sends 7 blocks of S/8 through its port at once */
+    double want = 8.4e-6 + 3.4e-6 + (S / 8) / (H100_PORT / 7);
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_TO_ALL, S, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm), 0);
+    ck_assert_double_eq_tol(tm, want, want * 1e-12);
+    cs_coll_result r = run(&t, CS_OP_ALL_TO_ALL, S, CS_CHOICE_AUTO, CS_ENGINE_ANALYTIC);
+    ck_assert_int_eq(r.proto, CS_PROTO_SIMPLE);
+    ck_assert_double_eq_tol(r.busbw_Bps, S / want * 7 / 8, 1e3);
+}
+END_TEST
+
+START_TEST(all_to_all_across_nodes_shares_the_nics)
+{
+    /* 4 nodes of 8: each GPU sends 24 of its 32 blocks off the node; the
+     * node's 8 GPUs share its 8 NICs (one per GPU): 24 flows per NIC */
+    cs_topology t = topo("dgx-h100", 32, 4);
+    double S = 256 * MiB, m = S / 32, tm;
+    double intra = 8.4e-6 + 3.4e-6 + m / (H100_PORT / 7);
+    /* Simple across nodes: NCCL's flush adds the network latency (0) again */
+    double inter = 8.4e-6 + 14e-6 + m / (H100_NIC / 24);
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_TO_ALL, S, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm), 0);
+    ck_assert_double_eq_tol(tm, fmax(intra, inter), inter * 1e-12);
+    /* (N-1)/N of each GPU's data leaves the node: busbw tends to the NIC's
+     * rate x (n-1)/n / ((N-1)/N) */
+    double bus = S / tm * 31 / 32;
+    ck_assert_double_le(bus, H100_NIC * 31 / 32 / (3.0 / 4));
+    ck_assert_double_ge(bus, 0.95 * H100_NIC * 31 / 32 / (3.0 / 4));
+}
+END_TEST
+
+/* dgx-h100 with 2 NICs per node, 2 nodes: a GPU's NIC path is one NIC
+ * (max(1, 2 / 8)) shared by 4 GPUs at the node's network, which binds:
+ * 8 GPUs x 8 remote peers = 64 flows over 2 NICs. */
+static cs_topology two_nic_topology(int ranks, int nodes)
+{
+    const char *base = cs_presets_cluster_yaml("dgx-h100", NULL);
+    char *text = cs_test_replace(base, "\n  nics_per_node: 8 ", "\n  nics_per_node: 2 ");
+    cs_cluster c = cs_test_cluster_yaml("two-nics.yaml", text);
+    free(text);
+    return cs_test_topology(&c, ranks, nodes);
+}
+
+START_TEST(the_node_network_binds_when_nics_are_few)
+{
+    cs_topology t = two_nic_topology(16, 2);
+    double S = 256 * MiB, m = S / 16, tm;
+    double want = 8.4e-6 + 14e-6 + m / (2 * H100_NIC / 64);
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_TO_ALL, S, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm), 0);
+    ck_assert_double_eq_tol(tm, want, want * 1e-12);
+    ck_assert_double_le(fabs(rel_err(&t, CS_OP_ALL_TO_ALL, S, CS_CHOICE_AUTO)), 1e-9);
+    /* send_recv: one flow leaves each node, through one NIC */
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_SEND_RECV, S, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm), 0);
+    want = 8.4e-6 + 14e-6 + S / H100_NIC;
+    ck_assert_double_eq_tol(tm, want, want * 1e-12);
+}
+END_TEST
+
+START_TEST(send_recv_is_one_hop)
+{
+    double S = 64 * MiB, tm;
+    /* one node: every rank sends S to the next over its port */
+    cs_topology one = topo("dgx-h100", 8, 1);
+    ck_assert_int_eq(cs_collective_time(&one, CS_OP_SEND_RECV, S, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm), 0);
+    double want = 8.4e-6 + 3.4e-6 + S / H100_PORT;
+    ck_assert_double_eq_tol(tm, want, want * 1e-12);
+    /* two nodes: the last rank of each node sends through its own NIC */
+    cs_topology two = topo("dgx-h100", 16, 2);
+    ck_assert_int_eq(cs_collective_time(&two, CS_OP_SEND_RECV, S, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm), 0);
+    want = 8.4e-6 + 14e-6 + S / H100_NIC;
+    ck_assert_double_eq_tol(tm, want, want * 1e-12);
+    /* one rank: a local copy, the launch only */
+    cs_topology solo = topo("dgx-h100", 1, 1);
+    ck_assert_int_eq(cs_collective_time(&solo, CS_OP_SEND_RECV, S, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm), 0);
+    ck_assert_double_eq_tol(tm, 8.4e-6, 1e-18);
+}
+END_TEST
+
+/* enqueue.cc addP2pToPlan (2.23): LL when a peer's bytes <= nChannelsMax x
+ * 16 KiB. dgx-h100: 16 channels -> p2pnChannels 16; an NVLink peer asks
+ * 2 x floor(450 / 20.6) = 42 -> pow2Up 64 -> at most 16 per peer: LL up to
+ * 256 KiB a peer. Across nodes there are no LL buffers: Simple. */
+START_TEST(protocol_follows_nccls_rule)
+{
+    cs_topology t = topo("dgx-h100", 8, 1), m = topo("dgx-h100", 16, 2);
+    ck_assert_int_eq(run(&t, CS_OP_ALL_TO_ALL, 8 * 256 * 1024.0, CS_CHOICE_AUTO, 0).proto, CS_PROTO_LL);
+    ck_assert_int_eq(run(&t, CS_OP_ALL_TO_ALL, 8 * 256 * 1024.0 + 8, CS_CHOICE_AUTO, 0).proto,
+                     CS_PROTO_SIMPLE);
+    ck_assert_int_eq(run(&t, CS_OP_SEND_RECV, 256 * 1024.0, CS_CHOICE_AUTO, 0).proto, CS_PROTO_LL);
+    ck_assert_int_eq(run(&m, CS_OP_ALL_TO_ALL, 1024, CS_CHOICE_AUTO, 0).proto, CS_PROTO_SIMPLE);
+    /* forced protocols: Simple anywhere, LL inside a node, never LL128 */
+    ck_assert_int_eq(run(&t, CS_OP_ALL_TO_ALL, 1024, CS_PROTO_SIMPLE, 0).proto, CS_PROTO_SIMPLE);
+    ck_assert_int_eq(run(&t, CS_OP_ALL_TO_ALL, 64 * MiB, CS_PROTO_LL, 0).proto, CS_PROTO_LL);
+    cs_algo_id a;
+    cs_proto p;
+    cs_diag d;
+    ck_assert_int_eq(cs_collective_choose(&m, CS_OP_ALL_TO_ALL, 1024, CS_CHOICE_AUTO, CS_PROTO_LL,
+                                          &a, &p, &d), CS_ENOTSUP);
+    CS_ASSERT_CONTAINS(d.message, "LL inside one node");
+    ck_assert_int_eq(cs_collective_choose(&t, CS_OP_ALL_TO_ALL, 1024, CS_CHOICE_AUTO, CS_PROTO_LL128,
+                                          &a, &p, &d), CS_ENOTSUP);
+    /* LL: the ring's one-node factor 1/3 */
+    ck_assert_double_eq_tol(cs_collective_nccl_bw_factor(&t, CS_OP_ALL_TO_ALL, CS_ALGO_P2P, CS_PROTO_LL),
+                            1.0 / 3, 1e-15);
+}
+END_TEST
+
+/* Only p2p runs the point-to-point ops, and p2p nothing else. */
+START_TEST(only_p2p_runs_point_to_point)
+{
+    cs_topology t = topo("dgx-h100", 16, 2);
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+        for (int op = 0; op < CS_OP_COUNT; op++) {
+            int p2p_op = op == CS_OP_ALL_TO_ALL || op == CS_OP_SEND_RECV;
+            if (p2p_op || a == CS_ALGO_P2P)
+                ck_assert_int_eq(cs_collective_supports(a, op), p2p_op && a == CS_ALGO_P2P);
+        }
+    cs_algo_id a;
+    cs_proto p;
+    cs_diag d;
+    ck_assert_int_eq(cs_collective_choose(&t, CS_OP_ALL_TO_ALL, MiB, CS_ALGO_RING, CS_CHOICE_AUTO,
+                                          &a, &p, &d), CS_ENOTSUP);
+    CS_ASSERT_CONTAINS(d.message, "all_to_all runs on p2p");
+    for (int op = 0; op < CS_OP_COUNT; op++)
+        for (double s = 8; s <= 1e10; s *= 64)
+            if (cs_collective_choose(&t, op, s, CS_CHOICE_AUTO, CS_CHOICE_AUTO, &a, &p, &d) == 0)
+                ck_assert_int_eq(a == CS_ALGO_P2P, op == CS_OP_ALL_TO_ALL || op == CS_OP_SEND_RECV);
+}
+END_TEST
+
+/* ---- the DES against the closed form ------------------------------------- */
+
+static double rel_err(const cs_topology *t, cs_op op, double bytes, int proto)
+{
+    cs_coll_result a = run(t, op, bytes, proto, CS_ENGINE_ANALYTIC);
+    cs_coll_result e = run(t, op, bytes, proto, CS_ENGINE_DES);
+    ck_assert_int_eq(a.proto, e.proto);
+    return (e.time_s - a.time_s) / a.time_s;
+}
+
+START_TEST(des_equals_closed_form_on_uniform_nodes)
+{
+    static const struct { const char *preset; int ranks, nodes; } cases[] = {
+        {"dgx-h100", 2, 1}, {"dgx-h100", 8, 1}, {"dgx-h100", 16, 2}, {"dgx-h100", 64, 8},
+        {"dgx-h100", 8, 8}, {"dgx-a100", 32, 4}, {"pcie-l40s", 4, 1}, {"dgx-h100", 512, 64},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cs_topology t = topo(cases[i].preset, cases[i].ranks, cases[i].nodes);
+        for (int op = CS_OP_ALL_TO_ALL; op <= CS_OP_SEND_RECV; op++)
+            for (double s = 1024; s <= 4e9; s *= 32) {
+                double e = rel_err(&t, op, s, CS_CHOICE_AUTO);
+                ck_assert_msg(fabs(e) <= 1e-9, "%s %d/%d %s %.0f B: DES vs closed form %.3g",
+                              cases[i].preset, cases[i].ranks, cases[i].nodes, cs_op_name(op), s, e);
+            }
+    }
+}
+END_TEST
+
+/* 256 ranks on 16 channels: at most one channel per peer, 128 rounds in
+ * flight, two waves (the second all across nodes). */
+START_TEST(waves_add_up)
+{
+    cs_topology t = topo("dgx-h100", 256, 32);
+    double e = rel_err(&t, CS_OP_ALL_TO_ALL, 1e9, CS_CHOICE_AUTO);
+    ck_assert_double_le(fabs(e), 1e-9);
+    /* one wave of 256 rounds would be faster than two: the waves show */
+    double tm, tm2;
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_TO_ALL, 1e9, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm), 0);
+    cs_cluster c = t.cluster;
+    c.coll.channels = 32; /* 256 rounds in flight */
+    cs_topology w = cs_test_topology(&c, 256, 32);
+    ck_assert_int_eq(cs_collective_time(&w, CS_OP_ALL_TO_ALL, 1e9, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm2), 0);
+    ck_assert_double_gt(tm, tm2);
+}
+END_TEST
+
+START_TEST(closed_form_bounds_uneven_nodes)
+{
+    static const int cases[][2] = {{13, 2}, {13, 3}, {20, 3}, {9, 2}, {30, 4}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cs_topology t = topo("dgx-h100", cases[i][0], cases[i][1]);
+        for (double s = 1024; s <= 4e9; s *= 32) {
+            double e = rel_err(&t, CS_OP_ALL_TO_ALL, s, CS_CHOICE_AUTO);
+            ck_assert_msg(e <= 1e-9, "%d/%d %.0f B: DES above the bound by %.3g", cases[i][0],
+                          cases[i][1], s, e);
+        }
+    }
+}
+END_TEST
+
+/* The deliberately wrong case: a slow NIC on node 1 (des.links) slows
+ * every flow into and out of that node; the closed form, which does not
+ * read overrides, must be caught off by the comparison. */
+START_TEST(a_slow_nic_only_the_des_sees)
+{
+    const char *base = cs_presets_cluster_yaml("dgx-h100", NULL);
+    char *text = cs_test_replace(base, "\nnodes: 1 ", "\nnodes: 2 ");
+    char buf[16384];
+    snprintf(buf, sizeof buf, "%s\ndes:\n  links:\n    - {node: 1, nic: 0, bandwidth: 5GB/s}\n", text);
+    free(text);
+    cs_cluster c = cs_test_cluster_yaml("slow.yaml", buf);
+    cs_topology t = cs_test_topology(&c, 16, 2);
+    double e = rel_err(&t, CS_OP_ALL_TO_ALL, 256 * MiB, CS_CHOICE_AUTO);
+    ck_assert_msg(e > 0.05, "a slow NIC must slow the DES: %.3g", e);
+    e = rel_err(&t, CS_OP_SEND_RECV, 256 * MiB, CS_CHOICE_AUTO);
+    ck_assert_msg(e > 0.05, "a slow NIC must slow the DES: %.3g", e);
+}
+END_TEST
+
+/* ---- names, factors, logs ---------------------------------------------- */
+
+START_TEST(op_names_and_factors)
+{
+    static const struct { const char *s; cs_op op; } ok[] = {
+        {"all_to_all", CS_OP_ALL_TO_ALL}, {"alltoall", CS_OP_ALL_TO_ALL},
+        {"AllToAll", CS_OP_ALL_TO_ALL},  {"alltoall_perf", CS_OP_ALL_TO_ALL},
+        {"all_to_all_perf", CS_OP_ALL_TO_ALL}, {"send_recv", CS_OP_SEND_RECV},
+        {"sendrecv", CS_OP_SEND_RECV},  {"sendrecv_perf", CS_OP_SEND_RECV},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        cs_op op;
+        ck_assert_msg(cs_op_parse(ok[i].s, &op) == 0, "%s", ok[i].s);
+        ck_assert_int_eq(op, ok[i].op);
+    }
+    cs_op op;
+    ck_assert_int_eq(cs_op_parse("all2all", &op), CS_EINVAL);
+    ck_assert_int_eq(cs_op_parse("alltoall_perff", &op), CS_EINVAL);
+    ck_assert_str_eq(cs_op_name(CS_OP_ALL_TO_ALL), "all_to_all");
+    ck_assert_str_eq(cs_op_name(CS_OP_SEND_RECV), "send_recv");
+    ck_assert_double_eq_tol(cs_op_busbw_factor(CS_OP_ALL_TO_ALL, 8), 7.0 / 8, 1e-15);
+    ck_assert_double_eq_tol(cs_op_busbw_factor(CS_OP_SEND_RECV, 8), 1.0, 1e-15);
+    ck_assert_str_eq(cs_algo_name(CS_ALGO_P2P), "p2p");
+}
+END_TEST
+
+START_TEST(nccl_tests_logs_of_alltoall_and_sendrecv)
+{
+    static const char a2a[] =
+        "# nThread 1 nGpus 1 minBytes 1024 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20\n"
+        "#  Rank  0 Group  0 Pid   1 on      hosta device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+        "#  Rank  1 Group  0 Pid   2 on      hosta device  1 [0x2a] NVIDIA H100 80GB HBM3\n"
+        "#  Rank  2 Group  0 Pid   3 on      hostb device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+        "#  Rank  3 Group  0 Pid   4 on      hostb device  1 [0x2a] NVIDIA H100 80GB HBM3\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+        "        1024            64     float    none      -1    20.11    0.05    0.04      0    19.90    0.05    0.04    N/A\n"
+        "     1048576         65536     float    none      -1    61.20   17.13   12.85      0    60.90   17.22   12.91    N/A\n";
+    cs_meas_set s = {0};
+    cs_diag d;
+    cs_diag_clear(&d);
+    ck_assert_msg(cs_meas_read_nccl_tests_string(&s, "alltoall_perf.log", a2a, strlen(a2a), &d) == 0,
+                  "%s", d.message);
+    ck_assert_int_eq((int)s.n, 2);
+    ck_assert_int_eq(s.rows[1].op, CS_OP_ALL_TO_ALL);
+    ck_assert_int_eq(s.rows[1].ranks, 4);
+    ck_assert_int_eq(s.rows[1].nodes, 2);
+    ck_assert_double_eq_tol(s.rows[1].size_bytes, 1048576, 0.5);
+    cs_meas_free(&s);
+    /* the op from the file name */
+    s = (cs_meas_set){0};
+    ck_assert_int_eq(cs_meas_read_nccl_tests_string(&s, "h100_sendrecv.log", a2a, strlen(a2a), &d), 0);
+    ck_assert_int_eq(s.rows[0].op, CS_OP_SEND_RECV);
+    cs_meas_free(&s);
+    /* no rank lines: the op from the command, the ranks from busbw/algbw
+     * (all_to_all's (n-1)/n: 0.875 -> 8 ranks) */
+    static const char named[] =
+        "# alltoall_perf -b 8M -e 8M\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+        "     8388608        262144     float    none      -1    80.00  104.86   91.75      0    80.00  104.86   91.75    N/A\n";
+    s = (cs_meas_set){0};
+    ck_assert_msg(cs_meas_read_nccl_tests_string(&s, "x.log", named, strlen(named), &d) == 0,
+                  "%s", d.message);
+    ck_assert_int_eq((int)s.n, 1);
+    ck_assert_int_eq(s.rows[0].op, CS_OP_ALL_TO_ALL);
+    ck_assert_int_eq(s.rows[0].ranks, 8);
+    cs_meas_free(&s);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("p2p");
+    TCase *c = tcase_create("closed-form");
+    tcase_add_test(c, all_to_all_one_node_is_alpha_beta);
+    tcase_add_test(c, all_to_all_across_nodes_shares_the_nics);
+    tcase_add_test(c, the_node_network_binds_when_nics_are_few);
+    tcase_add_test(c, send_recv_is_one_hop);
+    tcase_add_test(c, protocol_follows_nccls_rule);
+    tcase_add_test(c, only_p2p_runs_point_to_point);
+    suite_add_tcase(s, c);
+    c = tcase_create("des");
+    tcase_add_test(c, des_equals_closed_form_on_uniform_nodes);
+    tcase_add_test(c, waves_add_up);
+    tcase_add_test(c, closed_form_bounds_uneven_nodes);
+    tcase_add_test(c, a_slow_nic_only_the_des_sees);
+    suite_add_tcase(s, c);
+    c = tcase_create("names");
+    tcase_add_test(c, op_names_and_factors);
+    tcase_add_test(c, nccl_tests_logs_of_alltoall_and_sendrecv);
+    suite_add_tcase(s, c);
+    return cs_test_run(s);
+}
