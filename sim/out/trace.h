@@ -2,8 +2,8 @@
 /*
  * trace.h - the Chrome / Perfetto trace JSON of simulated iterations
  * (`collsim simulate --trace FILE`; open in ui.perfetto.dev): a process
- * per run, a track per stream, a memory counter; slices of a track never
- * overlap. trace.c says why there is one rank per run.
+ * per run, a track per stream (per stream and rank class where ranks
+ * differ, trace.c), a memory counter; slices of a track never overlap.
  */
 #ifndef CS_OUT_TRACE_H
 #define CS_OUT_TRACE_H
