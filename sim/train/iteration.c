@@ -154,7 +154,7 @@ static void overlap_rates(exec *x)
 }
 
 /* The rate of tk, running on stream s of class x (overlap_rates set). */
-static double rate_on(const exec *x, int s, const cs_task *tk)
+static inline double rate_on(const exec *x, int s, const cs_task *tk)
 {
     /* a side-stream copy kernel streams HBM on every SM: it and the
      * compute stream's kernel take turns (work-conserving, each at
@@ -186,7 +186,8 @@ static void reschedule(job *j)
             x->last_t[id] = now;
             double r = rate_on(x, s, tk);
             int coll = tk->kind == CS_TASK_COLLECTIVE;
-            for (int c = 0; coll && c < j->nx; c++) r = fmin(r, rate_on(&j->x[c], s, tk));
+            for (int c = 0; coll && j->nx > 1 && c < j->nx; c++)
+                r = fmin(r, rate_on(&j->x[c], s, tk));
             if (r != x->rate[id] || x->version[id] == 0) {
                 x->rate[id] = r;
                 x->version[id] = ++j->versions;
@@ -212,7 +213,7 @@ static void on_wake(cs_engine *e, void *ctx, int64_t id, int64_t version);
 
 /* The task may start now on class x: the CPU thread has issued it (else
  * a wake-up at its issue time is set once) and its dependencies are met. */
-static int ready(exec *x, const cs_task *tk)
+static inline int ready(exec *x, const cs_task *tk)
 {
     job *j = x->j;
     if (tk->issue_s > cs_engine_now(j->eng)) {
@@ -242,7 +243,7 @@ static int ready_all(job *j, const cs_task *tk)
     return 1;
 }
 
-static void start_task(exec *x, int s, int id, const cs_task *tk)
+static inline void start_task(exec *x, int s, int id, const cs_task *tk)
 {
     double now = cs_engine_now(x->j->eng);
     account(x);
@@ -271,7 +272,7 @@ static int try_start(job *j)
                 if (x->running[s] >= 0 || x->stream_head[s] >= j->stream_n[s]) continue;
                 int id = j->stream_tasks[s][x->stream_head[s]];
                 const cs_task *tk = cs_workload_task(j->w, (size_t)id);
-                if (tk->kind != CS_TASK_COLLECTIVE) {
+                if (tk->kind != CS_TASK_COLLECTIVE || j->nx == 1) {
                     if (!ready(x, tk)) continue;
                     start_task(x, s, id, tk);
                 } else {
@@ -287,7 +288,7 @@ static int try_start(job *j)
     return any;
 }
 
-static void finish_task(exec *x, int id, const cs_task *tk)
+static inline void finish_task(exec *x, int id, const cs_task *tk)
 {
     cs_iteration *o = x->out;
     account(x);
