@@ -97,6 +97,11 @@ docs=$({ "$bin/collsim" --help; for c in $cmds; do "$bin/collsim" "$c" --help; d
 for d in $docs; do
     [ -f "$prefix/share/doc/collsim/${d#docs/}" ] || fail "--help names $d, not installed in share/doc/collsim/"
 done
+# and collsim-hw's (hw/README.md), where it was built
+if [ -x "$bin/collsim-hw" ]; then
+    "$bin/collsim-hw" --help | grep -q 'hw/README.md' || fail "collsim-hw --help does not name hw/README.md"
+    [ -f "$prefix/share/doc/collsim/hw/README.md" ] || fail "hw/README.md not installed in share/doc/collsim/hw/"
+fi
 "$bin/collsim" simulate "$prefix/share/collsim/scenarios/gpt3-13b-fsdp-64.yaml" --format csv >"$TMP/a.csv" &&
     "$bin/collsim" simulate gpt3-13b-fsdp-64 --format csv >"$TMP/b.csv" && cmp -s "$TMP/a.csv" "$TMP/b.csv" ||
     fail "the installed scenario file and the built-in one differ"
