@@ -121,6 +121,6 @@ void cs_trace_end(cs_buf *b)
 void cs_trace_write(const cs_workload *w, const cs_iteration *it, cs_buf *b)
 {
     cs_trace_begin(b);
-    cs_trace_add(b, 0, "rank 0", w, it);
+    cs_trace_add(b, 0, it->nclasses > 0 ? "every rank, by class" : "rank 0", w, it);
     cs_trace_end(b);
 }

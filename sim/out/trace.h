@@ -22,7 +22,8 @@ void cs_trace_add(cs_buf *b, int pid, const char *name, const cs_workload *w,
                   const cs_iteration *it);
 void cs_trace_end(cs_buf *b);
 
-/* One run as process 0 "rank 0": begin, add, end. */
+/* One run as process 0 ("rank 0", or "every rank, by class" where ranks
+ * differ): begin, add, end. */
 void cs_trace_write(const cs_workload *w, const cs_iteration *it, cs_buf *b);
 
 #endif
