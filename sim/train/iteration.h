@@ -52,7 +52,9 @@ typedef struct cs_iteration {
     double side_copies_s;         /* copies on other streams while no compute or
                                    * communication runs (not communication) */
     double cpu_wait_s;            /* nothing runs: the GPU waits for the CPU thread to
-                                   * issue work (FSDP's hooks, cs_task.issue_s) */
+                                   * issue work (FSDP's hooks, cs_task.issue_s); in a
+                                   * rank class's run, also for a slower class to reach
+                                   * a collective */
     double exposed_comm_s;
     double recompute_s;           /* of compute_s: checkpointing's re-run forwards */
     double exposed_by_op_s[CS_OP_COUNT];
