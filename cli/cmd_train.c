@@ -151,7 +151,10 @@ static int evaluate_row(batch *b, cs_strategy s, cs_diag *d)
         cs_kernel_report(&b->kernels, CS_FORMAT_CSV, &b->sc->model, &t, &b->sc->cluster);
     if (w && a->trace) { /* a process per strategy */
         char name[128];
-        snprintf(name, sizeof name, "%s: rank 0 of %d", cs_strategy_name(s), b->topo->ranks);
+        if (ev->iteration.nclasses > 0) /* ranks differ: a track set per rank class */
+            snprintf(name, sizeof name, "%s: %d ranks", cs_strategy_name(s), b->topo->ranks);
+        else
+            snprintf(name, sizeof name, "%s: rank 0 of %d", cs_strategy_name(s), b->topo->ranks);
         cs_trace_add(&b->trace, b->n - 1, name, w, &ev->iteration);
     }
     if (w && a->schedule) cs_schedule_write(w, &b->sched);

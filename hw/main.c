@@ -43,7 +43,8 @@ static void main_help(FILE *f)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nBuilt-in backends: mpi %s, nccl %s.\n", cs_hw_backend_mpi() ? "yes" : "no",
             cs_hw_backend_nccl() ? "yes" : "no");
-    fprintf(f, "'collsim-hw COMMAND --help' describes each command.\n");
+    fprintf(f, "'collsim-hw COMMAND --help' describes each command; hw/README.md (installed\n"
+               "as share/doc/collsim/hw/README.md) the CSV columns, launchers and exit codes.\n");
     cs_hw_exit_help(f);
 }
 

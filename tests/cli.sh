@@ -185,6 +185,38 @@ for c in "collective --op all_reduce --bytes 1M" "simulate --model gpt2-124m --r
         "$TMP/warn-$n.err" || fail "warn-$n: no des warning: $(head -c 300 "$TMP/warn-$n.err")"
 done
 expect_ok warn-des collective --op all_reduce --bytes 1M --cluster "$TMP/strag.yaml" --engine des
+# under the DES the straggler runs its own timeline: a track per stream per rank class,
+# the iteration time the slowest class's (its last slice's end), no slice overlapping
+expect_ok strag-trace simulate --model gpt2-124m --ranks 8 --cluster "$TMP/strag.yaml" --engine des \
+    --strategy ddp,fsdp_full_shard --format csv --trace "$TMP/strag.json"
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$TMP/strag.json" "$TMP/strag-trace.out" <<'PY' 2>"$TMP/strag.err" || fail "strag-trace: $(tail -n 1 "$TMP/strag.err")"
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2])))
+procs = {e["pid"]: e["args"]["name"] for e in d["traceEvents"] if e.get("name") == "process_name"}
+assert procs == {0: "ddp: 8 ranks", 1: "fsdp_full_shard: 8 ranks"}, procs
+for pid, row in enumerate(rows):
+    threads = {e["tid"]: e["args"]["name"] for e in d["traceEvents"]
+               if e.get("name") == "thread_name" and e["pid"] == pid}
+    assert threads[0] == "compute stream: ranks 0-2,4-7", threads
+    assert threads[3] == "compute stream: rank 3 (2x)", threads
+    end, tracks = {}, {}
+    for e in d["traceEvents"]:
+        if e["ph"] == "X" and e["pid"] == pid:
+            cls = e["tid"] // 3
+            end[cls] = max(end.get(cls, 0), e["ts"] + e["dur"])
+            tracks.setdefault(e["tid"], []).append((e["ts"], e["dur"]))
+    assert sorted(end) == [0, 1], end
+    assert end[1] > end[0], ("the straggler does not end last", end)
+    it = float(row["iteration_time_s"])
+    assert abs(end[1] / 1e6 - it) < 1e-6, ("iteration time is not the straggler's", end, it)
+    for k, ev in tracks.items():
+        ev.sort()
+        for a, b in zip(ev, ev[1:]):
+            assert a[0] + a[1] <= b[0] + 1e-9, ("overlap on track", pid, k, a, b)
+PY
+fi
 
 # ---- usage errors: exit 2, stderr only ---------------------------------------------
 

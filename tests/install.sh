@@ -90,6 +90,18 @@ for f in collsim/clusters/dgx-h100.yaml collsim/models/llama2-70b.yaml collsim/s
     collsim/scenarios/README.md bash-completion/completions/collsim doc/collsim/json-output.md; do
     [ -f "$prefix/share/$f" ] || fail "not installed: share/$f"
 done
+# every docs/FILE.md a --help names is installed under share/doc/collsim/
+docs=$({ "$bin/collsim" --help; for c in $cmds; do "$bin/collsim" "$c" --help; done; } |
+    grep -o 'docs/[a-z0-9-]*\.md' | sort -u)
+[ -n "$docs" ] || fail "no --help names a docs/ file (the check below checks nothing)"
+for d in $docs; do
+    [ -f "$prefix/share/doc/collsim/${d#docs/}" ] || fail "--help names $d, not installed in share/doc/collsim/"
+done
+# and collsim-hw's (hw/README.md), where it was built
+if [ -x "$bin/collsim-hw" ]; then
+    "$bin/collsim-hw" --help | grep -q 'hw/README.md' || fail "collsim-hw --help does not name hw/README.md"
+    [ -f "$prefix/share/doc/collsim/hw/README.md" ] || fail "hw/README.md not installed in share/doc/collsim/hw/"
+fi
 "$bin/collsim" simulate "$prefix/share/collsim/scenarios/gpt3-13b-fsdp-64.yaml" --format csv >"$TMP/a.csv" &&
     "$bin/collsim" simulate gpt3-13b-fsdp-64 --format csv >"$TMP/b.csv" && cmp -s "$TMP/a.csv" "$TMP/b.csv" ||
     fail "the installed scenario file and the built-in one differ"

@@ -8,7 +8,9 @@
  * (each stream in order, a task starting when its stream and its
  * dependencies are done, exposed = communication time not covered by
  * compute), with a deliberately wrong expectation the comparison must
- * reject.
+ * reject; then ranks that differ (rank classes): collectives as meeting
+ * points, at the slowest class's rate, alike classes exactly the uniform
+ * run, and a reference with classes that unsynchronised ranks fail.
  */
 #include <check.h>
 #include <math.h>
@@ -338,6 +340,167 @@ START_TEST(agrees_with_reference_schedule)
 }
 END_TEST
 
+/* ---- ranks that differ: one timeline per rank class ---- */
+
+static const cs_rank_class two_classes[] = {
+    {.slowdown = 1.0, .nranks = 7, .first_rank = 0, .label = "ranks 0-6"},
+    {.slowdown = 2.0, .nranks = 1, .first_rank = 7, .label = "rank 7"},
+};
+
+static void run_ranks(const cs_workload *w, const cs_training *t, const cs_rank_class *rc, int n,
+                      cs_iteration *it)
+{
+    cs_diag d;
+    ck_assert_int_eq(cs_iteration_run_ranks(w, t, rc, n, it, &d), 0);
+}
+
+/* compute 1 s -> all-reduce 1 s -> compute 1 s, a straggler at 2x: the
+ * all-reduce starts when the straggler reaches it (2 s), on both classes;
+ * the normal ranks idle 1 s before it; the iteration is the straggler's
+ * 5 s, its timeline the one reported. */
+START_TEST(ranks_meet_at_collectives)
+{
+    cs_workload *w = cs_workload_new(1e15);
+    int a = COMPUTE(w, 1.0, NULL);
+    int c = add(w, CS_STREAM_COMM, 1.0, CS_OP_ALL_REDUCE, CS_GROUP_WORLD, DEPS(a));
+    int b = COMPUTE(w, 1.0, DEPS(c));
+    cs_training t = settings(0);
+    cs_iteration it;
+    run_ranks(w, &t, two_classes, 2, &it);
+    ck_assert_int_eq(it.nclasses, 2);
+    ck_assert_int_eq(it.slowest, 1);
+    const cs_iteration *n = &it.classes[0].it, *s = &it.classes[1].it;
+    ck_assert_str_eq(it.classes[1].ranks.label, "rank 7");
+    ck_assert_double_eq_tol(n->end_s[a], 1.0, TOL);
+    ck_assert_double_eq_tol(s->end_s[a], 2.0, TOL);
+    ck_assert_double_eq_tol(n->start_s[c], 2.0, TOL);
+    ck_assert_double_eq_tol(s->start_s[c], 2.0, TOL);
+    ck_assert_double_eq_tol(n->end_s[c], 3.0, TOL);
+    ck_assert_double_eq_tol(s->end_s[c], 3.0, TOL);
+    ck_assert_double_eq_tol(n->iteration_time_s, 4.0, TOL);
+    ck_assert_double_eq_tol(s->iteration_time_s, 5.0, TOL);
+    ck_assert_double_eq_tol(n->cpu_wait_s, 1.0, TOL);
+    ck_assert_double_eq_tol(n->exposed_comm_s, 1.0, TOL);
+    ck_assert_double_eq_tol(s->compute_s, 4.0, TOL);
+    ck_assert_double_eq_tol(it.iteration_time_s, 5.0, TOL);
+    ck_assert_double_eq_tol(it.compute_s, 4.0, TOL);
+    ck_assert_double_eq_tol(it.end_s[b], 5.0, TOL);
+    ck_assert_ptr_ne(it.end_s, s->end_s); /* a copy: each freed once */
+    cs_iteration_free(&it);
+    ck_assert_int_eq(it.nclasses, 0);
+    cs_workload_free(w);
+}
+END_TEST
+
+/* A collective runs at its slowest class's rate: with slowdown 1 a 3 s
+ * all-reduce beside 1 s of compute runs at half rate while they overlap;
+ * the straggler's compute (2 s standalone) overlaps it 4 s, so it ends at
+ * 5 s on both classes, not at 4 s as with every rank alike. */
+START_TEST(collective_at_the_slowest_rate)
+{
+    cs_workload *w = cs_workload_new(1e15);
+    int x = COMPUTE(w, 1.0, NULL);
+    int c = add(w, CS_STREAM_COMM, 3.0, CS_OP_ALL_REDUCE, CS_GROUP_WORLD, NULL);
+    cs_training t = settings(1.0);
+    cs_iteration u, it;
+    run(w, &t, &u);
+    ck_assert_double_eq_tol(u.end_s[x], 2.0, TOL);
+    ck_assert_double_eq_tol(u.end_s[c], 4.0, TOL);
+    run_ranks(w, &t, two_classes, 2, &it);
+    ck_assert_double_eq_tol(it.classes[0].it.end_s[x], 2.0, TOL);
+    ck_assert_double_eq_tol(it.classes[1].it.end_s[x], 4.0, TOL);
+    ck_assert_double_eq_tol(it.classes[0].it.end_s[c], 5.0, TOL);
+    ck_assert_double_eq_tol(it.classes[1].it.end_s[c], 5.0, TOL);
+    ck_assert_double_eq_tol(it.iteration_time_s, 5.0, TOL);
+    cs_iteration_free(&u);
+    cs_iteration_free(&it);
+    cs_workload_free(w);
+}
+END_TEST
+
+/* Classes at slowdown 1 run the uniform timeline exactly, each of them. */
+START_TEST(alike_classes_run_the_uniform_timeline)
+{
+    cs_workload *w = ddp_like();
+    cs_training t = settings(0.3);
+    cs_iteration u, it;
+    run(w, &t, &u);
+    cs_rank_class alike[3] = {two_classes[0], two_classes[0], two_classes[0]};
+    run_ranks(w, &t, alike, 3, &it);
+    size_t n = cs_workload_count(w);
+    for (int k = 0; k < 3; k++) {
+        const cs_iteration *c = &it.classes[k].it;
+        ck_assert_int_eq(memcmp(c->start_s, u.start_s, n * sizeof(double)), 0);
+        ck_assert_int_eq(memcmp(c->end_s, u.end_s, n * sizeof(double)), 0);
+        ck_assert_double_eq(c->exposed_comm_s, u.exposed_comm_s);
+    }
+    ck_assert_int_eq(it.slowest, 0);
+    ck_assert_double_eq(it.iteration_time_s, u.iteration_time_s);
+    cs_iteration_free(&u);
+    cs_iteration_free(&it);
+    cs_workload_free(w);
+}
+END_TEST
+
+/* The reference with rank classes: each class's streams in order, its
+ * kernels slow x their duration; a collective starts at the latest class's
+ * ready time and ends together everywhere (no overlap slowdown, groups
+ * apart). sync = 0 is the fault: every class on its own. Each class's
+ * last end into last[nc]. */
+static void reference_ranks(const cs_workload *w, const double *slow, int nc, int sync, double *last)
+{
+    size_t n = cs_workload_count(w);
+    double en[4][64], free_[4][CS_STREAM_COUNT] = {{0}};
+    ck_assert(n <= 64 && nc <= 4);
+    for (size_t i = 0; i < n; i++) {
+        const cs_task *t = cs_workload_task(w, i);
+        int coll = t->kind == CS_TASK_COLLECTIVE;
+        double st[4], meet = 0;
+        for (int k = 0; k < nc; k++) {
+            st[k] = free_[k][t->stream];
+            for (int d = 0; d < t->ndeps; d++) st[k] = fmax(st[k], en[k][t->deps[d]]);
+            meet = fmax(meet, st[k]);
+        }
+        for (int k = 0; k < nc; k++) {
+            double s = coll && sync ? meet : st[k];
+            en[k][i] = free_[k][t->stream] = s + t->duration_s * (coll ? 1 : slow[k]);
+            last[k] = fmax(i ? last[k] : 0, en[k][i]);
+        }
+    }
+}
+
+/* The executor's class ends match last[] (to 1e-9 relative). */
+static int agrees_ranks(const cs_iteration *it, const double *last)
+{
+    for (int k = 0; k < it->nclasses; k++)
+        if (fabs(it->classes[k].it.iteration_time_s - last[k]) > 1e-9 * last[k]) return 0;
+    return 1;
+}
+
+START_TEST(ranks_agree_with_reference_schedule)
+{
+    cs_workload *w = ddp_like();
+    cs_training t = settings(0);
+    const double slow[] = {1.0, 1.3, 1.7};
+    cs_rank_class rc[3] = {two_classes[0], two_classes[1], two_classes[1]};
+    for (int k = 0; k < 3; k++) rc[k].slowdown = slow[k];
+    cs_iteration it;
+    run_ranks(w, &t, rc, 3, &it);
+    double ref[3], apart[3];
+    reference_ranks(w, slow, 3, 1, ref);
+    reference_ranks(w, slow, 3, 0, apart);
+    ck_assert_msg(agrees_ranks(&it, ref), "executor %.9f %.9f %.9f s vs reference %.9f %.9f %.9f",
+                  it.classes[0].it.iteration_time_s, it.classes[1].it.iteration_time_s,
+                  it.classes[2].it.iteration_time_s, ref[0], ref[1], ref[2]);
+    ck_assert_int_eq(it.slowest, 2);
+    ck_assert_double_eq_tol(it.iteration_time_s, ref[2], 1e-9);
+    /* the fault: ranks that never wait for one another must be caught */
+    ck_assert_msg(!agrees_ranks(&it, apart), "unsynchronised ranks passed");
+    cs_iteration_free(&it);
+    cs_workload_free(w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("iteration");
@@ -351,6 +514,10 @@ int main(void)
     tcase_add_test(tc, serial_groups);
     tcase_add_test(tc, on_start_dependency_and_memory);
     tcase_add_test(tc, agrees_with_reference_schedule);
+    tcase_add_test(tc, ranks_meet_at_collectives);
+    tcase_add_test(tc, collective_at_the_slowest_rate);
+    tcase_add_test(tc, alike_classes_run_the_uniform_timeline);
+    tcase_add_test(tc, ranks_agree_with_reference_schedule);
     suite_add_tcase(s, tc);
     return cs_test_run(s);
 }

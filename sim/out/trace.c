@@ -13,11 +13,14 @@
  * stream (end == next start in the simulation) touch and never overlap
  * (rounding ts and dur separately made them overlap by 1 ns).
  *
- * Ranks: the iteration executor simulates one rank's streams (every rank
- * runs the same timeline in the model; a DES straggler or slow link
- * lengthens the collectives, which end together on every rank), so the
- * trace has one rank per run and says so in the process name; a track per
- * rank would repeat it. Deterministic: the same runs give the same bytes.
+ * Ranks: where every rank runs alike one timeline stands for all (the
+ * caller's process name says which rank it shows). Where ranks differ
+ * (iteration.h: rank classes, des: stragglers under the DES engine) each
+ * class has a thread per stream, tid = class x CS_STREAM_COUNT + stream,
+ * named "<stream> stream: <its ranks> (<slowdown>x)" and sorted so, and a
+ * memory counter of its own: a track per stream per distinct rank, not
+ * per rank (identical ranks would repeat one another). Deterministic: the
+ * same runs give the same bytes.
  */
 #include "out/trace.h"
 
@@ -41,27 +44,34 @@ void cs_trace_begin(cs_buf *b)
 /* The separator before an event: none right after the opening bracket. */
 static void next(cs_buf *b) { cs_buf_printf(b, "%s\n  ", b->data[b->len - 1] == '[' ? "" : ","); }
 
-void cs_trace_add(cs_buf *b, int pid, const char *name, const cs_workload *w,
-                  const cs_iteration *it)
+/* One timeline: a thread per stream (tids tid0.., named "<stream> stream"
+ * and, for a rank class, ": <its ranks> (<slowdown>x)"), its slices, its
+ * memory counter (named after the class too). */
+static void add_timeline(cs_buf *b, int pid, int tid0, const cs_rank_class *rc,
+                         const cs_workload *w, const cs_iteration *it)
 {
-    next(b);
-    cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"name\": \"process_name\", \"args\": {\"name\": ",
-                  pid);
-    cs_buf_json_string(b, name);
-    cs_buf_printf(b, "}}");
-    next(b);
-    cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"name\": \"process_sort_index\", "
-                     "\"args\": {\"sort_index\": %d}}", pid, pid);
+    char who[192] = "";
+    if (rc && rc->slowdown != 1.0) snprintf(who, sizeof who, ": %s (%gx)", rc->label, rc->slowdown);
+    else if (rc) snprintf(who, sizeof who, ": %s", rc->label);
     for (int s = 0; s < CS_STREAM_COUNT; s++) {
+        char name[256];
+        snprintf(name, sizeof name, "%s stream%s", cs_stream_name((cs_stream)s), who);
         next(b);
         cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"name\": \"thread_name\", "
-                         "\"args\": {\"name\": \"%s stream\"}}", pid, s, cs_stream_name((cs_stream)s));
+                         "\"args\": {\"name\": ", pid, tid0 + s);
+        cs_buf_json_string(b, name);
+        cs_buf_printf(b, "}}");
+        if (!rc) continue;
+        next(b);
+        cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"name\": \"thread_sort_index\", "
+                         "\"args\": {\"sort_index\": %d}}", pid, tid0 + s, tid0 + s);
     }
     for (size_t i = 0; i < it->ntasks; i++) {
         const cs_task *t = cs_workload_task(w, i);
         long long t0 = ns(it->start_s[i]), t1 = ns(it->end_s[i]);
         next(b);
-        cs_buf_printf(b, "{\"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"name\": ", pid, (int)t->stream);
+        cs_buf_printf(b, "{\"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"name\": ", pid,
+                      tid0 + (int)t->stream);
         cs_buf_json_string(b, t->name);
         cs_buf_printf(b, ", \"ts\": ");
         us(b, t0);
@@ -76,10 +86,30 @@ void cs_trace_add(cs_buf *b, int pid, const char *name, const cs_workload *w,
     }
     for (size_t i = 0; i < it->nmem; i++) {
         next(b);
-        cs_buf_printf(b, "{\"ph\": \"C\", \"pid\": %d, \"name\": \"dynamic memory\", \"ts\": ", pid);
+        cs_buf_printf(b, "{\"ph\": \"C\", \"pid\": %d, \"name\": ", pid);
+        char name[256];
+        snprintf(name, sizeof name, "dynamic memory%s", who);
+        cs_buf_json_string(b, name);
+        cs_buf_printf(b, ", \"ts\": ");
         us(b, ns(it->mem_t_s[i]));
         cs_buf_printf(b, ", \"args\": {\"GiB\": %.6f}}", it->mem_bytes[i] / (1 << 30));
     }
+}
+
+void cs_trace_add(cs_buf *b, int pid, const char *name, const cs_workload *w,
+                  const cs_iteration *it)
+{
+    next(b);
+    cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"name\": \"process_name\", \"args\": {\"name\": ",
+                  pid);
+    cs_buf_json_string(b, name);
+    cs_buf_printf(b, "}}");
+    next(b);
+    cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"name\": \"process_sort_index\", "
+                     "\"args\": {\"sort_index\": %d}}", pid, pid);
+    if (it->nclasses == 0) add_timeline(b, pid, 0, NULL, w, it);
+    for (int k = 0; k < it->nclasses; k++)
+        add_timeline(b, pid, k * CS_STREAM_COUNT, &it->classes[k].ranks, w, &it->classes[k].it);
 }
 
 void cs_trace_end(cs_buf *b)
@@ -91,6 +121,6 @@ void cs_trace_end(cs_buf *b)
 void cs_trace_write(const cs_workload *w, const cs_iteration *it, cs_buf *b)
 {
     cs_trace_begin(b);
-    cs_trace_add(b, 0, "rank 0", w, it);
+    cs_trace_add(b, 0, it->nclasses > 0 ? "every rank, by class" : "rank 0", w, it);
     cs_trace_end(b);
 }

@@ -2,8 +2,8 @@
 /*
  * trace.h - the Chrome / Perfetto trace JSON of simulated iterations
  * (`collsim simulate --trace FILE`; open in ui.perfetto.dev): a process
- * per run, a track per stream, a memory counter; slices of a track never
- * overlap. trace.c says why there is one rank per run.
+ * per run, a track per stream (per stream and rank class where ranks
+ * differ, trace.c), a memory counter; slices of a track never overlap.
  */
 #ifndef CS_OUT_TRACE_H
 #define CS_OUT_TRACE_H
@@ -22,7 +22,8 @@ void cs_trace_add(cs_buf *b, int pid, const char *name, const cs_workload *w,
                   const cs_iteration *it);
 void cs_trace_end(cs_buf *b);
 
-/* One run as process 0 "rank 0": begin, add, end. */
+/* One run as process 0 ("rank 0", or "every rank, by class" where ranks
+ * differ): begin, add, end. */
 void cs_trace_write(const cs_workload *w, const cs_iteration *it, cs_buf *b);
 
 #endif

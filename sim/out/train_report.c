@@ -204,6 +204,11 @@ static void card(cs_doc *doc, const cs_train_report_head *h, const cs_train_row 
     card_line_printf(t, "largest micro-batch that fits", "%d", r->max_micro_batch);
     if (r->ev->note) card_line_printf(t, "note", "%s", r->ev->note);
     if (!h->simulated) return;
+    if (it->nclasses > 0) { /* des: stragglers (iteration.h): the slowest class's run below */
+        const cs_rank_class *sl = &it->classes[it->slowest].ranks;
+        card_line_printf(t, "ranks differ (des:)", "%d timelines; below the slowest: %s (%gx)",
+                         it->nclasses, sl->label, sl->slowdown);
+    }
     card_lines(t, time_card, N(time_card), v, 1);
     for (int op = 0; op < CS_OP_COUNT; op++) {
         if (!(it->exposed_by_op_s[op] > 0 || it->wire_bytes_by_op[op] > 0)) continue;

@@ -19,11 +19,27 @@
  * communication stream runs a collective while no compute stream runs,
  * attributed to the running primitives in equal shares. The Chrome trace
  * of a run is out/trace.h.
+ *
+ * Ranks that differ (rankclass.h: des: stragglers under the DES engine)
+ * run one timeline per class, all on one clock: a class's kernels take
+ * its slowdown x their duration; a collective is a synchronisation point,
+ * starting once it is ready on every class (the last rank's inputs are
+ * there) and running, on every class at once, at the slowest class's rate
+ * (its price already holds the stragglers' slow sends and delays). Every
+ * collective joins every class, whatever its group: exact for world
+ * groups; with a shard group smaller than the world (HYBRID_SHARD), ranks
+ * outside the straggler's shard group wait for it at its gathers here,
+ * not only at the replica all-reduce, which leaves the straggler's own
+ * timeline (and so the iteration time) as it is. The iteration time is
+ * the slowest class's.
  */
 #ifndef CS_ITERATION_H
 #define CS_ITERATION_H
 
+#include "train/rankclass.h"
 #include "train/workload.h"
+
+struct cs_iteration_class;
 
 typedef struct cs_iteration {
     double iteration_time_s;
@@ -36,7 +52,9 @@ typedef struct cs_iteration {
     double side_copies_s;         /* copies on other streams while no compute or
                                    * communication runs (not communication) */
     double cpu_wait_s;            /* nothing runs: the GPU waits for the CPU thread to
-                                   * issue work (FSDP's hooks, cs_task.issue_s) */
+                                   * issue work (FSDP's hooks, cs_task.issue_s); in a
+                                   * rank class's run, also for a slower class to reach
+                                   * a collective */
     double exposed_comm_s;
     double recompute_s;           /* of compute_s: checkpointing's re-run forwards */
     double exposed_by_op_s[CS_OP_COUNT];
@@ -53,7 +71,21 @@ typedef struct cs_iteration {
     double *start_s, *end_s;      /* per task */
     size_t nmem;
     double *mem_t_s, *mem_bytes;  /* dynamic memory after each change */
+    /* ranks that differ: one run per class (nclasses of them, by first
+     * rank), the fields above then the slowest class's (the first of the
+     * slowest), its timeline copied, except the memory peak (dyn_peak_bytes,
+     * peak_bytes, peak_time_s, peak_task), the highest class's. Every rank
+     * alike: 0 and NULL. */
+    int nclasses;
+    int slowest;                  /* index of the class the fields are of */
+    struct cs_iteration_class *classes;
 } cs_iteration;
+
+/* One class's run: its ranks and its own iteration (nclasses 0). */
+typedef struct cs_iteration_class {
+    cs_rank_class ranks;
+    cs_iteration it;
+} cs_iteration_class;
 
 /* Where an iteration's time goes: compute_s split into kernels,
  * recompute, copies and the optimizer step; the exposed communication by
@@ -71,8 +103,14 @@ void cs_iteration_breakdown(const cs_iteration *it, cs_breakdown *out);
 void cs_breakdown_largest_gain(const cs_breakdown *a, const cs_breakdown *b, char *name,
                                size_t len, double *sa, double *sb);
 
-/* Runs the graph. Caller frees with cs_iteration_free. */
+/* Runs the graph, every rank alike. Caller frees with cs_iteration_free
+ * (which frees the classes too). */
 int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *out, cs_diag *d);
+/* Runs it once per rank class (classes[nclasses], cs_rank_classes; each
+ * slowdown >= 1); nclasses 0 is cs_iteration_run. */
+int cs_iteration_run_ranks(const cs_workload *w, const cs_training *t,
+                           const cs_rank_class *classes, int nclasses, cs_iteration *out,
+                           cs_diag *d);
 void cs_iteration_free(cs_iteration *it);
 
 #endif
