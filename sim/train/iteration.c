@@ -120,15 +120,17 @@ static void account(exec *x)
 }
 
 /* The rates while compute and communication overlap: with
- * comm_compute_slowdown >= 0 (set by the user or a fit) both slow by that
+ * comm_compute_slowdown >= 0 (the scenario's, else the cluster's:
+ * cs_training_comm_compute_slowdown; set by the user or a fit) both slow by that
  * factor; unset (< 0), compute runs on the SMs the running collectives
  * leave it (each takes cs_workload_comm_sm_share, at most half the GPU
  * for all of them) and communication at its own speed. */
 static void overlap_rates(const exec *x, double *compute, double *comm)
 {
     *compute = *comm = 1.0;
-    if (x->t->comm_compute_slowdown >= 0) {
-        double slow = 1.0 + x->t->comm_compute_slowdown;
+    double s = cs_workload_comm_compute_slowdown(x->w, x->t);
+    if (s >= 0) {
+        double slow = 1.0 + s;
         if (x->ncomm > 0) *compute = 1.0 / slow;
         if (x->ncompute > 0) *comm = 1.0 / slow;
     } else if (x->ncomm > 0) {
