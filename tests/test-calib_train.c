@@ -258,6 +258,88 @@ START_TEST(kernel_round_trip)
 }
 END_TEST
 
+/* FSDP1 runs, small blocks among them (the CPU thread binds): measured on
+ * a cluster whose FSDP1 hooks take 1.5 ms, fitted from the preset (hooks
+ * unset: the cited 0.25 ms) the hook cost comes back within 2% with an
+ * interval that holds it, lands in gpu.compute.fsdp1_hook_cpu, and what the
+ * runs cannot determine (the overlap slowdown: indistinguishable from
+ * gemm in step times; FSDP2's hooks: no FSDP2 run) stays unset, absent
+ * from the YAML. */
+START_TEST(hook_round_trip)
+{
+    cs_cluster c = cs_test_cluster("dgx-a100"), alt = c;
+    alt.gpu.compute.fsdp1_hook_cpu_s = 1.5e-3;
+    cs_trun_set s = read_runs(
+        "model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,grad_accum,"
+        "activation_checkpointing,fsdp_version,tokens_per_s_per_gpu\n"
+        "mpt-125m,12,768,12,50368,512,8,fsdp_full_shard,amp_bf16/DEFAULT,2,1,none,1,1\n"
+        "mpt-125m,12,768,12,50368,2048,8,fsdp_full_shard,amp_bf16/DEFAULT,8,1,none,1,1\n"
+        "mpt-350m,24,1024,16,50368,1024,16,fsdp_full_shard,amp_bf16/DEFAULT,4,1,none,1,1\n"
+        "mpt-1b,24,2048,16,50368,8192,8,fsdp_full_shard,amp_bf16/DEFAULT,2,1,full,1,1\n"
+        "mpt-7b,32,4096,32,50368,32768,8,fsdp_full_shard,amp_bf16/DEFAULT,1,1,full,1,1\n");
+    measure_on(&alt, &s);
+    cs_calib_train_result *r;
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_test_diag_ok(cs_calib_train(&c, &s, &r, &d), &d, "fit");
+    ck_assert(r->rms_before_pct > 10);
+    const cs_calib_param *h = param(r, "fsdp1_hook_cpu");
+    ck_assert_msg(h->fitted, "%s", h->why);
+    ck_assert_double_eq_tol(h->initial, 0.25, 1e-12); /* the cited default it started from */
+    ck_assert_double_eq_tol(h->value, 1.5, 0.03);
+    ck_assert(h->ci_lo <= 1.5 && 1.5 <= h->ci_hi);
+    ck_assert(!param(r, "fsdp2_hook_cpu")->fitted);
+    CS_ASSERT_CONTAINS(param(r, "fsdp2_hook_cpu")->why, "no row runs FSDP2");
+    ck_assert(!param(r, "comm_compute_slowdown")->fitted);
+    CS_ASSERT_CONTAINS(param(r, "comm_compute_slowdown")->why, "stays unset");
+    ck_assert_double_eq(r->cluster.gpu.compute.comm_compute_slowdown, -1);
+    ck_assert_double_eq(r->cluster.gpu.compute.fsdp2_hook_cpu_s, -1);
+    cs_buf b = {0};
+    cs_calib_yaml_extra x = {.input = &c, .cluster = &r->cluster, .note = cs_calib_train_note,
+                             .ud = r};
+    cs_calib_write_yaml_ext(&b, NULL, &(cs_meas_set){0}, &x, "dgx-a100", NULL, 0);
+    cs_cluster back;
+    cs_test_diag_ok(cs_config_load_cluster_string("cal.yaml", b.data, b.len, &back, &d), &d,
+                    "YAML");
+    ck_assert_double_eq_tol(back.gpu.compute.fsdp1_hook_cpu_s, h->value * 1e-3, 1e-9);
+    ck_assert_double_eq(back.gpu.compute.comm_compute_slowdown, -1);
+    ck_assert(!strstr(b.data, "comm_compute_slowdown:") && !strstr(b.data, "fsdp2_hook_cpu:"));
+    cs_buf_free(&b);
+    cs_calib_train_result_free(r);
+    cs_training_runs_free(&s);
+}
+END_TEST
+
+/* The cluster's gpu.compute.comm_compute_slowdown / fsdp1_hook_cpu are a
+ * training's defaults: a run priced on a cluster that sets them equals the
+ * run with the scenario keys set, and the scenario's own value wins. */
+START_TEST(cluster_keys_are_training_defaults)
+{
+    cs_cluster c = cs_test_cluster("dgx-a100"), k = c;
+    k.gpu.compute.comm_compute_slowdown = 0.4;
+    k.gpu.compute.fsdp1_hook_cpu_s = 2e-3;
+    cs_trun_set s = read_runs(
+        "model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,grad_accum,"
+        "activation_checkpointing,fsdp_version,tokens_per_s_per_gpu\n"
+        "mpt-125m,12,768,12,50368,512,16,fsdp_full_shard,amp_bf16/DEFAULT,2,1,none,1,1\n");
+    double base, on_cluster, on_scenario, both;
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_test_diag_ok(cs_calib_train_predict(&c, &s, 0, &base, NULL, &d), &d, "preset");
+    cs_test_diag_ok(cs_calib_train_predict(&k, &s, 0, &on_cluster, NULL, &d), &d, "cluster");
+    s.rows[0].training.comm_compute_slowdown = 0.4;
+    s.rows[0].training.fsdp_hook_cpu_s = 2e-3;
+    cs_test_diag_ok(cs_calib_train_predict(&c, &s, 0, &on_scenario, NULL, &d), &d, "scenario");
+    ck_assert(fabs(on_cluster - base) > 0.05 * base);
+    ck_assert_double_eq_tol(on_cluster, on_scenario, 1e-9 * base);
+    s.rows[0].training.comm_compute_slowdown = 0;
+    s.rows[0].training.fsdp_hook_cpu_s = 0;
+    cs_test_diag_ok(cs_calib_train_predict(&k, &s, 0, &both, NULL, &d), &d, "both");
+    ck_assert(both > on_cluster * 1.05); /* the scenario's 0 wins over the cluster's */
+    cs_training_runs_free(&s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("calib_train");
@@ -268,6 +350,8 @@ int main(void)
     tcase_add_test(tc, one_sequence_keeps_attention);
     tcase_add_test(tc, run_must_fit_cluster);
     tcase_add_test(tc, kernel_round_trip);
+    tcase_add_test(tc, hook_round_trip);
+    tcase_add_test(tc, cluster_keys_are_training_defaults);
     suite_add_tcase(s, tc);
     return cs_test_run(s);
 }

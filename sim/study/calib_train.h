@@ -58,7 +58,7 @@ void cs_calib_train_compare_free(cs_calib_train_compare *cmp);
 
 /* ---- the fit ------------------------------------------------------------------ */
 
-#define CS_CALIB_TRAIN_PARAMS 8
+#define CS_CALIB_TRAIN_PARAMS 12
 
 typedef struct cs_calib_train_result {
     cs_cluster input;       /* the cluster fitted */
