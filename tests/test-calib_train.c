@@ -68,6 +68,20 @@ static const cs_calib_param *param(const cs_calib_train_result *r, const char *n
     return NULL;
 }
 
+/* The YAML the fit r from c writes (caller frees), loaded back into *back. */
+static cs_buf fitted_yaml(const cs_cluster *c, cs_calib_train_result *r, cs_cluster *back)
+{
+    cs_buf b = {0};
+    cs_calib_yaml_extra x = {.input = c, .cluster = &r->cluster, .note = cs_calib_train_note,
+                             .ud = r};
+    cs_calib_write_yaml_ext(&b, NULL, &(cs_meas_set){0}, &x, c->name, NULL, 0);
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_test_diag_ok(cs_config_load_cluster_string("cal.yaml", b.data, b.len, back, &d), &d,
+                    "YAML");
+    return b;
+}
+
 START_TEST(prediction_is_simulate)
 {
     /* mpt-125m, 8 x A100, seq 2048, micro 32: `collsim simulate` of the
@@ -132,13 +146,8 @@ START_TEST(round_trip)
     ck_assert(!param(r, "flash2")->fitted);
     CS_ASSERT_CONTAINS(param(r, "flash2")->why, "fewer than 2 rows run the flash2");
     /* the YAML: the fitted values load back */
-    cs_buf b = {0};
-    cs_calib_yaml_extra x = {.input = &c, .cluster = &r->cluster, .note = cs_calib_train_note,
-                             .ud = r};
-    cs_calib_write_yaml_ext(&b, NULL, &(cs_meas_set){0}, &x, "dgx-a100", NULL, 0);
     cs_cluster back;
-    cs_test_diag_ok(cs_config_load_cluster_string("cal.yaml", b.data, b.len, &back, &d), &d,
-                    "YAML");
+    cs_buf b = fitted_yaml(&c, r, &back);
     ck_assert_double_eq_tol(back.gpu.compute.gemm, g->value, 1e-6);
     ck_assert_double_eq_tol(back.gpu.compute.flash1, f->value, 1e-6);
     CS_ASSERT_CONTAINS(b.data, "fitted to training runs: gemm = ");
@@ -294,13 +303,8 @@ START_TEST(hook_round_trip)
     CS_ASSERT_CONTAINS(param(r, "comm_compute_slowdown")->why, "stays unset");
     ck_assert_double_eq(r->cluster.gpu.compute.comm_compute_slowdown, -1);
     ck_assert_double_eq(r->cluster.gpu.compute.fsdp2_hook_cpu_s, -1);
-    cs_buf b = {0};
-    cs_calib_yaml_extra x = {.input = &c, .cluster = &r->cluster, .note = cs_calib_train_note,
-                             .ud = r};
-    cs_calib_write_yaml_ext(&b, NULL, &(cs_meas_set){0}, &x, "dgx-a100", NULL, 0);
     cs_cluster back;
-    cs_test_diag_ok(cs_config_load_cluster_string("cal.yaml", b.data, b.len, &back, &d), &d,
-                    "YAML");
+    cs_buf b = fitted_yaml(&c, r, &back);
     ck_assert_double_eq_tol(back.gpu.compute.fsdp1_hook_cpu_s, h->value * 1e-3, 1e-9);
     ck_assert_double_eq(back.gpu.compute.comm_compute_slowdown, -1);
     ck_assert(!strstr(b.data, "comm_compute_slowdown:") && !strstr(b.data, "fsdp2_hook_cpu:"));
@@ -315,27 +319,35 @@ END_TEST
  * run with the scenario keys set, and the scenario's own value wins. */
 START_TEST(cluster_keys_are_training_defaults)
 {
-    cs_cluster c = cs_test_cluster("dgx-a100"), k = c;
-    k.gpu.compute.comm_compute_slowdown = 0.4;
-    k.gpu.compute.fsdp1_hook_cpu_s = 2e-3;
+    cs_cluster c = cs_test_cluster("dgx-a100");
     cs_trun_set s = read_runs(
         "model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,grad_accum,"
         "activation_checkpointing,fsdp_version,tokens_per_s_per_gpu\n"
+        "mpt-1b,24,2048,16,50368,2048,64,fsdp_full_shard,amp_bf16/DEFAULT,1,1,none,1,1\n"
         "mpt-125m,12,768,12,50368,512,16,fsdp_full_shard,amp_bf16/DEFAULT,2,1,none,1,1\n");
-    double base, on_cluster, on_scenario, both;
-    cs_diag d;
-    cs_diag_clear(&d);
-    cs_test_diag_ok(cs_calib_train_predict(&c, &s, 0, &base, NULL, &d), &d, "preset");
-    cs_test_diag_ok(cs_calib_train_predict(&k, &s, 0, &on_cluster, NULL, &d), &d, "cluster");
-    s.rows[0].training.comm_compute_slowdown = 0.4;
-    s.rows[0].training.fsdp_hook_cpu_s = 2e-3;
-    cs_test_diag_ok(cs_calib_train_predict(&c, &s, 0, &on_scenario, NULL, &d), &d, "scenario");
-    ck_assert(fabs(on_cluster - base) > 0.05 * base);
-    ck_assert_double_eq_tol(on_cluster, on_scenario, 1e-9 * base);
-    s.rows[0].training.comm_compute_slowdown = 0;
-    s.rows[0].training.fsdp_hook_cpu_s = 0;
-    cs_test_diag_ok(cs_calib_train_predict(&k, &s, 0, &both, NULL, &d), &d, "both");
-    ck_assert(both > on_cluster * 1.05); /* the scenario's 0 wins over the cluster's */
+    /* row 0 (communication-heavy) under the slowdown, row 1 (small blocks) under the hooks */
+    double *key[2] = {&c.gpu.compute.comm_compute_slowdown, &c.gpu.compute.fsdp1_hook_cpu_s};
+    double value[2] = {0.4, 2e-3};
+    for (int i = 0; i < 2; i++) {
+        double base, on_cluster, on_scenario, both;
+        cs_diag d;
+        cs_diag_clear(&d);
+        cs_trun_row *r = &s.rows[i];
+        double *scen = i ? &r->training.fsdp_hook_cpu_s : &r->training.comm_compute_slowdown;
+        cs_test_diag_ok(cs_calib_train_predict(&c, &s, (size_t)i, &base, NULL, &d), &d, "preset");
+        *key[i] = value[i];
+        cs_test_diag_ok(cs_calib_train_predict(&c, &s, (size_t)i, &on_cluster, NULL, &d), &d, "cl");
+        ck_assert_msg(fabs(on_cluster - base) > 0.01 * base, "key %d: %g vs %g", i, on_cluster, base);
+        *key[i] = -1;
+        *scen = value[i];
+        cs_test_diag_ok(cs_calib_train_predict(&c, &s, (size_t)i, &on_scenario, NULL, &d), &d, "sc");
+        ck_assert_double_eq_tol(on_cluster, on_scenario, 1e-9 * base);
+        *key[i] = value[i];
+        *scen = 0; /* the scenario's own value wins over the cluster's */
+        cs_test_diag_ok(cs_calib_train_predict(&c, &s, (size_t)i, &both, NULL, &d), &d, "both");
+        ck_assert(fabs(both - on_cluster) > 0.01 * base);
+        *key[i] = -1;
+    }
     cs_training_runs_free(&s);
 }
 END_TEST

@@ -508,6 +508,7 @@ static void result_params(const fit *ft, cs_calib_train_result *res, const doubl
         snprintf(p->unit, sizeof p->unit, "%s", t->unit);
         /* an unset input shows its seed, and the why says it was unset */
         int unset = ft->start[j] < 0;
+        res->input_unset[j] = unset;
         p->initial = ft->origin[j] * t->scale;
         p->value = p->initial;
         p->ci_lo = p->ci_hi = NAN;
@@ -593,44 +594,4 @@ void cs_calib_train_result_free(cs_calib_train_result *r)
     free(r->before_pct);
     free(r->after_pct);
     free(r);
-}
-
-/* ---- what the YAML says ----------------------------------------------------------- */
-
-const char *cs_calib_train_note(void *ud, const char *path, char *buf, size_t len)
-{
-    const cs_calib_train_result *r = ud;
-    if (!strcmp(path, "gpu.hbm_bandwidth"))
-        return snprintf(buf, len, "fitted to kernel timings: the achievable rate, above the "
-                                  "bandwidth given (hbm x %.6g)",
-                        r->cluster.gpu.hbm_Bps / r->input.gpu.hbm_Bps),
-               buf;
-    for (int j = 0; j < r->nparams; j++)
-        if (r->params[j].fitted && !strcmp(r->params[j].yaml, path)) {
-            snprintf(buf, len, "fitted to training runs: %s = %.6g%s (95%% CI %.6g .. %.6g)",
-                     r->params[j].name, r->params[j].value, r->params[j].unit, r->params[j].ci_lo,
-                     r->params[j].ci_hi);
-            return buf;
-        }
-    return NULL;
-}
-
-void cs_calib_train_header(cs_buf *b, const cs_calib_train_result *r, const cs_trun_set *s)
-{
-    cs_buf_printf(b, "# Compute model fitted to %zu measured training runs and %zu kernel timings "
-                     "in:\n", s->n, s->nk);
-    for (size_t f = 0; f < s->nfiles; f++) cs_buf_printf(b, "#   %s\n", s->files[f]);
-    cs_buf_printf(b, "# Training fit: %s; RMS relative error %.2f%% -> %.2f%%.\n", r->status,
-                  r->rms_before_pct, r->rms_after_pct);
-    for (int j = 0; j < r->nparams; j++) {
-        const cs_calib_param *p = &r->params[j];
-        if (p->fitted)
-            cs_buf_printf(b, "# fitted %s = %.6g%s (95%% CI %.6g .. %.6g; input %.6g) -> %s, %s\n",
-                          p->name, p->value, p->unit, p->ci_lo, p->ci_hi, p->initial, p->yaml,
-                          p->why);
-        else if (*field((cs_cluster *)&r->input, j) < 0)
-            cs_buf_printf(b, "# kept   %s unset: %s\n", p->name, p->why);
-        else
-            cs_buf_printf(b, "# kept   %s = %.6g%s: %s\n", p->name, p->value, p->unit, p->why);
-    }
 }
