@@ -68,6 +68,20 @@ static const cs_calib_param *param(const cs_calib_train_result *r, const char *n
     return NULL;
 }
 
+/* The YAML the fit r from c writes (caller frees), loaded back into *back. */
+static cs_buf fitted_yaml(const cs_cluster *c, cs_calib_train_result *r, cs_cluster *back)
+{
+    cs_buf b = {0};
+    cs_calib_yaml_extra x = {.input = c, .cluster = &r->cluster, .note = cs_calib_train_note,
+                             .ud = r};
+    cs_calib_write_yaml_ext(&b, NULL, &(cs_meas_set){0}, &x, c->name, NULL, 0);
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_test_diag_ok(cs_config_load_cluster_string("cal.yaml", b.data, b.len, back, &d), &d,
+                    "YAML");
+    return b;
+}
+
 START_TEST(prediction_is_simulate)
 {
     /* mpt-125m, 8 x A100, seq 2048, micro 32: `collsim simulate` of the
@@ -132,13 +146,8 @@ START_TEST(round_trip)
     ck_assert(!param(r, "flash2")->fitted);
     CS_ASSERT_CONTAINS(param(r, "flash2")->why, "fewer than 2 rows run the flash2");
     /* the YAML: the fitted values load back */
-    cs_buf b = {0};
-    cs_calib_yaml_extra x = {.input = &c, .cluster = &r->cluster, .note = cs_calib_train_note,
-                             .ud = r};
-    cs_calib_write_yaml_ext(&b, NULL, &(cs_meas_set){0}, &x, "dgx-a100", NULL, 0);
     cs_cluster back;
-    cs_test_diag_ok(cs_config_load_cluster_string("cal.yaml", b.data, b.len, &back, &d), &d,
-                    "YAML");
+    cs_buf b = fitted_yaml(&c, r, &back);
     ck_assert_double_eq_tol(back.gpu.compute.gemm, g->value, 1e-6);
     ck_assert_double_eq_tol(back.gpu.compute.flash1, f->value, 1e-6);
     CS_ASSERT_CONTAINS(b.data, "fitted to training runs: gemm = ");
@@ -258,6 +267,91 @@ START_TEST(kernel_round_trip)
 }
 END_TEST
 
+/* FSDP1 runs, small blocks among them (the CPU thread binds): measured on
+ * a cluster whose FSDP1 hooks take 1.5 ms, fitted from the preset (hooks
+ * unset: the cited 0.25 ms) the hook cost comes back within 2% with an
+ * interval that holds it, lands in gpu.compute.fsdp1_hook_cpu, and what the
+ * runs cannot determine (the overlap slowdown: indistinguishable from
+ * gemm in step times; FSDP2's hooks: no FSDP2 run) stays unset, absent
+ * from the YAML. */
+START_TEST(hook_round_trip)
+{
+    cs_cluster c = cs_test_cluster("dgx-a100"), alt = c;
+    alt.gpu.compute.fsdp1_hook_cpu_s = 1.5e-3;
+    cs_trun_set s = read_runs(
+        "model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,grad_accum,"
+        "activation_checkpointing,fsdp_version,tokens_per_s_per_gpu\n"
+        "mpt-125m,12,768,12,50368,512,8,fsdp_full_shard,amp_bf16/DEFAULT,2,1,none,1,1\n"
+        "mpt-125m,12,768,12,50368,2048,8,fsdp_full_shard,amp_bf16/DEFAULT,8,1,none,1,1\n"
+        "mpt-350m,24,1024,16,50368,1024,16,fsdp_full_shard,amp_bf16/DEFAULT,4,1,none,1,1\n"
+        "mpt-1b,24,2048,16,50368,8192,8,fsdp_full_shard,amp_bf16/DEFAULT,2,1,full,1,1\n"
+        "mpt-7b,32,4096,32,50368,32768,8,fsdp_full_shard,amp_bf16/DEFAULT,1,1,full,1,1\n");
+    measure_on(&alt, &s);
+    cs_calib_train_result *r;
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_test_diag_ok(cs_calib_train(&c, &s, &r, &d), &d, "fit");
+    ck_assert(r->rms_before_pct > 10);
+    const cs_calib_param *h = param(r, "fsdp1_hook_cpu");
+    ck_assert_msg(h->fitted, "%s", h->why);
+    ck_assert_double_eq_tol(h->initial, 0.25, 1e-12); /* the cited default it started from */
+    ck_assert_double_eq_tol(h->value, 1.5, 0.03);
+    ck_assert(h->ci_lo <= 1.5 && 1.5 <= h->ci_hi);
+    ck_assert(!param(r, "fsdp2_hook_cpu")->fitted);
+    CS_ASSERT_CONTAINS(param(r, "fsdp2_hook_cpu")->why, "no row runs FSDP2");
+    ck_assert(!param(r, "comm_compute_slowdown")->fitted);
+    CS_ASSERT_CONTAINS(param(r, "comm_compute_slowdown")->why, "stays unset");
+    ck_assert_double_eq(r->cluster.gpu.compute.comm_compute_slowdown, -1);
+    ck_assert_double_eq(r->cluster.gpu.compute.fsdp2_hook_cpu_s, -1);
+    cs_cluster back;
+    cs_buf b = fitted_yaml(&c, r, &back);
+    ck_assert_double_eq_tol(back.gpu.compute.fsdp1_hook_cpu_s, h->value * 1e-3, 1e-9);
+    ck_assert_double_eq(back.gpu.compute.comm_compute_slowdown, -1);
+    ck_assert(!strstr(b.data, "comm_compute_slowdown:") && !strstr(b.data, "fsdp2_hook_cpu:"));
+    cs_buf_free(&b);
+    cs_calib_train_result_free(r);
+    cs_training_runs_free(&s);
+}
+END_TEST
+
+/* The cluster's gpu.compute.comm_compute_slowdown / fsdp1_hook_cpu are a
+ * training's defaults: a run priced on a cluster that sets them equals the
+ * run with the scenario keys set, and the scenario's own value wins. */
+START_TEST(cluster_keys_are_training_defaults)
+{
+    cs_cluster c = cs_test_cluster("dgx-a100");
+    cs_trun_set s = read_runs(
+        "model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,grad_accum,"
+        "activation_checkpointing,fsdp_version,tokens_per_s_per_gpu\n"
+        "mpt-1b,24,2048,16,50368,2048,64,fsdp_full_shard,amp_bf16/DEFAULT,1,1,none,1,1\n"
+        "mpt-125m,12,768,12,50368,512,16,fsdp_full_shard,amp_bf16/DEFAULT,2,1,none,1,1\n");
+    /* row 0 (communication-heavy) under the slowdown, row 1 (small blocks) under the hooks */
+    double *key[2] = {&c.gpu.compute.comm_compute_slowdown, &c.gpu.compute.fsdp1_hook_cpu_s};
+    double value[2] = {0.4, 2e-3};
+    for (int i = 0; i < 2; i++) {
+        double base, on_cluster, on_scenario, both;
+        cs_diag d;
+        cs_diag_clear(&d);
+        cs_trun_row *r = &s.rows[i];
+        double *scen = i ? &r->training.fsdp_hook_cpu_s : &r->training.comm_compute_slowdown;
+        cs_test_diag_ok(cs_calib_train_predict(&c, &s, (size_t)i, &base, NULL, &d), &d, "preset");
+        *key[i] = value[i];
+        cs_test_diag_ok(cs_calib_train_predict(&c, &s, (size_t)i, &on_cluster, NULL, &d), &d, "cl");
+        ck_assert_msg(fabs(on_cluster - base) > 0.01 * base, "key %d: %g vs %g", i, on_cluster, base);
+        *key[i] = -1;
+        *scen = value[i];
+        cs_test_diag_ok(cs_calib_train_predict(&c, &s, (size_t)i, &on_scenario, NULL, &d), &d, "sc");
+        ck_assert_double_eq_tol(on_cluster, on_scenario, 1e-9 * base);
+        *key[i] = value[i];
+        *scen = 0; /* the scenario's own value wins over the cluster's */
+        cs_test_diag_ok(cs_calib_train_predict(&c, &s, (size_t)i, &both, NULL, &d), &d, "both");
+        ck_assert(fabs(both - on_cluster) > 0.01 * base);
+        *key[i] = -1;
+    }
+    cs_training_runs_free(&s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("calib_train");
@@ -268,6 +362,8 @@ int main(void)
     tcase_add_test(tc, one_sequence_keeps_attention);
     tcase_add_test(tc, run_must_fit_cluster);
     tcase_add_test(tc, kernel_round_trip);
+    tcase_add_test(tc, hook_round_trip);
+    tcase_add_test(tc, cluster_keys_are_training_defaults);
     suite_add_tcase(s, tc);
     return cs_test_run(s);
 }

@@ -66,6 +66,15 @@ typedef struct cs_cluster {
             double hbm_half_bytes;     /* kernel size at which it reaches half of hbm */
             double kernel_floor_s;     /* shortest kernel */
             double sms;                /* streaming multiprocessors (0: not a GPU) */
+            /* the GPU's software stack, optional (CS_UNSET: not given), a
+             * training's default where its scenario leaves the key out
+             * (training.h cs_training_comm_compute_slowdown /
+             * cs_training_fsdp_hook_cpu_s); what `calibrate
+             * --training-runs` writes when the runs determine them */
+            double comm_compute_slowdown; /* compute and collectives both slowed by this while
+                                           * they overlap */
+            double fsdp1_hook_cpu_s;   /* FSDP1's hooks, CPU per block per pass */
+            double fsdp2_hook_cpu_s;   /* FSDP2's */
         } compute;
     } gpu;
 

@@ -92,6 +92,23 @@ static int inter_present(const void *obj)
 }
 
 
+/* The optional gpu.compute keys: present when set (>= 0). */
+static int slowdown_set(const void *obj)
+{
+    return ((const cs_cluster *)obj)->gpu.compute.comm_compute_slowdown >= 0;
+}
+static int fsdp1_hook_set(const void *obj)
+{
+    return ((const cs_cluster *)obj)->gpu.compute.fsdp1_hook_cpu_s >= 0;
+}
+static int fsdp2_hook_set(const void *obj)
+{
+    return ((const cs_cluster *)obj)->gpu.compute.fsdp2_hook_cpu_s >= 0;
+}
+static const cs__yrow slowdown_row = {.present = slowdown_set};
+static const cs__yrow fsdp1_hook_row = {.present = fsdp1_hook_set};
+static const cs__yrow fsdp2_hook_row = {.present = fsdp2_hook_set};
+
 /* gpu.compute: the compute model's efficiencies (train/compute.c says
  * what each means; configs/clusters/NAME.yaml cite the values). */
 #define FRACTION(key, member) {ROW(key, CS_YF_NUMBER, OFF(gpu.compute.member), CS_YF_LO_OPEN), .hi = 1}
@@ -107,6 +124,14 @@ static const cs_yfield compute_fields[] = {
     {ROW("hbm_half", CS_YF_SIZE, OFF(gpu.compute.hbm_half_bytes), CS_YF_NO_HI)},
     {ROW("kernel_floor", CS_YF_TIME, OFF(gpu.compute.kernel_floor_s), CS_YF_NO_HI)},
     {ROW("sms", CS_YF_NUMBER, OFF(gpu.compute.sms), 0), .hi = 100000},
+    /* optional (.ext: written only when set; never taken from a preset):
+     * the software stack's terms a training reads as its default */
+    {ROW("comm_compute_slowdown", CS_YF_NUMBER, OFF(gpu.compute.comm_compute_slowdown), 0),
+     .hi = 10, .ext = &slowdown_row},
+    {ROW("fsdp1_hook_cpu", CS_YF_TIME, OFF(gpu.compute.fsdp1_hook_cpu_s), CS_YF_NO_HI),
+     .ext = &fsdp1_hook_row},
+    {ROW("fsdp2_hook_cpu", CS_YF_TIME, OFF(gpu.compute.fsdp2_hook_cpu_s), CS_YF_NO_HI),
+     .ext = &fsdp2_hook_row},
     {.name = NULL},
 };
 #undef FRACTION
@@ -284,7 +309,7 @@ int cs__cluster_compute_missing(const cs_cluster *cl)
 {
     int n = 0;
     for (size_t i = 0; compute_fields[i].name; i++)
-        n += *compute_field((cs_cluster *)cl, i) == CS_UNSET;
+        n += !compute_fields[i].ext && *compute_field((cs_cluster *)cl, i) == CS_UNSET;
     return n;
 }
 

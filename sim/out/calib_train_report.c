@@ -231,8 +231,6 @@ void cs_calib_train_report(cs_buf *b, cs_format f, const cs_calib_train_result *
     cs_table_num(ft, r->rms_before_pct);
     cs_table_num(ft, r->rms_after_pct);
     cs_calib_report_params(doc, r->params, r->nparams);
-    cs_doc_note(doc, "  %-18s kept: a scenario setting (training:), not a cluster key\n",
-                "comm_compute_slowdown");
     if (s->n) cs_doc_note(doc, "#\n# residuals, %% (predicted - measured) / measured\n");
     cs_table *t = table(doc, "residuals", resid_cols, N(resid_cols), CS_FOR_TREE);
     for (size_t i = 0; i < s->n; i++) {

@@ -18,7 +18,20 @@
  *                 efficiency grows with width): needs rows of 2 model
  *                 widths (rows of one model size cannot determine a
  *                 width-dependent term);
- *   kernel_floor  the shortest kernel: screened by sensitivity alone.
+ *   kernel_floor  the shortest kernel: screened by sensitivity alone;
+ *   comm_compute_slowdown  compute and collectives both slowed by this
+ *                 while they overlap (iteration.c): needs runs on 2 GPUs at
+ *                 least (a collective to overlap);
+ *   fsdp1_hook_cpu / fsdp2_hook_cpu  the CPU time of FSDP's hooks per
+ *                 block per pass, for the version the rows run: needs rows
+ *                 of that FSDP version (it binds only where the CPU thread
+ *                 falls behind the GPU: small blocks).
+ * The last three are the GPU's software stack (NCCL's kernels sharing SMs
+ * and HBM with compute; PyTorch's hooks on the host CPU) and land in the
+ * cluster's gpu.compute, optional keys a training reads as its default
+ * where its scenario leaves them out (training.h). Unset in the input (the
+ * SM-share overlap model; the version's cited hook cost), the solver
+ * starts from a seed (seed_of) and a parameter kept stays unset.
  * Then, as the collective fit does (calib_params.c), every round: a
  * parameter on which no row's prediction depends by 0.1% per unit step is
  * kept; one whose Jacobian column has under 30% of its norm orthogonal to
@@ -28,13 +41,12 @@
  * parameter in log space (fractions capped at the schema's 1); the
  * covariance (J^T J)^-1 s^2 gives 95% intervals (Student t); a parameter
  * whose interval spans more than a factor of 10 leaves and the rest are
- * refitted.
+ * refitted (one per round, the last in priority order, so that what it
+ * compensated for is refitted without it); so does one the fit pushes to
+ * the bound of its range (no slope there, no interval).
  * Departure: hbm may exceed 1 in the fit (a CPU's memcpy beats the
  * hbm_bandwidth given); the cluster written then carries hbm_bandwidth x
  * hbm and hbm 1, which prices every kernel the same.
- * Not fitted: the overlap slowdown (comm_compute_slowdown) is a scenario
- * setting, not a cluster key, and this fit writes a cluster; per-unit CPU
- * costs are not in the compute model.
  * Predictions and the comparison are calib_train_compare.c.
  * Cost: every residual evaluation simulates every row (one iteration each).
  * Departure: GSL's error handler is off during the fit (process-global).
@@ -54,6 +66,8 @@
 
 #include "study/calib_phases.h"
 #include "train/compute.h"
+#include "train/strategy.h"
+#include "train/training.h"
 
 /* ---- the parameters ------------------------------------------------------------ */
 
@@ -65,6 +79,8 @@ typedef struct usage {
     double attn_share[CS_ATTN_COUNT]; /* largest attention share of a row's kernel time */
     double mem_share;               /* largest memory-bound share */
     int widths, width;              /* distinct hidden sizes; one of them */
+    int multi_gpu;                  /* runs on 2 GPUs or more */
+    int fsdp_rows[3];               /* runs of FSDP version 1, 2 */
     int gemm_sizes, copy_sizes;     /* distinct GEMM works / copy sizes timed */
 } usage;
 
@@ -119,29 +135,73 @@ static const char *rule_width(const usage *u, char *buf, size_t len)
     return buf;
 }
 
+static const char *rule_overlap(const usage *u, char *buf, size_t len)
+{
+    if (u->multi_gpu) return NULL;
+    snprintf(buf, len, "no run on 2 GPUs or more: no collective overlaps compute");
+    return buf;
+}
+static const char *rule_fsdp(const usage *u, int v, char *buf, size_t len)
+{
+    if (u->fsdp_rows[v]) return NULL;
+    snprintf(buf, len, "no row runs FSDP%d", v);
+    return buf;
+}
+static const char *rule_fsdp1(const usage *u, char *b, size_t n) { return rule_fsdp(u, 1, b, n); }
+static const char *rule_fsdp2(const usage *u, char *b, size_t n) { return rule_fsdp(u, 2, b, n); }
+
+/* A parameter's solver origin when the input leaves it unset (< 0). */
+typedef double (*seed_fn)(const cs_cluster *c);
+/* The SM-share model's slowdown of compute under one collective
+ * (iteration.c: compute at 1 - channels / sms), a start for the solver
+ * only; 0.05 on a machine without SMs (a CPU). */
+static double seed_slowdown(const cs_cluster *c)
+{
+    double share = c->gpu.compute.sms > 0 ? fmin(0.5, c->coll.channels / c->gpu.compute.sms) : 0;
+    return share > 0 ? share / (1 - share) : 0.05;
+}
+/* The versions' cited defaults (training.c cs_training_fsdp_hook_cpu_s). */
+static double seed_hook(const cs_cluster *c, int v)
+{
+    cs_training t = {.fsdp_version = v, .fsdp_hook_cpu_s = -1};
+    cs_cluster u = *c;
+    u.gpu.compute.fsdp1_hook_cpu_s = u.gpu.compute.fsdp2_hook_cpu_s = -1;
+    return cs_training_fsdp_hook_cpu_s(&t, &u);
+}
+static double seed_hook1(const cs_cluster *c) { return seed_hook(c, 1); }
+static double seed_hook2(const cs_cluster *c) { return seed_hook(c, 2); }
+
 typedef struct tparam {
     const char *name, *key, *unit; /* key: the cluster YAML key it lands in */
     size_t off;                    /* the double in cs_cluster */
-    int fraction;                  /* capped at 1; 2: hbm, whose excess is a higher rate */
+    double lo, hi;                 /* the fit's range (hi 0: none); the schema's where it has one */
+    int rate;                      /* 1: hbm, whose excess over 1 is a higher rate */
     double scale;                  /* reported value = natural x scale */
     rule_fn rule;                  /* NULL: sensitivity alone decides */
     const char *what;              /* fitted: what determines it */
+    seed_fn seed;                  /* NULL: the input is always set */
 } tparam;
 
 #define OFF(f) offsetof(cs_cluster, gpu.compute.f)
 static const tparam tparams[] = {
-    {"gemm", "gpu.compute.gemm", "", OFF(gemm), 1, 1, NULL, "every row's GEMM time"},
-    {"flash1", "gpu.compute.flash1", "", OFF(flash1), 1, 1, rule_flash1,
-     "rows running flash1 at several sequence lengths"},
-    {"flash2", "gpu.compute.flash2", "", OFF(flash2), 1, 1, rule_flash2,
-     "rows running flash2 at several sequence lengths"},
-    {"hbm", "gpu.compute.hbm", "", OFF(hbm), 2, 1, rule_hbm, "memory-bound kernels' time"},
-    {"gemm_half", "gpu.compute.gemm_half", "GFLOP", OFF(gemm_half_flops), 0, 1e-9, rule_width,
-     "rows of several model widths"},
-    {"hbm_half", "gpu.compute.hbm_half", "MiB", OFF(hbm_half_bytes), 0, 1.0 / 1048576,
-     rule_hbm_half, "copies timed at several sizes"},
-    {"kernel_floor", "gpu.compute.kernel_floor", "us", OFF(kernel_floor_s), 0, 1e6, NULL,
-     "the shortest kernels"},
+    {"gemm", "gpu.compute.gemm", "", OFF(gemm), 1e-3, 1, 0, 1, NULL, "every row's GEMM time", NULL},
+    {"flash1", "gpu.compute.flash1", "", OFF(flash1), 1e-3, 1, 0, 1, rule_flash1,
+     "rows running flash1 at several sequence lengths", NULL},
+    {"flash2", "gpu.compute.flash2", "", OFF(flash2), 1e-3, 1, 0, 1, rule_flash2,
+     "rows running flash2 at several sequence lengths", NULL},
+    {"hbm", "gpu.compute.hbm", "", OFF(hbm), 1e-3, 0, 1, 1, rule_hbm, "memory-bound kernels' time", NULL},
+    {"gemm_half", "gpu.compute.gemm_half", "GFLOP", OFF(gemm_half_flops), 0, 0, 0, 1e-9,
+     rule_width, "rows of several model widths", NULL},
+    {"hbm_half", "gpu.compute.hbm_half", "MiB", OFF(hbm_half_bytes), 0, 0, 0, 1.0 / 1048576,
+     rule_hbm_half, "copies timed at several sizes", NULL},
+    {"kernel_floor", "gpu.compute.kernel_floor", "us", OFF(kernel_floor_s), 0, 0, 0, 1e6, NULL,
+     "the shortest kernels", NULL},
+    {"comm_compute_slowdown", "gpu.compute.comm_compute_slowdown", "", OFF(comm_compute_slowdown),
+     1e-4, 10, 0, 1, rule_overlap, "runs whose collectives overlap compute", seed_slowdown},
+    {"fsdp1_hook_cpu", "gpu.compute.fsdp1_hook_cpu", "ms", OFF(fsdp1_hook_cpu_s), 0, 0, 0, 1e3,
+     rule_fsdp1, "FSDP1 runs whose CPU thread binds", seed_hook1},
+    {"fsdp2_hook_cpu", "gpu.compute.fsdp2_hook_cpu", "ms", OFF(fsdp2_hook_cpu_s), 0, 0, 0, 1e3,
+     rule_fsdp2, "FSDP2 runs whose CPU thread binds", seed_hook2},
 };
 #undef OFF
 #define NP ((int)(sizeof tparams / sizeof *tparams))
@@ -149,17 +209,15 @@ _Static_assert(sizeof tparams / sizeof *tparams <= CS_CALIB_TRAIN_PARAMS, "resul
 
 static double *field(cs_cluster *c, int j) { return (double *)((char *)c + tparams[j].off); }
 
-/* Natural value at coordinate x from v0 (x = 0): log space, a fraction
- * capped at the schema's 1. A trial step far out prices nothing sensibly
- * (an efficiency of 0, an infinite floor): values stay within e^+-12 and
- * fractions >= 1e-3. */
+/* Natural value at coordinate x from v0 (x = 0): log space, within the
+ * parameter's range (a fraction capped at the schema's 1). A trial step
+ * far out prices nothing sensibly (an efficiency of 0, an infinite
+ * floor): values stay within e^+-12 and the range. */
 static double to_value(int j, double v0, double x)
 {
     x = fmax(-12, fmin(12, x));
-    double v = v0 * exp(x);
-    return tparams[j].fraction == 1 ? fmax(1e-3, fmin(1.0, v))
-           : tparams[j].fraction   ? fmax(1e-3, v)
-                                   : v;
+    double v = fmax(tparams[j].lo, v0 * exp(x));
+    return tparams[j].hi > 0 ? fmin(tparams[j].hi, v) : v;
 }
 
 /* Distinct values among v[0..n) (n is small: timings of one sweep). */
@@ -206,6 +264,10 @@ static void usage_of(const cs_cluster *c, const cs_trun_set *s, usage *u)
         for (int a = 0; a < u->widths; a++) seen |= widths[a] == r->model.hidden;
         if (!seen && u->widths < 64) widths[u->widths++] = r->model.hidden;
         u->width = r->model.hidden;
+        u->multi_gpu += r->gpus > 1;
+        if ((cs_strategy_row_of(r->training.strategy)->knobs & CS_KNOB_BIT(CS_KNOB_FSDP_HOOK_CPU)) &&
+            r->training.fsdp_version >= 1 && r->training.fsdp_version <= 2)
+            u->fsdp_rows[r->training.fsdp_version]++;
         cs_kernel ks[256];
         size_t nk = cs_compute_kernels(&r->model, &r->training, c, ks, 256);
         double tot = 0, attn = 0, mem = 0;
@@ -227,7 +289,8 @@ typedef struct fit {
     const cs_cluster *base;
     const cs_trun_set *s;
     size_t n;                           /* residuals: the runs, then the kernel timings */
-    double start[CS_CALIB_TRAIN_PARAMS]; /* natural values at coordinate 0 */
+    double start[CS_CALIB_TRAIN_PARAMS]; /* the input's values (< 0: unset, where seeded) */
+    double origin[CS_CALIB_TRAIN_PARAMS]; /* natural values at coordinate 0 */
     int which[CS_CALIB_TRAIN_PARAMS], np;
     int eligible[CS_CALIB_TRAIN_PARAMS];
     char why[CS_CALIB_TRAIN_PARAMS][200];
@@ -242,7 +305,7 @@ static void cluster_at(const fit *ft, const double *y, cs_cluster *c)
     for (int j = 0; j < NP; j++) *field(c, j) = ft->start[j];
     for (int a = 0; a < ft->np; a++) {
         int j = ft->which[a];
-        *field(c, j) = to_value(j, ft->start[j], y[a] - X_OFFSET);
+        *field(c, j) = to_value(j, ft->origin[j], y[a] - X_OFFSET);
     }
 }
 
@@ -290,8 +353,8 @@ static void jacobian(fit *ft)
     for (int j = 0; j < NP; j++) {
         cs_cluster a = *ft->base, b = *ft->base;
         for (int k = 0; k < NP; k++) *field(&a, k) = *field(&b, k) = ft->start[k];
-        *field(&a, j) = to_value(j, ft->start[j], h);
-        *field(&b, j) = to_value(j, ft->start[j], -h);
+        *field(&a, j) = to_value(j, ft->origin[j], h);
+        *field(&b, j) = to_value(j, ft->origin[j], -h);
         residuals(ft, &a, fp);
         residuals(ft, &b, fm);
         for (size_t k = 0; k < n; k++) ft->J[k * NP + (size_t)j] = (fp[k] - fm[k]) / (2 * h);
@@ -407,20 +470,30 @@ static int round_fit(fit *ft, cs_calib_train_result *res, double *x, double *cov
     double ss = 0;
     for (size_t k = 0; k < n; k++) ss += ft->f[k] * ft->f[k];
     double s2 = res->dof > 0 ? ss / res->dof : NAN, tq = cs__calib_t_quantile(res->dof);
-    int left = 0;
-    for (int a = 0; a < ft->np; a++) {
-        hw[a] = tq * sqrt(s2 * covar[a * ft->np + a]);
+    for (int a = 0; a < ft->np; a++) hw[a] = tq * sqrt(s2 * covar[a * ft->np + a]);
+    /* one leaves per round, the last in priority order: what it was
+     * compensating for is refitted without it */
+    for (int a = ft->np - 1; a >= 0; a--) {
         int j = ft->which[a];
-        double lo = to_value(j, ft->start[j], x[a] - X_OFFSET - hw[a]);
-        double hi = to_value(j, ft->start[j], x[a] - X_OFFSET + hw[a]);
-        if (isfinite(hw[a]) && hi > 10 * lo) {
-            ft->eligible[j] = 0;
+        double lo = to_value(j, ft->origin[j], x[a] - X_OFFSET - hw[a]);
+        double hi = to_value(j, ft->origin[j], x[a] - X_OFFSET + hw[a]);
+        double v = to_value(j, ft->origin[j], x[a] - X_OFFSET);
+        double bound = tparams[j].lo > 0 && v <= tparams[j].lo * (1 + 1e-9)   ? tparams[j].lo
+                       : tparams[j].hi > 0 && v >= tparams[j].hi * (1 - 1e-9) ? tparams[j].hi
+                                                                              : NAN;
+        if (isfinite(bound)) /* pinned: no slope there, and no interval */
+            snprintf(ft->why[j], sizeof ft->why[j],
+                     "the rows push it to the bound of its range (%g): they do not determine it",
+                     bound * tparams[j].scale);
+        else if (isfinite(hw[a]) && hi > 10 * lo)
             snprintf(ft->why[j], sizeof ft->why[j],
                      "the rows leave it open: its 95%% interval spans more than a factor of 10");
-            left = 1;
-        }
+        else
+            continue;
+        ft->eligible[j] = 0;
+        return 1;
     }
-    return left;
+    return 0;
 }
 
 static void result_params(const fit *ft, cs_calib_train_result *res, const double *x,
@@ -433,18 +506,23 @@ static void result_params(const fit *ft, cs_calib_train_result *res, const doubl
         snprintf(p->name, sizeof p->name, "%s", t->name);
         snprintf(p->yaml, sizeof p->yaml, "%s", t->key);
         snprintf(p->unit, sizeof p->unit, "%s", t->unit);
-        p->initial = ft->start[j] * t->scale;
-        p->value = to_value(j, ft->start[j], 0) * t->scale;
+        /* an unset input shows its seed, and the why says it was unset */
+        int unset = ft->start[j] < 0;
+        res->input_unset[j] = unset;
+        p->initial = ft->origin[j] * t->scale;
+        p->value = p->initial;
         p->ci_lo = p->ci_hi = NAN;
         p->fitted = 0;
-        snprintf(p->why, sizeof p->why, "%s", ft->why[j]);
+        snprintf(p->why, sizeof p->why, "%s%s", ft->why[j],
+                 unset ? "; stays unset (the input's default)" : "");
         for (int a = 0; a < ft->np; a++)
             if (ft->which[a] == j) {
                 p->fitted = 1;
-                p->value = to_value(j, ft->start[j], x[a] - X_OFFSET) * t->scale;
-                p->ci_lo = to_value(j, ft->start[j], x[a] - X_OFFSET - hw[a]) * t->scale;
-                p->ci_hi = to_value(j, ft->start[j], x[a] - X_OFFSET + hw[a]) * t->scale;
-                snprintf(p->why, sizeof p->why, "from %s", t->what);
+                p->value = to_value(j, ft->origin[j], x[a] - X_OFFSET) * t->scale;
+                p->ci_lo = to_value(j, ft->origin[j], x[a] - X_OFFSET - hw[a]) * t->scale;
+                p->ci_hi = to_value(j, ft->origin[j], x[a] - X_OFFSET + hw[a]) * t->scale;
+                snprintf(p->why, sizeof p->why, "from %s%s", t->what,
+                         unset ? " (input unset: started from its default's equivalent)" : "");
             }
     }
 }
@@ -472,7 +550,10 @@ int cs_calib_train(const cs_cluster *c, const cs_trun_set *s, cs_calib_train_res
     memcpy(res->before_pct, cmp.err_pct, s->n * sizeof *res->before_pct);
     cs_calib_train_compare_free(&cmp);
     fit ft = {.base = c, .s = s, .n = n};
-    for (int j = 0; j < NP; j++) ft.start[j] = *field((cs_cluster *)c, j);
+    for (int j = 0; j < NP; j++) {
+        ft.start[j] = *field((cs_cluster *)c, j);
+        ft.origin[j] = ft.start[j] < 0 && tparams[j].seed ? tparams[j].seed(c) : ft.start[j];
+    }
     ft.f = cs_xmalloc(n * sizeof *ft.f);
     ft.r = cs_xmalloc(n * sizeof *ft.r);
     ft.J = cs_xmalloc(n * NP * sizeof *ft.J);
@@ -513,44 +594,4 @@ void cs_calib_train_result_free(cs_calib_train_result *r)
     free(r->before_pct);
     free(r->after_pct);
     free(r);
-}
-
-/* ---- what the YAML says ----------------------------------------------------------- */
-
-const char *cs_calib_train_note(void *ud, const char *path, char *buf, size_t len)
-{
-    const cs_calib_train_result *r = ud;
-    if (!strcmp(path, "gpu.hbm_bandwidth"))
-        return snprintf(buf, len, "fitted to kernel timings: the achievable rate, above the "
-                                  "bandwidth given (hbm x %.6g)",
-                        r->cluster.gpu.hbm_Bps / r->input.gpu.hbm_Bps),
-               buf;
-    for (int j = 0; j < r->nparams; j++)
-        if (r->params[j].fitted && !strcmp(r->params[j].yaml, path)) {
-            snprintf(buf, len, "fitted to training runs: %s = %.6g%s (95%% CI %.6g .. %.6g)",
-                     r->params[j].name, r->params[j].value, r->params[j].unit, r->params[j].ci_lo,
-                     r->params[j].ci_hi);
-            return buf;
-        }
-    return NULL;
-}
-
-void cs_calib_train_header(cs_buf *b, const cs_calib_train_result *r, const cs_trun_set *s)
-{
-    cs_buf_printf(b, "# Compute model fitted to %zu measured training runs and %zu kernel timings "
-                     "in:\n", s->n, s->nk);
-    for (size_t f = 0; f < s->nfiles; f++) cs_buf_printf(b, "#   %s\n", s->files[f]);
-    cs_buf_printf(b, "# Training fit: %s; RMS relative error %.2f%% -> %.2f%%.\n", r->status,
-                  r->rms_before_pct, r->rms_after_pct);
-    for (int j = 0; j < r->nparams; j++) {
-        const cs_calib_param *p = &r->params[j];
-        if (p->fitted)
-            cs_buf_printf(b, "# fitted %s = %.6g%s (95%% CI %.6g .. %.6g; input %.6g) -> %s, %s\n",
-                          p->name, p->value, p->unit, p->ci_lo, p->ci_hi, p->initial, p->yaml,
-                          p->why);
-        else
-            cs_buf_printf(b, "# kept   %s = %.6g%s: %s\n", p->name, p->value, p->unit, p->why);
-    }
-    cs_buf_printf(b, "# kept   comm_compute_slowdown: a scenario setting (training:), not a "
-                     "cluster key; this fit writes the cluster only\n");
 }

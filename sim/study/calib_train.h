@@ -58,13 +58,14 @@ void cs_calib_train_compare_free(cs_calib_train_compare *cmp);
 
 /* ---- the fit ------------------------------------------------------------------ */
 
-#define CS_CALIB_TRAIN_PARAMS 8
+#define CS_CALIB_TRAIN_PARAMS 12
 
 typedef struct cs_calib_train_result {
     cs_cluster input;       /* the cluster fitted */
     cs_cluster cluster;     /* the input with the fitted values substituted */
     int nparams;
     cs_calib_param params[CS_CALIB_TRAIN_PARAMS]; /* in priority order */
+    int input_unset[CS_CALIB_TRAIN_PARAMS];       /* the input left it unset (< 0) */
     size_t nrows;
     double *before_pct, *after_pct; /* per row: signed error on input / fitted */
     int iterations, dof, converged;
@@ -79,8 +80,8 @@ int cs_calib_train(const cs_cluster *c, const cs_trun_set *s, cs_calib_train_res
                    cs_diag *d);
 void cs_calib_train_result_free(cs_calib_train_result *r);
 
-/* The comment of a cluster YAML key the fit changed (a
- * cs_cluster_yaml_note; ud is the result), or NULL. */
+/* What the YAML says (calib_train_yaml.c): the comment of a cluster YAML
+ * key the fit changed (a cs_cluster_yaml_note; ud is the result), or NULL. */
 const char *cs_calib_train_note(void *ud, const char *path, char *buf, size_t len);
 /* The header lines ("# ...") naming the rows and every parameter. */
 void cs_calib_train_header(cs_buf *b, const cs_calib_train_result *r, const cs_trun_set *s);

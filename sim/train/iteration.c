@@ -136,16 +136,17 @@ static void account(exec *x)
 }
 
 /* The rates while compute and communication overlap on class x: with
- * comm_compute_slowdown >= 0 (set by the user or a fit) both slow by that
+ * comm_compute_slowdown >= 0 (the scenario's, else the cluster's:
+ * cs_training_comm_compute_slowdown; set by the user or a fit) both slow by that
  * factor; unset (< 0), compute runs on the SMs the running collectives
  * leave it (each takes cs_workload_comm_sm_share, at most half the GPU
  * for all of them) and communication at its own speed. */
 static void overlap_rates(exec *x)
 {
-    const cs_training *t = x->j->t;
     x->rc = x->rm = 1.0;
-    if (t->comm_compute_slowdown >= 0) {
-        double slow = 1.0 + t->comm_compute_slowdown;
+    double s = cs_workload_comm_compute_slowdown(x->j->w, x->j->t);
+    if (s >= 0) {
+        double slow = 1.0 + s;
         if (x->ncomm > 0) x->rc = 1.0 / slow;
         if (x->ncompute > 0) x->rm = 1.0 / slow;
     } else if (x->ncomm > 0) {

@@ -82,7 +82,7 @@ static int root_layers(const cs_wbuild *b) { return whole(b) ? b->layers : 0; }
  * them wait for it (workload.h issue_s). */
 static void hooks(cs_wbuild *b, int blocks)
 {
-    cs__wb_host(b, blocks * cs_training_fsdp_hook_cpu_s(b->t));
+    cs__wb_host(b, blocks * cs_training_fsdp_hook_cpu_s(b->t, &b->topo->cluster));
 }
 
 /* ---- copies and casts (memory-bound tasks, cs__wb_memory) ---- */

@@ -167,11 +167,28 @@ void cs_training_defaults(cs_training *t, cs_strategy s)
  * _use_sharded_views 2.7-2.8 ms per unshard/reshard cycle, ~20 us per
  * parameter tensor, times the 12 tensors of a transformer block with
  * biases (norms, QKV, output projection, two MLP matrices). Both are a
- * CPU of one machine: set fsdp_hook_cpu_ms from a profile of the target. */
-double cs_training_fsdp_hook_cpu_s(const cs_training *t)
+ * CPU of one machine: set fsdp_hook_cpu_ms from a profile of the target,
+ * or the cluster's gpu.compute.fsdp1_hook_cpu / fsdp2_hook_cpu (what
+ * `collsim calibrate --training-runs` writes where the runs determine it). */
+double cs_training_fsdp_hook_cpu_s(const cs_training *t, const cs_cluster *c)
 {
     if (t->fsdp_hook_cpu_s >= 0) return t->fsdp_hook_cpu_s;
+    double of_cluster = !c                  ? -1
+                        : t->fsdp_version == 1 ? c->gpu.compute.fsdp1_hook_cpu_s
+                                               : c->gpu.compute.fsdp2_hook_cpu_s;
+    if (of_cluster >= 0) return of_cluster;
     return t->fsdp_version == 1 ? 0.25e-3 : 1.0e-3;
+}
+
+/* The scenario's value first (the job's own setting), then the cluster's
+ * (a property of the GPU's software stack: NCCL's kernels and the
+ * compute kernels sharing SMs and HBM, measured or fitted on that
+ * machine). */
+double cs_training_comm_compute_slowdown(const cs_training *t, const cs_cluster *c)
+{
+    if (t->comm_compute_slowdown >= 0) return t->comm_compute_slowdown;
+    return c && c->gpu.compute.comm_compute_slowdown >= 0 ? c->gpu.compute.comm_compute_slowdown
+                                                          : -1.0;
 }
 
 /* amp (torch.autocast, torch/amp/autocast_mode.py): the module keeps its

@@ -179,9 +179,14 @@ double cs_training_autocast_cast_bytes_per_param(const cs_training *t);
  * as set. Idempotent. */
 void cs_training_resolve_precision(cs_training *t);
 
-/* CPU seconds FSDP's hooks take per unit per pass: fsdp_hook_cpu_s if
- * set, else the version's cited default (training.c). */
-double cs_training_fsdp_hook_cpu_s(const cs_training *t);
+/* CPU seconds FSDP's hooks take per block per pass: fsdp_hook_cpu_s if
+ * set, else the cluster's gpu.compute.fsdp<version>_hook_cpu if set (c
+ * may be NULL), else the version's cited default (training.c). */
+double cs_training_fsdp_hook_cpu_s(const cs_training *t, const cs_cluster *c);
+/* The overlap slowdown in effect: comm_compute_slowdown if set (>= 0),
+ * else the cluster's gpu.compute.comm_compute_slowdown (c may be NULL),
+ * else < 0 (unset: compute loses the collectives' SMs, iteration.c). */
+double cs_training_comm_compute_slowdown(const cs_training *t, const cs_cluster *c);
 
 /* Bytes of optimizer state per parameter (before sharding): Adam with
  * fp32 master weights 12 (master 4 + m 4 + v 4, ZeRO Sec 3.1's K = 12);

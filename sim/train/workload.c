@@ -65,6 +65,7 @@ struct cs_workload {
     double eff;       /* < 0: from the tasks, when asked */
     cs_compute comp;  /* the priced layer and head */
     double sm_share;  /* cs_workload_comm_sm_share */
+    double cluster_slowdown; /* the cluster's gpu.compute.comm_compute_slowdown (< 0: unset) */
     int serial_groups; /* cs_workload_serial_groups */
     const cs_cluster *cluster;
     choice cache[CHOICE_CACHE];
@@ -110,6 +111,10 @@ double cs_workload_compute_efficiency(const cs_workload *w)
 }
 const cs_memory *cs_workload_memory(const cs_workload *w) { return &w->mem; }
 double cs_workload_comm_sm_share(const cs_workload *w) { return w->sm_share; }
+double cs_workload_comm_compute_slowdown(const cs_workload *w, const cs_training *t)
+{
+    return t->comm_compute_slowdown >= 0 ? t->comm_compute_slowdown : w->cluster_slowdown;
+}
 int cs_workload_serial_groups(const cs_workload *w) { return w->serial_groups; }
 void cs_workload_set_serial_groups(cs_workload *w, int serial) { w->serial_groups = serial != 0; }
 void cs_workload_set_comm_sm_share(cs_workload *w, double share)
@@ -228,6 +233,7 @@ cs_workload *cs_workload_new(double peak_flops)
     cs_workload *w = cs_xcalloc(1, sizeof *w);
     w->peak_flops = peak_flops;
     w->eff = 1.0;
+    w->cluster_slowdown = -1; /* no cluster: unset */
     return w;
 }
 
@@ -407,6 +413,7 @@ static int begin(const cs_model *m, const cs_training *t, const cs_topology *top
             w->xslot[g] = w->group_ranks[g] > 1 ? cs_pricing_cache_slot(cache, &w->topo[g]) : -1;
     w->peak_flops = c->gpu.peak_flops[t->param_dtype];
     w->cluster = c;
+    w->cluster_slowdown = c->gpu.compute.comm_compute_slowdown;
     w->sm_share = c->gpu.compute.sms > 0 ? fmin(1.0, c->coll.channels / c->gpu.compute.sms) : 0;
     w->serial_groups = t->fsdp_version == 1 || cs_strategy_row_of(t->strategy)->autocast;
     double tokens = (double)t->micro_batch * m->seq_len;

@@ -143,6 +143,10 @@ double cs_workload_compute_efficiency(const cs_workload *w);
  * NCCL launches one CTA per channel (src/enqueue.cc ncclLaunchKernel:
  * grid = {nChannels}), so channels / SMs (0 without SMs). */
 double cs_workload_comm_sm_share(const cs_workload *w);
+/* The overlap slowdown in effect when t runs w: t's comm_compute_slowdown
+ * if set, else that of the cluster w was built on
+ * (cs_training_comm_compute_slowdown), < 0 when neither is set. */
+double cs_workload_comm_compute_slowdown(const cs_workload *w, const cs_training *t);
 /* 1: a process group runs its collectives one at a time in issue (task
  * id) order. ProcessGroupNCCL::collective issues every asynchronous
  * collective of a group on the group's one internal NCCL stream per

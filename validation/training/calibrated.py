@@ -119,10 +119,11 @@ def calibrated(collsim, run, tmp, training):
         yaml = os.path.join(tmp, "train-%s-cal.yaml" % t)
         params = fitted_params(collsim, run, cluster, fit_csv, yaml)
         u = score(compare(collsim, run, cluster, rest_csv))
-        c = score(compare(collsim, run, yaml, rest_csv))
+        held = compare(collsim, run, yaml, rest_csv)
+        c = score(held)
         s = dict(zip(COLUMNS, [t, cluster, len(pick), len(rows) - len(pick), u[0], u[1], u[2],
                                c[0], c[1], c[2], c[3]]))
-        out.append((s, params, [rows[j] for j in pick]))
+        out.append((s, params, [rows[j] for j in pick], held))
     return out
 
 
@@ -135,7 +136,7 @@ def scores_csv(results):
             % (CALIB_ROWS, throughput.DATA, throughput.TOLERANCE))
     w = csv.DictWriter(f, COLUMNS, lineterminator="\n")
     w.writeheader()
-    for s, _, _ in results:
+    for s, _, _, _ in results:
         w.writerow({k: ("%.2f" % v if isinstance(v, float) else v) for k, v in s.items()})
     return f.getvalue()
 
@@ -145,7 +146,7 @@ def check(results, path):
     with open(path) as f:
         recorded = {r["table"]: r for r in csv.DictReader([l for l in f if not l.startswith("#")])}
     lines, bad = [], 0
-    for s, _, _ in results:
+    for s, _, _, _ in results:
         r = recorded.get(s["table"])
         if not r:
             lines.append("note: calibrated training %s is scored but not recorded" % s["table"])
@@ -172,12 +173,12 @@ def report_lines(results):
          "| table | cluster | rows fitted / held back | uncalibrated median / p90 / max | "
          "calibrated median / p90 / max | calibrated signed median | target |",
          "|---|---|---|---|---|---|---|"]
-    for s, _, _ in results:
+    for s, _, _, _ in results:
         L.append("| %s | %s | %d / %d | %.1f / %.1f / %.1f | %.1f / %.1f / %.1f | %+.1f%% | %s |" % (
             s["table"], s["cluster"], s["n_fit"], s["n_rest"], s["uncal_median_pct"], s["uncal_p90_pct"],
             s["uncal_max_pct"], s["median_pct"], s["p90_pct"], s["max_pct"], s["signed_median_pct"],
             "met" if s["median_pct"] <= TARGET_MEDIAN else "missed"))
-    for s, params, fit in results:
+    for s, params, fit, held in results:
         L.append("")
         L.append("- %s, fitted on %s:" % (s["table"], ", ".join(
             "%s seq %s (%s GPUs, checkpointing %s)" % (r["model"], r["seq_len"], r["gpus"],
@@ -188,4 +189,21 @@ def report_lines(results):
                     p["param"], p["initial"], p["value"], p["unit"], p["ci_lo"], p["ci_hi"]))
             else:
                 L.append("  - `%s` kept at %s%s: %s" % (p["param"], p["initial"], p["unit"], p["why"]))
+        L.append("  - held-back rows on the calibrated cluster by sequence length (signed median %% error, "
+                 "rows): %s; the rows fitted reach %d tokens" % (by_band(held), max(int(r["seq_len"]) for r in fit)))
     return L
+
+
+SEQ_BANDS = [(0, 2048, "<= 2k"), (2049, 8192, "4k-8k"), (8193, 1 << 30, ">= 16k")]
+
+
+def by_band(held):
+    """The held-back residuals by sequence band: where a calibrated score's error sits (the
+    attention kernel's share grows with the sequence; rows the fit never saw at long sequence
+    cannot determine it)."""
+    out = []
+    for lo, hi, name in SEQ_BANDS:
+        e = [float(r["error_pct"]) for r in held if lo <= int(r["seq_len"]) <= hi]
+        if e:
+            out.append("%s %+.1f%% (%d)" % (name, throughput.median(e), len(e)))
+    return ", ".join(out)
