@@ -68,6 +68,42 @@ START_TEST(wire_bytes_match_the_seed)
 }
 END_TEST
 
+/* A mixture of experts without expert parallelism: DDP all-reduces and
+ * FSDP gathers and reduce-scatters every expert's parameters (46.7B for
+ * Mixtral, not the 12.9B a token runs), while the model FLOPs are the
+ * top-2's. */
+START_TEST(experts_are_all_communicated)
+{
+    const int n = 64;
+    const double f = (double)(n - 1) / n;
+    setup s;
+    cs_iteration it;
+    cs_test_setup_make(&s, "dgx-h100", "mixtral-8x7b", CS_STRAT_DDP, n);
+    s.m.seq_len = 4096;
+    ck_assert_int_eq(cs_model_derive(&s.m, NULL), 0);
+    s.t.param_dtype = s.t.grad_reduce_dtype = CS_DTYPE_BF16;
+    double pb = s.m.params * 2.0;
+    ck_assert(s.m.params > 3.5 * s.m.active_params);
+    simulate(&s, &it);
+    ck_assert_double_eq_tol(it.wire_bytes_by_op[CS_OP_ALL_REDUCE], 2 * f * pb, 1e-6 * pb);
+    cs_iteration_free(&it);
+    cs_training_defaults(&s.t, CS_STRAT_FSDP_FULL_SHARD);
+    simulate(&s, &it);
+    double total = it.wire_bytes_by_op[CS_OP_ALL_GATHER] + it.wire_bytes_by_op[CS_OP_REDUCE_SCATTER];
+    double layers = s.m.layer_params * s.m.layers * 2.0, root = s.m.embedding_params * 2.0;
+    ck_assert_double_eq_tol(total, 3 * f * layers + 2 * f * root, 1e-6 * pb);
+    cs_iteration_free(&it);
+    cs_workload *w;
+    cs_diag d;
+    ck_assert_int_eq(cs_workload_build(&s.m, &s.t, &s.topo, &w, &d), 0);
+    double tokens = (double)s.t.micro_batch * s.m.seq_len * s.t.grad_accum;
+    ck_assert_double_eq_tol(cs_workload_model_flops_per_rank(w),
+                            tokens * cs_model_flops_per_token(&s.m), 1);
+    ck_assert(cs_workload_model_flops_per_rank(w) < 0.5 * 6 * s.m.params * tokens);
+    cs_workload_free(w);
+}
+END_TEST
+
 /* DDP's reducer copies each gradient into its bucket (divided by the
  * world size) and, unless gradient_as_bucket_view, the buckets back into
  * .grad: 2 x 4 bytes per parameter each way (amp: fp32 gradients), in the
@@ -561,6 +597,7 @@ int main(void)
     Suite *s = suite_create("workload");
     TCase *tc = tcase_create("iteration");
     tcase_add_test(tc, wire_bytes_match_the_seed);
+    tcase_add_test(tc, experts_are_all_communicated);
     tcase_add_test(tc, ddp_communicates_once_per_step_fsdp_per_micro_batch);
     tcase_add_test(tc, ddp_bucket_copies);
     tcase_add_test(tc, serial_groups_by_strategy);
