@@ -3,8 +3,10 @@
  * test-compute.c - the compute model (sim/train/compute.h): which kernels a
  * layer has, their FLOPs against the model's count, the efficiency curves
  * against the public measurements the presets cite, the roofline,
- * recompute as kernels, the scalar override, and the gpu.compute defaults
- * of a cluster YAML that leaves them out.
+ * recompute as kernels, the scalar override, a mixture of experts' MLP
+ * (per-expert GEMMs on their share of the tokens, the memory-bound router,
+ * gather and combine), and the gpu.compute defaults of a cluster YAML that
+ * leaves them out.
  */
 #include <math.h>
 #include <stdio.h>

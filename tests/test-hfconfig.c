@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-hfconfig.c - Hugging Face config.json files read as model shapes
- * (sim/train/hfconfig.c): real configs of six families
- * (tests/data/hf/, written from the model cards, README there) give the
+ * (sim/train/hfconfig.c): real configs of seven families
+ * (tests/data/hf/, written from the model cards, README there; Mixtral
+ * with its experts and top-k, Qwen2-MoE refused) give the
  * checkpoints' exact tensor totals where collsim's formula covers them and
  * the documented shortfall where it does not; GQA, tied embeddings and
  * the family styles are mapped; hf:PATH and .../config.json reach the

@@ -82,6 +82,16 @@ START_TEST(presets_match_their_files)
 }
 END_TEST
 
+/* A preset's shape: layers, hidden, heads, kv heads, ffn, seq, vocab. */
+static cs_model assert_shape(const char *name, const int want[7])
+{
+    cs_model m = cs_test_model(name);
+    const int got[7] = {m.layers, m.hidden, m.heads, m.kv_heads, m.ffn_hidden, m.seq_len, m.vocab};
+    for (int i = 0; i < 7; i++)
+        ck_assert_msg(got[i] == want[i], "%s field %d: %d, want %d", name, i, got[i], want[i]);
+    return m;
+}
+
 /* Shapes as the YAML comments cite them. */
 START_TEST(preset_shapes)
 {
@@ -99,14 +109,7 @@ START_TEST(preset_shapes)
     ck_assert_double_eq_tol(m.params, 12 * L * h * h + 13 * L * h + (50257 + 2048) * h + 2 * h,
                             0.5);
 
-    m = cs_test_model("llama2-70b");
-    ck_assert_int_eq(m.layers, 80);
-    ck_assert_int_eq(m.hidden, 8192);
-    ck_assert_int_eq(m.heads, 64);
-    ck_assert_int_eq(m.kv_heads, 8);
-    ck_assert_int_eq(m.ffn_hidden, 28672);
-    ck_assert_int_eq(m.seq_len, 4096);
-    ck_assert_int_eq(m.vocab, 32000);
+    m = assert_shape("llama2-70b", (const int[7]){80, 8192, 64, 8, 28672, 4096, 32000});
     ck_assert(!m.tied_embeddings && !m.biases && !m.learned_positions && m.gated_mlp);
 
     m = cs_test_model("llama3-8b");
@@ -122,14 +125,7 @@ START_TEST(preset_shapes)
     ck_assert(m.experts == 1 && m.experts_per_token == 1 && m.active_params == m.params);
 
     /* Jiang et al. 2024 Table 1 */
-    m = cs_test_model("mixtral-8x7b");
-    ck_assert_int_eq(m.layers, 32);
-    ck_assert_int_eq(m.hidden, 4096);
-    ck_assert_int_eq(m.heads, 32);
-    ck_assert_int_eq(m.kv_heads, 8);
-    ck_assert_int_eq(m.ffn_hidden, 14336);
-    ck_assert_int_eq(m.seq_len, 32768);
-    ck_assert_int_eq(m.vocab, 32000);
+    m = assert_shape("mixtral-8x7b", (const int[7]){32, 4096, 32, 8, 14336, 32768, 32000});
     ck_assert_int_eq(m.experts, 8);
     ck_assert_int_eq(m.experts_per_token, 2);
     ck_assert(!m.tied_embeddings && !m.biases && !m.learned_positions && m.gated_mlp);

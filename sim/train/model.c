@@ -47,29 +47,19 @@
  * (a conservative 2sbh). Selective recomputation drops the 5as term
  * (Table 2: sbh 34); full recomputation keeps only the layer input, 2sbh.
  *
- * A sparse mixture of experts (experts E > 1, top-k k) follows HF
- * transformers' Mixtral (models/mixtral/modeling_mixtral.py,
- * MixtralSparseMoeBlock at commit 00d4b3d2: `gate`, a bias-free h x E
- * linear; softmax over its logits in fp32; torch.topk of k; the k weights
- * renormalised; then a loop over the experts hit, each running its
- * MixtralBlockSparseTop2MLP, SwiGLU w1, w3, w2, on the tokens routed to
- * it, index_add_ of the weighted outputs). Every token goes to its k
- * experts: the class docstring calls it "strictly equivalent to standard
- * MoE with full capacity (no dropped tokens)", and MixtralConfig has no
- * capacity factor. So:
- *   parameters  the layer holds E MLPs (each with its biases, if any) and
- *               the router's hE; attention and norms once;
- *   FLOPs       a token runs the router and k MLPs: 2 (attention + hE +
- *               k MLP) matrix parameters per token, + 4sh;
- *   activations the MLP block's input 2h and dropout mask h as dense,
- *               then per token, for each of its k experts, the gathered
- *               input copy (2h, saved by w1 and w3), the MLP's own terms
- *               (4f / 6f above) and the expert output kept for the
- *               routing weight's gradient (2h); and the router's fp32
- *               softmax output (4E bytes), the k fp32 weights and their
- *               int64 indices (12k bytes).
- * active_params counts what one token runs (the total less E - k MLPs per
- * layer): Mixtral-8x7B 12.9B of 46.7B (tests/test-model-presets.c).
+ * A sparse mixture of experts (E experts, top-k) is HF transformers'
+ * MixtralSparseMoeBlock (models/mixtral/modeling_mixtral.py, commit
+ * 00d4b3d2): a bias-free h x E router `gate`, fp32 softmax, torch.topk,
+ * the k weights renormalised, then a loop over the experts hit, each MLP
+ * on its tokens, index_add_ of the weighted outputs. All tokens are routed
+ * ("strictly equivalent to standard MoE with full capacity (no dropped
+ * tokens)", its docstring; MixtralConfig has no capacity factor). A layer
+ * holds E MLPs (with their biases) and the router hE; a token runs the
+ * router and k MLPs (FLOPs, active_params). Activations: the dense 3h,
+ * then for each of a token's k experts its gathered input (2h, saved by
+ * w1 and w3), the MLP's own 4f / 6f and the output kept for the routing
+ * weight's gradient (2h); the router's fp32 softmax (4E bytes) and the k
+ * fp32 weights and int64 indices (12k bytes).
  *
  * A generic model of P parameters takes GPT-3's aspect ratio: Table 2.1's
  * models from 1.3B up have d_head = 128 and d_model / n_layers of 85..128
@@ -118,8 +108,7 @@ static double kv_width(const cs_model *m)
     return (double)m->hidden / m->heads * m->kv_heads;
 }
 
-/* Experts per layer and per token; a dense model (experts 0 or 1) has one
- * of each. */
+/* Experts per layer and per token: 1 each when dense (experts 0 or 1). */
 static int experts_of(const cs_model *m) { return m->experts > 1 ? m->experts : 1; }
 static int active_experts(const cs_model *m) { return m->experts > 1 ? m->experts_per_token : 1; }
 
@@ -193,9 +182,7 @@ static const char *shape_problem(const cs_model *m, char *msg, size_t len)
     NEED(m->ffn_hidden >= 1, "ffn_hidden", "'ffn_hidden' must be >= 1, got %d", m->ffn_hidden);
     NEED(m->experts >= 0, "experts", "'experts' must be >= 1, got %d", m->experts);
     NEED(m->experts > 1 || m->experts_per_token <= 1, "experts_per_token",
-         "'experts_per_token' (%d) needs 'experts' of at least that many (a dense model, "
-         "experts 1, runs its one MLP)",
-         m->experts_per_token);
+         "'experts_per_token' (%d) needs 'experts' of at least that many", m->experts_per_token);
     NEED(m->experts <= 1 || m->experts_per_token != 0, "experts",
          "a mixture of %d 'experts' needs 'experts_per_token' (the top-k each token is routed "
          "to, 1..%d; HF num_experts_per_tok)",
@@ -376,28 +363,11 @@ static int parse_count(const char *text, double *out)
     if (n == 0 || n >= sizeof buf) return CS_EINVAL;
     memcpy(buf, text, n);
     buf[n] = '\0';
-    double scale = 1;
-    switch (buf[n - 1]) {
-    case 'K':
-    case 'k':
-        scale = 1e3;
-        break;
-    case 'M':
-    case 'm':
-        scale = 1e6;
-        break;
-    case 'B':
-    case 'b':
-        scale = 1e9;
-        break;
-    case 'T':
-    case 't':
-        scale = 1e12;
-        break;
-    default:
-        break;
-    }
-    if (scale != 1) buf[--n] = '\0';
+    static const char suffixes[] = "KkMmBbTt";
+    static const double scales[] = {1e3, 1e3, 1e6, 1e6, 1e9, 1e9, 1e12, 1e12};
+    const char *at = strchr(suffixes, buf[n - 1]);
+    double scale = at ? scales[at - suffixes] : 1;
+    if (at) buf[--n] = '\0';
     double x;
     if (cs_units_parse_number(buf, &x, NULL, 0)) return CS_EINVAL;
     *out = x * scale;
