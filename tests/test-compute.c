@@ -3,8 +3,10 @@
  * test-compute.c - the compute model (sim/train/compute.h): which kernels a
  * layer has, their FLOPs against the model's count, the efficiency curves
  * against the public measurements the presets cite, the roofline,
- * recompute as kernels, the scalar override, and the gpu.compute defaults
- * of a cluster YAML that leaves them out.
+ * recompute as kernels, the scalar override, a mixture of experts' MLP
+ * (per-expert GEMMs on their share of the tokens, the memory-bound router,
+ * gather and combine), and the gpu.compute defaults of a cluster YAML that
+ * leaves them out.
  */
 #include <math.h>
 #include <stdio.h>
@@ -249,6 +251,78 @@ START_TEST(generic_model)
 }
 END_TEST
 
+/* Mixtral's MLP: the router GEMM (a memory-bound row), then each of
+ * the 8 experts' GEMMs on T x 2 / 8 tokens (uniform routing), 8 launches
+ * priced as 8 of the dense GEMM with that many tokens; the layer's GEMMs
+ * do 2 FLOPs per active matrix parameter per token; the listing's
+ * launches are the passes' kernel counts. */
+START_TEST(experts_run_per_expert)
+{
+    fixture f = make("dgx-h100", "mixtral-8x7b", 1);
+    f.m.seq_len = 4096;
+    ck_assert_int_eq(cs_model_derive(&f.m, NULL), 0);
+    cs_kernel k[MAXK];
+    size_t n = kernels(&f, k);
+    const double T = 4096, Te = 1024, h = 4096, kv = 1024, ff = 14336, E = 8;
+    const cs_kernel *up = find(k, n, "mlp_up", CS_KPASS_FORWARD);
+    ck_assert_ptr_nonnull(up);
+    ck_assert(up->m == Te && up->n == 2 * ff && up->k == h && up->launches == E);
+    ck_assert_double_eq(up->flops, E * 2 * Te * 2 * ff * h);
+    ck_assert_double_eq(up->efficiency, cs_compute_gemm_efficiency(&f.c, Te, 2 * ff, h, 1));
+    /* smaller GEMMs: below the efficiency of one over all T tokens */
+    ck_assert(up->efficiency < cs_compute_gemm_efficiency(&f.c, T, 2 * ff, h, 1));
+    /* the same model dense at T = Te: one launch of each expert GEMM */
+    fixture d = make("dgx-h100", "mixtral-8x7b", 1);
+    d.m.seq_len = 1024;
+    d.m.experts = d.m.experts_per_token = 1;
+    ck_assert_int_eq(cs_model_derive(&d.m, NULL), 0);
+    cs_kernel dk[MAXK];
+    size_t dn = kernels(&d, dk);
+    static const char *const per_expert[] = {"mlp_up", "activation", "mlp_down"};
+    for (int i = 0; i < 3; i++) {
+        const cs_kernel *x = find(k, n, per_expert[i], CS_KPASS_FORWARD);
+        const cs_kernel *y = find(dk, dn, per_expert[i], CS_KPASS_FORWARD);
+        ck_assert(x && y && y->launches == 1);
+        ck_assert_double_eq_tol(x->time_s, E * y->time_s, 1e-12 * x->time_s);
+    }
+    ck_assert_ptr_null(find(dk, dn, "router", CS_KPASS_FORWARD));
+    ck_assert_ptr_null(find(dk, dn, "expert_gather", CS_KPASS_FORWARD));
+    ck_assert_ptr_null(find(dk, dn, "expert_combine.backward", CS_KPASS_BACKWARD));
+    /* the router: N = 8 streams its input, priced memory-bound, and far
+     * below what the GEMM curve would give a 4096 x 8 x 4096 GEMM */
+    const cs_kernel *r = find(k, n, "router", CS_KPASS_FORWARD);
+    ck_assert(r && r->cls == CS_KCLASS_MEMORY && r->launches == 1);
+    ck_assert_double_eq(r->bytes, 2 * T * (h + E));
+    double as_gemm = 2 * T * E * h / (f.c.gpu.peak_flops[CS_DTYPE_BF16] *
+                                      cs_compute_gemm_efficiency(&f.c, T, E, h, 1));
+    ck_assert(r->time_s < as_gemm / 3);
+    ck_assert_ptr_nonnull(find(k, n, "router.backward", CS_KPASS_BACKWARD));
+    /* gather and combine per expert, bytes per routed token (compute.c) */
+    const cs_kernel *g = find(k, n, "expert_gather.backward", CS_KPASS_BACKWARD);
+    ck_assert(g && g->launches == E);
+    ck_assert_double_eq(g->bytes, E * 2 * Te * (3 * h + 4 * h * E / 2));
+    const cs_kernel *c = find(k, n, "expert_combine", CS_KPASS_FORWARD);
+    ck_assert(c && c->bytes == E * 2 * Te * 5 * h);
+    /* GEMM FLOPs: attention and 2 of 8 experts per token (the router's
+     * are the model's, not a GEMM kernel's) */
+    double fwd = flops_of(k, n, CS_KCLASS_GEMM, CS_KPASS_FORWARD);
+    ck_assert_double_eq(fwd, 2 * T * (2 * h * h + 2 * h * kv + 2 * 3 * h * ff));
+    ck_assert_double_eq(fwd + 2 * T * h * E + 4 * 4096 * h * T, /* + router, + scores */
+                        cs_model_layer_forward_flops(&f.m, T));
+    ck_assert_double_eq(flops_of(k, n, CS_KCLASS_GEMM, CS_KPASS_BACKWARD), 2 * fwd);
+    cs_compute sum = price(&f);
+    for (int p = 0; p < CS_KPASS_COUNT; p++) {
+        double t = 0;
+        int launches = 0;
+        for (size_t i = 0; i < n; i++)
+            if (k[i].pass == (cs_kpass)p) t += k[i].time_s, launches += (int)k[i].launches;
+        ck_assert_double_eq_tol(sum.pass[p].time_s, t, 1e-12);
+        ck_assert_int_eq(sum.pass[p].kernels, launches);
+    }
+    ck_assert_int_gt(sum.pass[CS_KPASS_FORWARD].kernels, (int)n / 4);
+}
+END_TEST
+
 /* gpu.compute: a cluster YAML that leaves it out takes the preset of its
  * compute capability; one that gives a field keeps it. */
 START_TEST(compute_defaults_from_generation)
@@ -365,6 +439,7 @@ static Suite *suite(void)
     tcase_add_test(tc, micro_batch_matters);
     tcase_add_test(tc, scalar_override);
     tcase_add_test(tc, generic_model);
+    tcase_add_test(tc, experts_run_per_expert);
     tcase_add_test(tc, compute_defaults_from_generation);
     tcase_add_test(tc, workload_uses_passes);
     tcase_add_test(tc, breakdown_adds_up);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-hfconfig.c - Hugging Face config.json files read as model shapes
- * (sim/train/hfconfig.c): real configs of six families
- * (tests/data/hf/, written from the model cards, README there) give the
+ * (sim/train/hfconfig.c): real configs of seven families
+ * (tests/data/hf/, written from the model cards, README there; Mixtral
+ * with its experts and top-k, Qwen2-MoE refused) give the
  * checkpoints' exact tensor totals where collsim's formula covers them and
  * the documented shortfall where it does not; GQA, tied embeddings and
  * the family styles are mapped; hf:PATH and .../config.json reach the
@@ -27,23 +28,27 @@ static const struct {
     int layers, hidden, heads, kv_heads, ffn, seq, vocab;
     int gated, biases, learned, tied;
     double published, uncounted;
+    int experts, topk; /* 1, 1: dense */
 } checkpoints[] = {
     /* meta-llama/Llama-2-7b-hf: 6,738,415,616 (as the llama2-7b preset) */
     {"llama2-7b", "meta-llama/Llama-2-7b-hf", 32, 4096, 32, 32, 11008, 4096, 32000, 1, 0, 0, 0,
-     6738415616.0, 0},
+     6738415616.0, 0, 1, 1},
     /* mistralai/Mistral-7B-v0.1: 7,241,732,096 */
     {"mistral-7b", "mistral-7b", 32, 4096, 32, 8, 14336, 32768, 32000, 1, 0, 0, 0, 7241732096.0,
-     0},
+     0, 1, 1},
     /* Qwen/Qwen2-7B: 7,615,616,512; q, k, v biases h + 2k per layer uncounted */
     {"qwen2-7b", "qwen2-7b", 28, 3584, 28, 4, 18944, 131072, 152064, 1, 0, 0, 0, 7615616512.0,
-     28.0 * (3584 + 2 * 512)},
+     28.0 * (3584 + 2 * 512), 1, 1},
     /* openai-community/gpt2: 124,439,808 (as the gpt2-124m preset) */
-    {"gpt2", "gpt2", 12, 768, 12, 12, 3072, 1024, 50257, 0, 1, 1, 1, 124439808.0, 0},
+    {"gpt2", "gpt2", 12, 768, 12, 12, 3072, 1024, 50257, 0, 1, 1, 1, 124439808.0, 0, 1, 1},
     /* EleutherAI/pythia-1b: 1,011,781,632 (Biderman et al. 2023, Table 1) */
-    {"pythia-1b", "pythia-1b", 16, 2048, 8, 8, 8192, 2048, 50304, 0, 1, 0, 0, 1011781632.0, 0},
+    {"pythia-1b", "pythia-1b", 16, 2048, 8, 8, 8192, 2048, 50304, 0, 1, 0, 0, 1011781632.0, 0, 1, 1},
     /* tiiuae/falcon-7b: 6,921,720,704; the final LayerNorm's bias (h) uncounted */
     {"falcon-7b", "falcon-7b", 32, 4544, 71, 1, 18176, 2048, 65024, 0, 0, 0, 1, 6921720704.0,
-     4544},
+     4544, 1, 1},
+    /* mistralai/Mixtral-8x7B-v0.1: 46,702,792,704 (as the mixtral-8x7b preset) */
+    {"mixtral-8x7b", "mixtral-8x7b", 32, 4096, 32, 8, 14336, 32768, 32000, 1, 0, 0, 0,
+     46702792704.0, 0, 8, 2},
 };
 #define NCHECKPOINTS (sizeof checkpoints / sizeof checkpoints[0])
 
@@ -90,6 +95,8 @@ START_TEST(checkpoints_give_their_totals)
         ck_assert_int_eq(m.biases, checkpoints[i].biases);
         ck_assert_int_eq(m.learned_positions, checkpoints[i].learned);
         ck_assert_int_eq(m.tied_embeddings, checkpoints[i].tied);
+        ck_assert_int_eq(m.experts, checkpoints[i].experts);
+        ck_assert_int_eq(m.experts_per_token, checkpoints[i].topk);
         ck_assert_msg(m.params + checkpoints[i].uncounted == checkpoints[i].published,
                       "%s: %.0f + %.0f uncounted, published %.0f", checkpoints[i].dir, m.params,
                       checkpoints[i].uncounted, checkpoints[i].published);
@@ -103,20 +110,22 @@ static void assert_same_shape(const char *spec, const char *preset)
     cs_model a = cs_test_model(spec), b = cs_test_model(preset);
     const int ia[] = {a.generic, a.layers, a.hidden, a.heads, a.kv_heads, a.ffn_hidden,
                       a.gated_mlp, a.seq_len, a.vocab, a.tied_embeddings, a.biases,
-                      a.learned_positions};
+                      a.learned_positions, a.experts, a.experts_per_token};
     const int ib[] = {b.generic, b.layers, b.hidden, b.heads, b.kv_heads, b.ffn_hidden,
                       b.gated_mlp, b.seq_len, b.vocab, b.tied_embeddings, b.biases,
-                      b.learned_positions};
+                      b.learned_positions, b.experts, b.experts_per_token};
     ck_assert_msg(!memcmp(ia, ib, sizeof ia), "%s differs from the %s preset", spec, preset);
     ck_assert_double_eq(a.layer_params, b.layer_params);
     ck_assert_double_eq(a.embedding_params, b.embedding_params);
     ck_assert_double_eq(a.params, b.params);
+    ck_assert_double_eq(a.active_params, b.active_params);
 }
 
 START_TEST(presets_agree_and_specs_reach_the_reader)
 {
     assert_same_shape("hf:" DIR "llama2-7b/config.json", "llama2-7b");
     assert_same_shape("hf:" DIR "gpt2/config.json", "gpt2-124m");
+    assert_same_shape("hf:" DIR "mixtral-8x7b/config.json", "mixtral-8x7b");
     /* a path named config.json is a HF config without the prefix */
     assert_same_shape(DIR "gpt2/config.json", "gpt2-124m");
     ck_assert_str_eq(cs_hfconfig_path("hf:a.json"), "a.json");
@@ -171,6 +180,21 @@ START_TEST(keys_and_defaults)
     cs_test_diag_ok(load_edited("mistral-7b", "\"num_key_value_heads\": 8,", "", &m, &d), &d,
                     "no kv key");
     ck_assert_int_eq(m.kv_heads, 32);
+    /* Mixtral without its expert keys: MixtralConfig's 8 and 2 */
+    char *base = config_text("mixtral-8x7b");
+    char *a = cs_test_replace(base, "\"num_experts_per_tok\": 2,", "");
+    char *b = cs_test_replace(a, "\"num_local_experts\": 8,", "");
+    cs_test_diag_ok(load_text("mixtral-8x7b", b, &m, &d), &d, "mixtral defaults");
+    ck_assert(m.experts == 8 && m.experts_per_token == 2 && m.params == 46702792704.0);
+    free(b);
+    free(a);
+    free(base);
+    /* top-1 of 16 */
+    cs_test_diag_ok(load_edited("mixtral-8x7b", "\"num_local_experts\": 8",
+                                "\"num_local_experts\": 16", &m, &d),
+                    &d, "16 experts");
+    ck_assert_int_eq(m.experts, 16);
+    ck_assert_double_eq(m.params, 46702792704.0 + 32 * 8 * (3.0 * 4096 * 14336 + 4096));
 }
 END_TEST
 
@@ -185,6 +209,16 @@ START_TEST(a_wrong_mapping_is_caught)
                     &d, "mha");
     ck_assert_double_ne(m.params, 7241732096.0);
     ck_assert_double_eq(m.params, 7241732096.0 + 32 * 2.0 * 4096 * (4096 - 1024));
+    /* Mixtral read as dense (its experts ignored) is Mistral 7B: the
+     * totals check catches it */
+    char *base = config_text("mixtral-8x7b");
+    char *a = cs_test_replace(base, "\"num_experts_per_tok\": 2", "\"num_experts_per_tok\": 1");
+    char *b = cs_test_replace(a, "\"num_local_experts\": 8", "\"num_local_experts\": 1");
+    cs_test_diag_ok(load_text("mixtral-8x7b", b, &m, &d), &d, "dense");
+    ck_assert_double_eq(m.params, 7241732096.0);
+    free(b);
+    free(a);
+    free(base);
 }
 END_TEST
 
@@ -197,7 +231,8 @@ START_TEST(errors_name_line_column_and_key)
     cs_test_diag_error(rc, &d, gpt2, 12, 17, "unknown architecture 'bert'", "unknown");
     CS_ASSERT_CONTAINS(d.message, "supported: llama (LlamaForCausalLM), mistral");
     CS_ASSERT_CONTAINS(d.message, "gpt_neox (GPTNeoXForCausalLM), falcon (FalconForCausalLM)");
-    CS_ASSERT_CONTAINS(d.message, "refused: mixtral");
+    CS_ASSERT_CONTAINS(d.message, "falcon (FalconForCausalLM), mixtral (MixtralForCausalLM)");
+    CS_ASSERT_CONTAINS(d.message, "refused: qwen2_moe (Qwen2MoeForCausalLM)");
     rc = load_edited("gpt2", "\"model_type\": \"gpt2\",", "", &m, &d);
     ck_assert_int_eq(rc, 0);
     /* model_type comes first; architectures[0] only without it */
@@ -224,8 +259,21 @@ START_TEST(errors_name_line_column_and_key)
                      &m, &d);
     cs_test_diag_error(rc, &d, DIR "llama2-7b/config.json", 20, 26, "'tie_word_embeddings'",
                        "bool");
-    rc = cs_hfconfig_load(DIR "mixtral-8x7b/config.json", &m, &d);
-    cs_test_diag_error(rc, &d, DIR "mixtral-8x7b/config.json", 13, 17, "no experts", "mixtral");
+    /* Mixtral's top-k within its experts, at the value */
+    const char *mixtral = DIR "mixtral-8x7b/config.json";
+    rc = load_edited("mixtral-8x7b", "\"num_experts_per_tok\": 2", "\"num_experts_per_tok\": 9",
+                     &m, &d);
+    cs_test_diag_error(rc, &d, mixtral, 15, 26,
+                       "'num_experts_per_tok' must be in 1..num_local_experts (8), got 9", "top-k");
+    rc = load_edited("mixtral-8x7b", "\"num_local_experts\": 8", "\"num_local_experts\": 0", &m,
+                     &d);
+    cs_test_diag_error(rc, &d, mixtral, 18, 24, "'num_local_experts'", "experts range");
+    /* Qwen2-MoE: recognised and refused, saying why */
+    rc = load_edited("mixtral-8x7b", "\"model_type\": \"mixtral\"", "\"model_type\": \"qwen2_moe\"",
+                     &m, &d);
+    cs_test_diag_error(rc, &d, mixtral, 13, 17,
+                       "architecture 'qwen2_moe' (Qwen2MoeForCausalLM) is not supported", "qwen2_moe");
+    CS_ASSERT_CONTAINS(d.message, "shared expert");
     rc = load_text("x", "{\"hidden_size\": 8}", &m, &d);
     cs_test_diag_error(rc, &d, DIR "x/config.json", 1, 1, "missing required key 'model_type'",
                        "no family");

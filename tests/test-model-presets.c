@@ -2,7 +2,8 @@
 /*
  * test-model-presets.c - the model suite's published-table checks: every
  * preset's parameter total (published, and the exact counts of the Hugging
- * Face checkpoints), FLOPs against Narayanan et al.'s formula and
+ * Face checkpoints; Mixtral 8x7B's total and active counts against Mistral
+ * AI's 46.7B / 12.9B), FLOPs against Narayanan et al.'s formula and
  * Korthikanti et al.'s measured MFU, and activation bytes against
  * Korthikanti's Table 2 and Sec 4.1 breakdown, evaluated from the formulas
  * as written in the paper CSVs under validation/papers (a small expression
@@ -61,6 +62,8 @@ static const struct {
     {"llama2-7b", 6.74e9, 6738415616},     {"llama2-13b", 13.0e9, 13015864320},
     {"llama2-70b", 69.0e9, 68976648192},   {"llama3-8b", 8.03e9, 8030261248},
     {"llama3-70b", 70.6e9, 70553706496},
+    /* Mistral AI's 46.7B; the checkpoint mistralai/Mixtral-8x7B-v0.1 */
+    {"mixtral-8x7b", 46.7e9, 46702792704},
 };
 
 START_TEST(preset_totals_match_published)
@@ -128,7 +131,7 @@ START_TEST(flops_about_6p_plus_attention)
          * positions are parameters without FLOPs */
         double lookup = (m.tied_embeddings ? 0.0 : (double)m.vocab * m.hidden) +
                         (m.learned_positions ? (double)m.seq_len * m.hidden : 0.0);
-        double approx = 6 * (m.params - lookup) + 12.0 * m.layers * m.hidden * m.seq_len;
+        double approx = 6 * (m.active_params - lookup) + 12.0 * m.layers * m.hidden * m.seq_len;
         ck_assert_msg(rel_err(cs_model_flops_per_token(&m), approx) < 0.01, "%s: %g vs %g",
                       m.name, cs_model_flops_per_token(&m), approx);
         ck_assert_double_eq_tol(cs_model_flops_per_token(&m),
@@ -141,6 +144,65 @@ START_TEST(flops_about_6p_plus_attention)
     ck_assert_int_eq(cs_model_generic(7e9, &g, NULL), 0);
     ck_assert_double_eq_tol(cs_model_layer_forward_flops(&g, 10),
                             10 * (2 * g.layer_params + 4.0 * g.seq_len * g.hidden), 1);
+}
+END_TEST
+
+/* Mixtral 8x7B: 46.7B parameters, 12.9B used per token (Mistral AI,
+ * "Mixtral of experts", 2023: "46.7B total parameters but only uses 12.9B
+ * parameters per token"; Jiang et al. 2024 round to 47B and 13B active).
+ * Both to the published figure's 0.1B rounding; the FLOPs are the top-2
+ * experts' and the router's, term by term. */
+START_TEST(mixtral_total_and_active)
+{
+    cs_model m = cs_test_model("mixtral-8x7b");
+    ck_assert_msg(fabs(m.params - 46.7e9) < 0.05e9, "total %.6g", m.params);
+    ck_assert_msg(fabs(m.active_params - 12.9e9) < 0.05e9, "active %.6g", m.active_params);
+    double h = 4096, k = 1024, f = 14336, L = 32, E = 8, v = 32000, s = m.seq_len;
+    double attention = 2 * h * h + 2 * h * k, expert = 3 * h * f, router = h * E;
+    ck_assert_double_eq(m.layer_params, attention + E * expert + router + 2 * h);
+    ck_assert_double_eq(m.active_params, L * (attention + 2 * expert + router + 2 * h) + 2 * v * h + h);
+    double fwd = 2 * (attention + 2 * expert + router) + 4 * s * h;
+    ck_assert_double_eq(cs_model_layer_forward_flops(&m, 1), fwd);
+    ck_assert_double_eq(cs_model_flops_per_token(&m), 3 * (L * fwd + 2 * v * h));
+    ck_assert_double_eq(cs_model_expert_tokens(&m, 4096), 1024);
+    /* the checks catch every expert counted as run (the dense 47B's
+     * FLOPs), and the experts dropped from the total (Mistral 7B's 7.2B) */
+    cs_model all = m;
+    all.experts_per_token = 8;
+    ck_assert_int_eq(cs_model_derive(&all, NULL), 0);
+    ck_assert(fabs(all.active_params - 12.9e9) > 0.05e9);
+    ck_assert_double_eq(cs_model_flops_per_token(&all) - cs_model_flops_per_token(&m),
+                        3 * L * 2 * (E - 2) * expert);
+    cs_model one = m;
+    one.experts = one.experts_per_token = 1;
+    ck_assert_int_eq(cs_model_derive(&one, NULL), 0);
+    ck_assert(fabs(one.params - 46.7e9) > 0.05e9);
+    ck_assert_double_eq(one.params, 7241732096.0); /* Mistral-7B-v0.1 at 32768 positions */
+}
+END_TEST
+
+/* Activations of a mixture: the dense MLP's 3h, then per token k x (the
+ * gathered input 2h, SwiGLU's 6f, the expert output 2h), the router's fp32
+ * softmax 4E and top-k 12k; a top-1 mixture of one expert is not the dense
+ * model (the gather and the output copy), a dense model is unchanged. */
+START_TEST(mixtral_activations)
+{
+    cs_model m = cs_test_model("mixtral-8x7b");
+    double s = m.seq_len, b = 1, h = 4096, k = 1024, f = 14336, E = 8, top = 2;
+    double kept = s * b * ((7 * h + 4 * k) + (3 * h + top * (4 * h + 6 * f) + 4 * E + 12 * top) + 4 * h);
+    ck_assert_double_eq(cs_model_activation_bytes_per_layer(&m, 1, CS_CKPT_SELECTIVE), kept);
+    ck_assert_double_eq(cs_model_activation_bytes_per_layer(&m, 1, CS_CKPT_NONE),
+                        kept + 5 * m.heads * s * s * b);
+    ck_assert_double_eq(cs_model_activation_bytes_per_layer(&m, 1, CS_CKPT_FULL), 2 * s * b * h);
+    /* a dense model of the same shape keeps the Korthikanti itemisation */
+    cs_model d = m;
+    d.experts = d.experts_per_token = 1;
+    ck_assert_int_eq(cs_model_derive(&d, NULL), 0);
+    ck_assert_double_eq(cs_model_activation_bytes_per_layer(&d, 1, CS_CKPT_SELECTIVE),
+                        s * b * ((7 * h + 4 * k) + (3 * h + 6 * f) + 4 * h));
+    /* and the check catches the experts' activations counted for all 8 */
+    ck_assert(cs_model_activation_bytes_per_layer(&m, 1, CS_CKPT_SELECTIVE) <
+              s * b * (3 * h + E * (4 * h + 6 * f)));
 }
 END_TEST
 
@@ -521,6 +583,8 @@ static Suite *model_presets_suite(void)
     TCase *tt = tcase_create("totals");
     tcase_add_test(tt, preset_totals_match_published);
     tcase_add_test(tt, totals_catch_wrong_counting);
+    tcase_add_test(tt, mixtral_total_and_active);
+    tcase_add_test(tt, mixtral_activations);
     suite_add_tcase(s, tt);
 
     TCase *tf = tcase_create("papers");

@@ -29,6 +29,7 @@ static double rel_err(double got, double want)
 static const char *const PRESETS[] = {
     "gpt2-1.5b", "gpt2-124m", "gpt2-355m",  "gpt2-774m",  "gpt3-1.3b",  "gpt3-13b",  "gpt3-175b",
     "gpt3-6.7b", "llama2-13b", "llama2-70b", "llama2-7b", "llama3-70b", "llama3-8b",
+    "mixtral-8x7b",
 };
 #define N_PRESETS (sizeof PRESETS / sizeof PRESETS[0])
 
@@ -72,12 +73,24 @@ START_TEST(presets_match_their_files)
                   a.ffn_hidden == b.ffn_hidden && a.gated_mlp == b.gated_mlp &&
                   a.seq_len == b.seq_len && a.vocab == b.vocab &&
                   a.tied_embeddings == b.tied_embeddings && a.biases == b.biases &&
-                  a.learned_positions == b.learned_positions);
+                  a.learned_positions == b.learned_positions && a.experts == b.experts &&
+                  a.experts_per_token == b.experts_per_token);
         ck_assert(a.params == b.params && a.layer_params == b.layer_params &&
+                  a.active_params == b.active_params &&
                   a.embedding_params == b.embedding_params);
     }
 }
 END_TEST
+
+/* A preset's shape: layers, hidden, heads, kv heads, ffn, seq, vocab. */
+static cs_model assert_shape(const char *name, const int want[7])
+{
+    cs_model m = cs_test_model(name);
+    const int got[7] = {m.layers, m.hidden, m.heads, m.kv_heads, m.ffn_hidden, m.seq_len, m.vocab};
+    for (int i = 0; i < 7; i++)
+        ck_assert_msg(got[i] == want[i], "%s field %d: %d, want %d", name, i, got[i], want[i]);
+    return m;
+}
 
 /* Shapes as the YAML comments cite them. */
 START_TEST(preset_shapes)
@@ -96,14 +109,7 @@ START_TEST(preset_shapes)
     ck_assert_double_eq_tol(m.params, 12 * L * h * h + 13 * L * h + (50257 + 2048) * h + 2 * h,
                             0.5);
 
-    m = cs_test_model("llama2-70b");
-    ck_assert_int_eq(m.layers, 80);
-    ck_assert_int_eq(m.hidden, 8192);
-    ck_assert_int_eq(m.heads, 64);
-    ck_assert_int_eq(m.kv_heads, 8);
-    ck_assert_int_eq(m.ffn_hidden, 28672);
-    ck_assert_int_eq(m.seq_len, 4096);
-    ck_assert_int_eq(m.vocab, 32000);
+    m = assert_shape("llama2-70b", (const int[7]){80, 8192, 64, 8, 28672, 4096, 32000});
     ck_assert(!m.tied_embeddings && !m.biases && !m.learned_positions && m.gated_mlp);
 
     m = cs_test_model("llama3-8b");
@@ -116,6 +122,13 @@ START_TEST(preset_shapes)
     ck_assert_int_eq(m.seq_len, 1024);
     ck_assert_int_eq(m.vocab, 50257);
     ck_assert(m.tied_embeddings);
+    ck_assert(m.experts == 1 && m.experts_per_token == 1 && m.active_params == m.params);
+
+    /* Jiang et al. 2024 Table 1 */
+    m = assert_shape("mixtral-8x7b", (const int[7]){32, 4096, 32, 8, 14336, 32768, 32000});
+    ck_assert_int_eq(m.experts, 8);
+    ck_assert_int_eq(m.experts_per_token, 2);
+    ck_assert(!m.tied_embeddings && !m.biases && !m.learned_positions && m.gated_mlp);
 }
 END_TEST
 
@@ -141,6 +154,25 @@ START_TEST(derive_rejects_bad_shapes)
     bad.ffn_hidden = 0;
     ck_assert_int_eq(cs_model_derive(&bad, &d), CS_EINVAL);
     ck_assert_int_eq(cs_model_derive(&m, &d), 0);
+    /* experts: 1 <= top-k <= experts */
+    bad = m;
+    bad.experts = 8, bad.experts_per_token = 9;
+    ck_assert_int_eq(cs_model_derive(&bad, &d), CS_EINVAL);
+    CS_ASSERT_CONTAINS(d.message, "'experts_per_token' must be in 1..experts (8), got 9");
+    bad.experts_per_token = 0;
+    ck_assert_int_eq(cs_model_derive(&bad, &d), CS_EINVAL);
+    CS_ASSERT_CONTAINS(d.message, "needs 'experts_per_token'");
+    bad.experts = 1, bad.experts_per_token = 2;
+    ck_assert_int_eq(cs_model_derive(&bad, &d), CS_EINVAL);
+    bad.experts = -1, bad.experts_per_token = 0;
+    ck_assert_int_eq(cs_model_derive(&bad, &d), CS_EINVAL);
+    /* a zeroed pair is dense, and derive says so */
+    bad.experts = 0;
+    ck_assert_int_eq(cs_model_derive(&bad, &d), 0);
+    ck_assert(bad.experts == 1 && bad.experts_per_token == 1 && bad.active_params == bad.params);
+    bad.experts = 8, bad.experts_per_token = 8; /* every expert per token: all active */
+    ck_assert_int_eq(cs_model_derive(&bad, &d), 0);
+    ck_assert(bad.active_params == bad.params && bad.params > m.params);
 }
 END_TEST
 
@@ -268,6 +300,19 @@ START_TEST(yaml_defaults)
     ck_assert(m.gated_mlp && m.biases && m.learned_positions && m.tied_embeddings);
     OK_YAML(SHAPE "position_embedding: rotary\n", &m);
     ck_assert_int_eq(m.learned_positions, 0);
+
+    /* experts: default dense; 4 GeLU experts of f = 4h, top-1: the MLP
+     * (2hf + f + h with biases) four times, a bias-free router of 4h */
+    ck_assert(m.experts == 1 && m.experts_per_token == 1);
+    cs_model d;
+    OK_YAML(SHAPE, &d);
+    OK_YAML(SHAPE "experts: 4\nexperts_per_token: 1\n", &m);
+    ck_assert(m.experts == 4 && m.experts_per_token == 1);
+    double mlp = 2 * h * 256 + 256 + h;
+    ck_assert_double_eq(m.layer_params, d.layer_params + 3 * mlp + 4 * h);
+    ck_assert_double_eq(m.active_params, d.params + 2 * 4 * h);
+    OK_YAML(SHAPE "experts: 1\nexperts_per_token: 1\n", &m);
+    ck_assert_double_eq(m.params, d.params);
 }
 END_TEST
 
@@ -306,6 +351,7 @@ START_TEST(yaml_errors)
         "'layers' cannot be combined with 'parameters' (line 1, column 1)");
     ERR("name: x\ngated_mlp: true\nparameters: 7e9\n", 2, 1,
         "'gated_mlp' cannot be combined with 'parameters' (line 3, column 1)");
+    ERR("parameters: 7e9\nexperts: 8\n", 2, 1, "'experts' cannot be combined with 'parameters'");
     /* seq_len and vocab may go with parameters; nothing else */
     ERR("parameters: 7e9\nseq_len: 4096\nffn_hidden: 100\n", 3, 1, "cannot be combined");
     /* heads not dividing hidden, kv_heads not dividing heads: at the value */
@@ -313,6 +359,16 @@ START_TEST(yaml_errors)
         "'heads' (5) must divide 'hidden' (64)");
     ERR(SHAPE "kv_heads: 3\n", 6, 11, "'kv_heads' (3) must divide 'heads' (4)");
     ERR(SHAPE "kv_heads: 8\n", 6, 11, "'kv_heads' must be in 1..heads (4), got 8");
+    /* experts: the top-k in 1..experts, at its value; a mixture needs it */
+    ERR(SHAPE "experts: 8\nexperts_per_token: 9\n", 7, 20,
+        "'experts_per_token' must be in 1..experts (8), got 9");
+    ERR(SHAPE "experts: 8\n", 6, 10,
+        "a mixture of 8 'experts' needs 'experts_per_token' (the top-k each token is routed to, "
+        "1..8");
+    ERR(SHAPE "experts_per_token: 2\n", 6, 20,
+        "'experts_per_token' (2) needs 'experts' of at least that many");
+    ERR(SHAPE "experts: 0\nexperts_per_token: 1\n", 6, 10, "'experts' must be an integer in 1..");
+    ERR(SHAPE "experts: 4\nexperts_per_token: 0\n", 7, 20, "'experts_per_token' must be an");
     /* missing keys: at the mapping */
     ERR("hidden: 64\nheads: 4\nseq_len: 128\nvocab: 1000\n", 1, 1,
         "missing required key 'layers' in model");

@@ -31,14 +31,16 @@ static void simulate(const setup *s, cs_iteration *it)
     cs_workload_free(w);
 }
 
-/* The seed's bytes on the wire, per rank per iteration, for large N. */
-START_TEST(wire_bytes_match_the_seed)
+/* The seed's bytes on the wire, per rank per iteration, for model on n
+ * ranks (seq_len > 0: at that length). */
+static void check_wire_bytes(const char *model, int n, int seq_len)
 {
-    const int n = 4096;
     const double f = (double)(n - 1) / n;
     setup s;
     cs_iteration it;
-    cs_test_setup_make(&s, "dgx-h100", "llama2-7b", CS_STRAT_DDP, n);
+    cs_test_setup_make(&s, "dgx-h100", model, CS_STRAT_DDP, n);
+    if (seq_len > 0) s.m.seq_len = seq_len;
+    ck_assert_int_eq(cs_model_derive(&s.m, NULL), 0);
     s.t.param_dtype = s.t.grad_reduce_dtype = CS_DTYPE_BF16;
     double pb = s.m.params * 2.0;
     simulate(&s, &it);
@@ -65,6 +67,34 @@ START_TEST(wire_bytes_match_the_seed)
     ck_assert_double_eq_tol(it.wire_bytes_by_op[CS_OP_REDUCE_SCATTER], f * pb, 1e-6 * pb);
     ck_assert(fabs(total - 3 * f * pb) / (3 * f * pb) < 0.02);
     cs_iteration_free(&it);
+}
+
+START_TEST(wire_bytes_match_the_seed)
+{
+    check_wire_bytes("llama2-7b", 4096, 0);
+}
+END_TEST
+
+/* A mixture of experts without expert parallelism: DDP all-reduces and
+ * FSDP gathers and reduce-scatters every expert's parameters (46.7B for
+ * Mixtral, not the 12.9B a token runs), while the model FLOPs are the
+ * top-2's. */
+START_TEST(experts_are_all_communicated)
+{
+    check_wire_bytes("mixtral-8x7b", 64, 4096); /* bytes of m.params: every expert */
+    setup s;
+    cs_test_setup_make(&s, "dgx-h100", "mixtral-8x7b", CS_STRAT_FSDP_FULL_SHARD, 64);
+    s.m.seq_len = 4096;
+    ck_assert_int_eq(cs_model_derive(&s.m, NULL), 0);
+    ck_assert(s.m.params > 3.5 * s.m.active_params);
+    cs_workload *w;
+    cs_diag d;
+    ck_assert_int_eq(cs_workload_build(&s.m, &s.t, &s.topo, &w, &d), 0);
+    double tokens = (double)s.t.micro_batch * s.m.seq_len * s.t.grad_accum;
+    ck_assert_double_eq_tol(cs_workload_model_flops_per_rank(w),
+                            tokens * cs_model_flops_per_token(&s.m), 1);
+    ck_assert(cs_workload_model_flops_per_rank(w) < 0.5 * 6 * s.m.params * tokens);
+    cs_workload_free(w);
 }
 END_TEST
 
@@ -561,6 +591,7 @@ int main(void)
     Suite *s = suite_create("workload");
     TCase *tc = tcase_create("iteration");
     tcase_add_test(tc, wire_bytes_match_the_seed);
+    tcase_add_test(tc, experts_are_all_communicated);
     tcase_add_test(tc, ddp_communicates_once_per_step_fsdp_per_micro_batch);
     tcase_add_test(tc, ddp_bucket_copies);
     tcase_add_test(tc, serial_groups_by_strategy);

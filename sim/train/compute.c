@@ -35,6 +35,40 @@
  * The token embedding is a gather (forward) and an index-add into a
  * vocab x h gradient (backward); learned positions add one more lookup.
  *
+ * A mixture of experts (model.h: E experts, top-k) runs its MLP as HF
+ * transformers' MixtralSparseMoeBlock.forward does (modeling_mixtral.py):
+ * the router GEMM, softmax, top-k and the one-hot expert mask, then for
+ * each expert in turn: index the tokens routed to it,
+ * run its MLP, multiply by the routing weights and index_add_ into the
+ * output. Routing is assumed uniform: each expert gets T k / E of the T
+ * tokens (cs_model_expert_tokens; all tokens routed, as in HF: no capacity
+ * factor, no dropped tokens), so its GEMMs have M = T k / E and the tile
+ * quantisation and ramp of the efficiency curve apply to that smaller
+ * shape, once per expert (the kernel's `launches`). The router GEMM
+ * (M = T, N = E, K = h) is a memory-bound row: with N = E a fraction of a
+ * tile it is a skinny matrix-vector product that streams the T x h input
+ * (forward reads h and writes E per token; dgrad reads E, writes h; wgrad
+ * reads h and E), where the GEMM curve, whose ramp is a function of the
+ * work, would price it as a small square GEMM (for Mixtral at T = 4096 on
+ * H100 7x its memory time); its 2hE FLOPs per token, 0.3% of Mixtral's
+ * layer, stay in the model's FLOPs (model.c) and out of the kernel
+ * list's. The gather and the combine are memory-bound rows per routed
+ * token: gather 2h forward
+ * (read, write); its backward is autograd's index backward, a T x h zero
+ * tensor per expert, an accumulating index_put_ (3h per routed token) and
+ * the sum of the experts' T x h input gradients (3h per token per expert):
+ * 3h + 4h E / k per routed token; the combine reads the expert output and
+ * the weight and writes the product (2h), index_add_ reads it and updates
+ * the output (3h): 5h forward, 6h backward (index_select of the output's
+ * gradient, the product's two gradients). The router's elementwise
+ * kernels (fp32 softmax, top-k, renormalisation, the int64 one-hot mask
+ * and its per-expert scans, the zeroed output) are one memory-bound row.
+ * Departures: HF's loop syncs with the host over the experts hit (not
+ * priced); w1 and w3 are two GEMMs where the row runs one of N = 2f, as
+ * for a dense SwiGLU MLP; imbalanced routing (the slowest expert sets the
+ * pace only with expert parallelism; here each rank runs all E in turn,
+ * so imbalance moves work between GEMMs of one stream) is not modelled.
+ *
  * Roofline. A kernel's time is
  *     max(flops / (peak x eff), bytes / (hbm x eff_hbm), kernel_floor)
  * - the max of the compute and memory bounds: Williams et al. 2009's
@@ -77,6 +111,7 @@
  * widths, all as doubles. */
 typedef struct shape {
     double T, b, s, h, heads, kvw, d, f, V;
+    double E, topk, Te; /* experts (1: dense), per token, tokens per expert (= T dense) */
     double he;       /* the embedding and head width (= h but for generic models) */
     double e;        /* bytes per activation element (the compute dtype) */
     int gated, biases, learned, flash, dropout, tied;
@@ -95,7 +130,8 @@ typedef struct krow {
      * dropout mask's byte is counted as half a 16-bit element) */
     double (*fwd_elems)(const shape *s);
     double (*bwd_elems)(const shape *s);
-    int core; /* the attention core: what selective recompute re-runs */
+    int core;   /* the attention core: what selective recompute re-runs */
+    int expert; /* runs once per expert on its Te tokens (elements per routed token) */
 } krow;
 
 static int always(const shape *s) { (void)s; return 1; }
@@ -104,11 +140,12 @@ static int has_dropout(const shape *s) { return s->dropout; }
 static int fused_attention(const shape *s) { return s->flash; }
 static int unfused_attention(const shape *s) { return !s->flash; }
 static int unfused_dropout(const shape *s) { return !s->flash && s->dropout; }
+static int has_experts(const shape *s) { return s->E > 1; }
 
 static void dims_qkv(const shape *s, double d[4]) { d[0] = s->T, d[1] = s->h + 2 * s->kvw, d[2] = s->h, d[3] = 1; }
 static void dims_proj(const shape *s, double d[4]) { d[0] = s->T, d[1] = s->h, d[2] = s->h, d[3] = 1; }
-static void dims_up(const shape *s, double d[4]) { d[0] = s->T, d[1] = (s->gated ? 2 : 1) * s->f, d[2] = s->h, d[3] = 1; }
-static void dims_down(const shape *s, double d[4]) { d[0] = s->T, d[1] = s->h, d[2] = s->f, d[3] = 1; }
+static void dims_up(const shape *s, double d[4]) { d[0] = s->Te, d[1] = (s->gated ? 2 : 1) * s->f, d[2] = s->h, d[3] = 1; }
+static void dims_down(const shape *s, double d[4]) { d[0] = s->Te, d[1] = s->h, d[2] = s->f, d[3] = 1; }
 static void dims_scores(const shape *s, double d[4]) { d[0] = s->s, d[1] = s->s, d[2] = s->d, d[3] = s->b * s->heads; }
 static void dims_context(const shape *s, double d[4]) { d[0] = s->s, d[1] = s->d, d[2] = s->s, d[3] = s->b * s->heads; }
 
@@ -125,11 +162,34 @@ static double act_bwd(const shape *s) { return (s->gated ? 5 : 3) * s->f; }
 static double softmax_fwd(const shape *s) { return 2 * s->heads * s->s; }
 static double softmax_bwd(const shape *s) { return 3 * s->heads * s->s; }
 static double probs_dropout(const shape *s) { return 2.5 * s->heads * s->s; }
+/* The router GEMM as streamed: forward x in, logits out; backward dgrad
+ * and wgrad (the file header). */
+static double router_fwd(const shape *s) { return s->h + s->E; }
+static double router_bwd(const shape *s) { return 2 * (s->h + s->E); }
+/* The router's elementwise kernels per token, 16-bit elements: read the
+ * logits (E), fp32 softmax (2E), top-k reads it and writes k fp32 weights
+ * and k int64 indices (2E + 6k), renormalise and cast (5k), the int64
+ * one-hot mask written and read by each expert's scan (8kE), the zeroed
+ * output (h); backward: softmax's (read output and gradient, write the
+ * logits' gradient: 5E) and top-k's scatter into E zeros (2E + 2k). */
+static double topk_fwd(const shape *s) { return 5 * s->E + 11 * s->topk + 8 * s->topk * s->E + s->h; }
+static double topk_bwd(const shape *s) { return 7 * s->E + 2 * s->topk; }
+/* Per routed token (expert rows): see the file header. */
+static double gather_fwd(const shape *s) { return 2 * s->h; }
+static double gather_bwd(const shape *s) { return 3 * s->h + 4 * s->h * s->E / s->topk; }
+static double combine_fwd(const shape *s) { return 5 * s->h; }
+static double combine_bwd(const shape *s) { return 6 * s->h; }
 
 #define GEMM(n, fn) {.name = n, .dgrad = n ".dgrad", .wgrad = n ".wgrad", \
                      .bias_grad = n ".bias_grad", .cls = CS_KCLASS_GEMM, .present = always, .dims = fn}
 #define MEM(n, pres, f, b) {.name = n, .backward = n ".backward", .cls = CS_KCLASS_MEMORY, \
                             .present = pres, .fwd_elems = f, .bwd_elems = b}
+/* The same, once per expert on its tokens. */
+#define EXPERT_GEMM(n, fn) {.name = n, .dgrad = n ".dgrad", .wgrad = n ".wgrad", \
+                            .bias_grad = n ".bias_grad", .cls = CS_KCLASS_GEMM, .present = always, \
+                            .dims = fn, .expert = 1}
+#define EXPERT_MEM(n, pres, f, b) {.name = n, .backward = n ".backward", .cls = CS_KCLASS_MEMORY, \
+                                   .present = pres, .fwd_elems = f, .bwd_elems = b, .expert = 1}
 
 /* One layer's forward, in order. Batched attention GEMMs have no bias;
  * their "wgrad" is the second operand's gradient (dK from dS, dV from P). */
@@ -152,9 +212,13 @@ static const krow layer_rows[] = {
     MEM("dropout_1", has_dropout, dropout_elems, dropout_elems),
     MEM("residual_1", always, residual_elems, residual_elems),
     MEM("norm_2", always, norm_fwd, norm_bwd),
-    GEMM("mlp_up", dims_up),
-    MEM("activation", always, act_fwd, act_bwd),
-    GEMM("mlp_down", dims_down),
+    MEM("router", has_experts, router_fwd, router_bwd),
+    MEM("router_topk", has_experts, topk_fwd, topk_bwd),
+    EXPERT_MEM("expert_gather", has_experts, gather_fwd, gather_bwd),
+    EXPERT_GEMM("mlp_up", dims_up),
+    EXPERT_MEM("activation", always, act_fwd, act_bwd),
+    EXPERT_GEMM("mlp_down", dims_down),
+    EXPERT_MEM("expert_combine", has_experts, combine_fwd, combine_bwd),
     MEM("dropout_2", has_dropout, dropout_elems, dropout_elems),
     MEM("residual_2", always, residual_elems, residual_elems),
 };
@@ -222,31 +286,37 @@ static void emit(sink *k, cs_kernel x)
     if (x.cls != CS_KCLASS_MEMORY && t_mem > t_flop) /* memory-bound: report that bound */
         x.efficiency = cs_compute_hbm_efficiency(c, x.bytes);
     x.time_s = fmax(fmax(t_flop, t_mem), c->gpu.compute.kernel_floor_s);
+    if (x.launches > 1) { /* the same kernel once per expert: totals */
+        x.flops *= x.launches;
+        x.bytes *= x.launches;
+        x.time_s *= x.launches;
+    }
     if (k->sum) {
         cs_compute_pass *p = &k->sum->pass[x.pass];
         p->time_s += x.time_s;
         p->flops += x.flops;
-        p->kernels++;
+        p->kernels += (int)x.launches;
     }
     if (k->n < k->cap) k->out[k->n] = x;
     k->n++;
 }
 
-/* A GEMM of e-byte elements. */
+/* A GEMM of e-byte elements, run `launches` times. */
 static void gemm(sink *k, double e, const char *name, cs_kpass pass, double m, double n,
-                 double kk, double batch)
+                 double kk, double batch, double launches)
 {
     cs_kernel x = {.name = name, .cls = CS_KCLASS_GEMM, .pass = pass, .m = m, .n = n, .k = kk,
-                   .batch = batch};
+                   .batch = batch, .launches = launches};
     x.flops = 2 * m * n * kk * batch;
     x.bytes = e * batch * (m * kk + kk * n + m * n);
     x.efficiency = cs_compute_gemm_efficiency(k->c, m, n, kk, batch);
     emit(k, x);
 }
 
-static void memory(sink *k, const char *name, cs_kpass pass, double bytes)
+static void memory(sink *k, const char *name, cs_kpass pass, double bytes, double launches)
 {
-    emit(k, (cs_kernel){.name = name, .cls = CS_KCLASS_MEMORY, .pass = pass, .bytes = bytes});
+    emit(k, (cs_kernel){.name = name, .cls = CS_KCLASS_MEMORY, .pass = pass, .bytes = bytes,
+                        .launches = launches});
 }
 
 static void attention(sink *k, const shape *s, cs_kpass pass, int backward)
@@ -257,43 +327,49 @@ static void attention(sink *k, const shape *s, cs_kpass pass, int backward)
     cs_kernel x = {.name = backward ? "attention.backward" : "attention",
                    .cls = CS_KCLASS_ATTENTION, .pass = pass,
                    .flops = backward ? 2.5 * fwd : fwd, .bytes = backward ? 2 * io : io,
-                   .efficiency = attention_efficiency(k->c, s)};
+                   .efficiency = attention_efficiency(k->c, s), .launches = 1};
     emit(k, x);
 }
+
+/* A row's tokens per launch and launches: an expert row runs once per
+ * expert on its share, any other once on the micro-batch. */
+static double row_tokens(const shape *s, const krow *r) { return r->expert ? s->Te : s->T; }
+static double row_launches(const shape *s, const krow *r) { return r->expert ? s->E : 1; }
 
 /* A row's forward kernel into `pass` (forward or recompute). */
 static void forward(sink *k, const shape *s, const krow *r, cs_kpass pass)
 {
-    double d[4];
+    double d[4], n = row_launches(s, r);
     switch (r->cls) {
     case CS_KCLASS_GEMM:
         r->dims(s, d);
-        gemm(k, s->e, r->name, pass, d[0], d[1], d[2], d[3]);
+        gemm(k, s->e, r->name, pass, d[0], d[1], d[2], d[3], n);
         break;
     case CS_KCLASS_ATTENTION:
         attention(k, s, pass, 0);
         break;
     case CS_KCLASS_MEMORY:
-        memory(k, r->name, pass, s->e * s->T * r->fwd_elems(s));
+        memory(k, r->name, pass, s->e * row_tokens(s, r) * r->fwd_elems(s), n);
         break;
     }
 }
 
 static void backward(sink *k, const shape *s, const krow *r, cs_kpass pass)
 {
-    double d[4];
+    double d[4], n = row_launches(s, r);
     switch (r->cls) {
     case CS_KCLASS_GEMM:
         r->dims(s, d);
-        if (s->biases && r->bias_grad) memory(k, r->bias_grad, pass, s->e * d[0] * d[1] * d[3]);
-        gemm(k, s->e, r->dgrad, pass, d[0], d[2], d[1], d[3]);
-        gemm(k, s->e, r->wgrad, pass, d[2], d[1], d[0], d[3]);
+        if (s->biases && r->bias_grad)
+            memory(k, r->bias_grad, pass, s->e * d[0] * d[1] * d[3], n);
+        gemm(k, s->e, r->dgrad, pass, d[0], d[2], d[1], d[3], n);
+        gemm(k, s->e, r->wgrad, pass, d[2], d[1], d[0], d[3], n);
         break;
     case CS_KCLASS_ATTENTION:
         attention(k, s, pass, 1);
         break;
     case CS_KCLASS_MEMORY:
-        memory(k, r->backward, pass, s->e * s->T * r->bwd_elems(s));
+        memory(k, r->backward, pass, s->e * row_tokens(s, r) * r->bwd_elems(s), n);
         break;
     }
 }
@@ -303,17 +379,17 @@ static void backward(sink *k, const shape *s, const krow *r, cs_kpass pass)
 static void head(sink *k, const shape *s)
 {
     const double e = s->e, T = s->T, h = s->he, V = s->V;
-    memory(k, "embedding", CS_KPASS_HEAD_FORWARD, 2 * e * T * h);
-    if (s->learned) memory(k, "position_embedding", CS_KPASS_HEAD_FORWARD, 4 * e * T * h);
-    memory(k, "final_norm", CS_KPASS_HEAD_FORWARD, e * T * 2 * h);
-    gemm(k, e, "logits", CS_KPASS_HEAD_FORWARD, T, V, h, 1);
-    memory(k, "cross_entropy", CS_KPASS_HEAD_FORWARD, T * V * (e + 4 + 4 + 4));
-    memory(k, "cross_entropy.backward", CS_KPASS_HEAD_BACKWARD, T * V * (4 + 4 + 4 + 4 + 4 + e));
-    gemm(k, e, "logits.dgrad", CS_KPASS_HEAD_BACKWARD, T, h, V, 1);
-    gemm(k, e, "logits.wgrad", CS_KPASS_HEAD_BACKWARD, h, V, T, 1);
-    memory(k, "final_norm.backward", CS_KPASS_HEAD_BACKWARD, e * T * 3 * h);
-    if (s->learned) memory(k, "position_embedding.backward", CS_KPASS_HEAD_BACKWARD, e * (T + 2 * s->s) * h);
-    memory(k, "embedding.backward", CS_KPASS_HEAD_BACKWARD, e * T * h + 2 * e * V * h);
+    memory(k, "embedding", CS_KPASS_HEAD_FORWARD, 2 * e * T * h, 1);
+    if (s->learned) memory(k, "position_embedding", CS_KPASS_HEAD_FORWARD, 4 * e * T * h, 1);
+    memory(k, "final_norm", CS_KPASS_HEAD_FORWARD, e * T * 2 * h, 1);
+    gemm(k, e, "logits", CS_KPASS_HEAD_FORWARD, T, V, h, 1, 1);
+    memory(k, "cross_entropy", CS_KPASS_HEAD_FORWARD, T * V * (e + 4 + 4 + 4), 1);
+    memory(k, "cross_entropy.backward", CS_KPASS_HEAD_BACKWARD, T * V * (4 + 4 + 4 + 4 + 4 + e), 1);
+    gemm(k, e, "logits.dgrad", CS_KPASS_HEAD_BACKWARD, T, h, V, 1, 1);
+    gemm(k, e, "logits.wgrad", CS_KPASS_HEAD_BACKWARD, h, V, T, 1, 1);
+    memory(k, "final_norm.backward", CS_KPASS_HEAD_BACKWARD, e * T * 3 * h, 1);
+    if (s->learned) memory(k, "position_embedding.backward", CS_KPASS_HEAD_BACKWARD, e * (T + 2 * s->s) * h, 1);
+    memory(k, "embedding.backward", CS_KPASS_HEAD_BACKWARD, e * T * h + 2 * e * V * h, 1);
 }
 
 static shape shape_of(const cs_model *m, const cs_training *t)
@@ -324,6 +400,9 @@ static shape shape_of(const cs_model *m, const cs_training *t)
                .flash = t->flash_attention, .dropout = m->dropout > 0,
                .tied = m->tied_embeddings, .kernel = t->attention_kernel};
     s.T = s.b * s.s;
+    s.E = m->experts > 1 ? m->experts : 1;
+    s.topk = m->experts > 1 ? m->experts_per_token : 1;
+    s.Te = cs_model_expert_tokens(m, s.T);
     s.he = s.h;
     s.d = s.h / s.heads;
     s.kvw = s.d * m->kv_heads;

@@ -46,18 +46,20 @@ typedef struct cs_kernel {
     const char *name;   /* static storage, e.g. "mlp_up.dgrad" */
     cs_kclass cls;
     cs_kpass pass;
-    double m, n, k, batch; /* GEMMs; 0 otherwise */
-    double flops;       /* executed FLOPs (causal attention: the half it runs) */
-    double bytes;       /* HBM bytes read + written */
-    double efficiency;  /* of the bound that limits it (FLOP/s or bytes/s) */
-    double time_s;      /* the roofline time, floor included */
+    double m, n, k, batch; /* GEMMs, one launch; 0 otherwise */
+    double launches;    /* runs of this shape one after another: the experts of a
+                         * mixture-of-experts row, 1 otherwise */
+    double flops;       /* executed FLOPs (causal attention: the half it runs), all launches */
+    double bytes;       /* HBM bytes read + written, all launches */
+    double efficiency;  /* of the bound that limits one launch (FLOP/s or bytes/s) */
+    double time_s;      /* the roofline time, floor included, of each launch, summed */
 } cs_kernel;
 
 /* Totals per pass, for one layer (the three layer passes) or the head. */
 typedef struct cs_compute_pass {
     double time_s;
     double flops;       /* executed: hardware FLOPs */
-    int kernels;
+    int kernels;        /* launches */
 } cs_compute_pass;
 
 typedef struct cs_compute {

@@ -17,7 +17,20 @@
  *   gpt2      GeLU    yes               learned    true          = heads
  *   gpt_neox  GeLU    yes               rotary     false         = heads
  *   falcon    GeLU    `bias` (false)    rotary     true          multi_query: 1
- *   mixtral   refused: a mixture of experts, the model schema has none.
+ *   mixtral   SwiGLU  no (RMSNorm)      rotary     false         num_key_value_heads
+ *   qwen2_moe refused (below).
+ *
+ * Mixtral (MixtralForCausalLM) is the LLaMA row with a sparse mixture of
+ * experts in every layer: num_local_experts MLPs of intermediate_size,
+ * num_experts_per_tok of them per token (MixtralConfig's defaults 8 and
+ * 2 when absent; configuration_mixtral.py), mapped to the model schema's
+ * experts and experts_per_token (model.c: modeling_mixtral.py's
+ * MixtralSparseMoeBlock, every token routed, no capacity factor).
+ * Qwen2-MoE is refused: its Qwen2MoeSparseMoeBlock (modeling_qwen2_moe.py)
+ * adds to the routed experts (moe_intermediate_size wide) a shared
+ * expert of another width (shared_expert_intermediate_size) behind a
+ * sigmoid gate, and decoder_sparse_step / mlp_only_layers make some
+ * layers dense; the schema has one MLP width and one kind of layer.
  *
  * seq_len is the config's maximum context (max_position_embeddings,
  * GPT-2's n_positions): the length the position table (GPT-2) or RoPE is
@@ -79,6 +92,7 @@ typedef struct hf_family {
 } hf_family;
 
 static int falcon_adjust(const cs_yctx *c, const cs_ynode *map, cs_model *m);
+static int mixtral_adjust(const cs_yctx *c, const cs_ynode *map, cs_model *m);
 
 #define LLAMA_KEYS                                                                                 \
     {"num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",            \
@@ -100,10 +114,12 @@ static const hf_family families[] = {
      {"num_hidden_layers", "hidden_size", "num_attention_heads", NULL, "ffn_hidden_size",
       "max_position_embeddings", "vocab_size"},
      1, 2048, 0, 0, 0, 1, falcon_adjust, NULL},
-    {"mixtral", "MixtralForCausalLM", LLAMA_KEYS, 0, 0, 1, 0, 0, 0, NULL,
-     "a sparse mixture of experts (num_local_experts MLPs per layer, num_experts_per_tok used "
-     "per token); collsim's model schema has no experts, so its parameters, FLOPs and memory "
-     "cannot be derived"},
+    {"mixtral", "MixtralForCausalLM", LLAMA_KEYS, 0, 0, 1, 0, 0, 0, mixtral_adjust, NULL},
+    {"qwen2_moe", "Qwen2MoeForCausalLM", LLAMA_KEYS, 0, 0, 1, 0, 0, 0, NULL,
+     "its mixture of experts has a shared expert of another width (shared_expert_"
+     "intermediate_size) beside the routed ones (moe_intermediate_size), and dense layers "
+     "among the sparse (decoder_sparse_step, mlp_only_layers); collsim's experts have one "
+     "width in every layer"},
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 
@@ -146,6 +162,31 @@ static int falcon_adjust(const cs_yctx *c, const cs_ynode *map, cs_model *m)
         return cs_yamlnode_read(c, &f, v, &m->kv_heads);
     }
     return 0;
+}
+
+/* An integer key in 1..hi, or dflt when absent or null. */
+static int read_int(const cs_yctx *c, const cs_ynode *map, const char *key, int dflt, int hi,
+                    int *out)
+{
+    const cs_ynode *v = present(map, key);
+    *out = dflt;
+    if (!v) return 0;
+    cs_yfield f = {.name = key, .kind = CS_YF_INT, .lo = 1, .hi = hi};
+    return cs_yamlnode_read(c, &f, v, out);
+}
+
+/* MixtralForCausalLM: experts and top-k, MixtralConfig's 8 and 2 when
+ * absent (the schema's ranges, model.c); the top-k at most the experts. */
+static int mixtral_adjust(const cs_yctx *c, const cs_ynode *map, cs_model *m)
+{
+    int rc = read_int(c, map, "num_local_experts", 8, 100000, &m->experts);
+    if (!rc) rc = read_int(c, map, "num_experts_per_tok", 2, 100000, &m->experts_per_token);
+    if (rc) return rc;
+    if (m->experts_per_token <= m->experts) return 0;
+    const cs_ynode *at = present(map, "num_experts_per_tok");
+    return cs_yamlnode_error(c, at ? at : map,
+                             "'num_experts_per_tok' must be in 1..num_local_experts (%d), got %d",
+                             m->experts, m->experts_per_token);
 }
 
 /* "llama (LlamaForCausalLM), mistral (...), ..." over supported or refused rows. */

@@ -6,10 +6,10 @@
  * hands such specs here).
  *
  * One table row per architecture family (model_type or architectures[0]:
- * llama, mistral, qwen2, gpt2, gpt_neox, falcon; mixtral is recognised and
- * refused, the model schema has no experts) names the HF key of each
- * field and the family's fixed style (gated MLP, biases, positions, tied
- * default). The mapping, its sources and departures: hfconfig.c and
+ * llama, mistral, qwen2, gpt2, gpt_neox, falcon, mixtral with its experts;
+ * qwen2_moe is recognised and refused, its shared expert has no place in
+ * the model schema) names the HF key of each field and the family's fixed
+ * style (gated MLP, biases, positions, tied default). The mapping, its sources and departures: hfconfig.c and
  * configs/models/README.md.
  */
 #ifndef CS_HFCONFIG_H

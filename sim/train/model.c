@@ -47,6 +47,20 @@
  * (a conservative 2sbh). Selective recomputation drops the 5as term
  * (Table 2: sbh 34); full recomputation keeps only the layer input, 2sbh.
  *
+ * A sparse mixture of experts (E experts, top-k) is HF transformers'
+ * MixtralSparseMoeBlock (models/mixtral/modeling_mixtral.py, commit
+ * 00d4b3d2): a bias-free h x E router `gate`, fp32 softmax, torch.topk,
+ * the k weights renormalised, then a loop over the experts hit, each MLP
+ * on its tokens, index_add_ of the weighted outputs. All tokens are routed
+ * ("strictly equivalent to standard MoE with full capacity (no dropped
+ * tokens)", its docstring; MixtralConfig has no capacity factor). A layer
+ * holds E MLPs (with their biases) and the router hE; a token runs the
+ * router and k MLPs (FLOPs, active_params). Activations: the dense 3h,
+ * then for each of a token's k experts its gathered input (2h, saved by
+ * w1 and w3), the MLP's own 4f / 6f and the output kept for the routing
+ * weight's gradient (2h); the router's fp32 softmax (4E bytes) and the k
+ * fp32 weights and int64 indices (12k bytes).
+ *
  * A generic model of P parameters takes GPT-3's aspect ratio: Table 2.1's
  * models from 1.3B up have d_head = 128 and d_model / n_layers of 85..128
  * (175B: 12288 / 96 = 128), so with h = 128 L and about 12 L h^2
@@ -94,13 +108,38 @@ static double kv_width(const cs_model *m)
     return (double)m->hidden / m->heads * m->kv_heads;
 }
 
-/* Matrix parameters of one layer: what the 2-FLOPs-per-parameter rule
- * multiplies. A generic model's layer is all matrices. */
-static double layer_matmul_params(const cs_model *m)
+/* Experts per layer and per token: 1 each when dense (experts 0 or 1). */
+static int experts_of(const cs_model *m) { return m->experts > 1 ? m->experts : 1; }
+static int active_experts(const cs_model *m) { return m->experts > 1 ? m->experts_per_token : 1; }
+
+/* One MLP's (one expert's) matrix parameters. */
+static double mlp_matmul_params(const cs_model *m)
+{
+    return (m->gated_mlp ? 3 : 2) * (double)m->hidden * m->ffn_hidden;
+}
+
+/* One MLP's biases: (gated ? 2f : f) in the up projections, h in the down. */
+static double mlp_bias_params(const cs_model *m)
+{
+    return m->biases ? (m->gated_mlp ? 2 : 1) * (double)m->ffn_hidden + m->hidden : 0;
+}
+
+/* The router: a bias-free h x experts linear (MixtralSparseMoeBlock.gate);
+ * none in a dense layer. */
+static double router_params(const cs_model *m)
+{
+    return m->experts > 1 ? (double)m->hidden * m->experts : 0;
+}
+
+/* Matrix parameters of one layer holding `mlps` MLPs: what the
+ * 2-FLOPs-per-parameter rule multiplies when mlps is the top-k, and the
+ * stored matrices when it is every expert. A generic model's layer is all
+ * matrices. */
+static double layer_matmul_params(const cs_model *m, int mlps)
 {
     if (m->generic) return m->layer_params;
-    double h = m->hidden, f = m->ffn_hidden, k = kv_width(m);
-    return 2 * h * h + 2 * h * k + (m->gated_mlp ? 3 : 2) * h * f;
+    double h = m->hidden, k = kv_width(m);
+    return 2 * h * h + 2 * h * k + mlps * mlp_matmul_params(m) + router_params(m);
 }
 
 static double norm_params(const cs_model *m)
@@ -127,6 +166,8 @@ static const char *shape_problem(const cs_model *m, char *msg, size_t len)
     if (m->generic) {
         NEED(isfinite(m->layer_params) && m->layer_params > 0, "parameters",
              "a generic model needs positive parameters per layer, got %g", m->layer_params);
+        NEED(m->experts <= 1 && m->experts_per_token <= 1, "experts",
+             "a generic model is dense, got %d experts", m->experts);
         return NULL;
     }
     NEED(m->hidden % m->heads == 0, "heads",
@@ -139,6 +180,16 @@ static const char *shape_problem(const cs_model *m, char *msg, size_t len)
          "number of query heads",
          m->kv_heads, m->heads);
     NEED(m->ffn_hidden >= 1, "ffn_hidden", "'ffn_hidden' must be >= 1, got %d", m->ffn_hidden);
+    NEED(m->experts >= 0, "experts", "'experts' must be >= 1, got %d", m->experts);
+    NEED(m->experts > 1 || m->experts_per_token <= 1, "experts_per_token",
+         "'experts_per_token' (%d) needs 'experts' of at least that many", m->experts_per_token);
+    NEED(m->experts <= 1 || m->experts_per_token != 0, "experts",
+         "a mixture of %d 'experts' needs 'experts_per_token' (the top-k each token is routed "
+         "to, 1..%d; HF num_experts_per_tok)",
+         m->experts, m->experts);
+    NEED(m->experts <= 1 || (m->experts_per_token >= 1 && m->experts_per_token <= m->experts),
+         "experts_per_token", "'experts_per_token' must be in 1..experts (%d), got %d",
+         m->experts, m->experts_per_token);
     return NULL;
 #undef NEED
 }
@@ -148,16 +199,23 @@ int cs_model_derive(cs_model *m, cs_diag *d)
     char msg[256];
     if (shape_problem(m, msg, sizeof msg)) return cs_diag_set(d, CS_EINVAL, NULL, 0, 0, "%s", msg);
     double h = m->hidden, v = m->vocab;
+    m->experts = experts_of(m);
+    m->experts_per_token = active_experts(m);
+    double idle_experts = m->experts - m->experts_per_token; /* per token, per layer */
+    double idle = 0;
     if (m->generic) {
         m->embedding_params = v * h;
     } else {
-        double f = m->ffn_hidden, k = kv_width(m);
-        double biases = m->biases ? 2 * h + 2 * k + (m->gated_mlp ? 2 : 1) * f + h : 0;
-        m->layer_params = layer_matmul_params(m) + biases + 2 * norm_params(m);
+        double k = kv_width(m);
+        double attention_biases = m->biases ? 2 * h + 2 * k : 0;
+        m->layer_params = layer_matmul_params(m, m->experts) + attention_biases +
+                          m->experts * mlp_bias_params(m) + 2 * norm_params(m);
         m->embedding_params = v * h + (m->learned_positions ? (double)m->seq_len * h : 0) +
                               norm_params(m) + (m->tied_embeddings ? 0 : v * h);
+        idle = idle_experts * (mlp_matmul_params(m) + mlp_bias_params(m));
     }
     m->params = m->layers * m->layer_params + m->embedding_params;
+    m->active_params = m->layers * (m->layer_params - idle) + m->embedding_params;
     return 0;
 }
 
@@ -226,10 +284,16 @@ int cs_model_generic(double params, cs_model *out, cs_diag *d)
 
 /* ---- FLOPs and activations ---- */
 
+double cs_model_expert_tokens(const cs_model *m, double tokens)
+{
+    if (m->experts <= 1) return tokens;
+    return tokens * m->experts_per_token / m->experts;
+}
+
 double cs_model_layer_forward_flops(const cs_model *m, double tokens)
 {
     double attention_scores = 4.0 * m->seq_len * m->hidden; /* QK^T and AV, 2sh each */
-    return tokens * (2.0 * layer_matmul_params(m) + attention_scores);
+    return tokens * (2.0 * layer_matmul_params(m, active_experts(m)) + attention_scores);
 }
 
 double cs_model_head_forward_flops(const cs_model *m, double tokens)
@@ -254,7 +318,12 @@ double cs_model_activation_bytes_per_layer(const cs_model *m, int micro_batch, c
     case CS_CKPT_SELECTIVE:
     case CS_CKPT_NONE: {
         double attention = 7 * h + 4 * k;
-        double mlp = 3 * h + (m->gated_mlp ? 6 : 4) * f;
+        double expert = (m->gated_mlp ? 6 : 4) * f; /* one MLP's own terms */
+        double mlp = 3 * h + expert;
+        if (m->experts > 1) { /* the k experts' inputs, terms and outputs; the router's */
+            double top = m->experts_per_token;
+            mlp = 3 * h + top * (2 * h + expert + 2 * h) + 4.0 * m->experts + 12 * top;
+        }
         double norms = 4 * h;
         double kept = s * b * (attention + mlp + norms);
         if (mode == CS_CKPT_SELECTIVE) return kept;
@@ -278,9 +347,9 @@ typedef struct model_doc {
 #define ROW(n, k, off, fl) .name = (n), .kind = (k), .offset = (off), .flags = (fl)
 
 /* Keys that describe a shape, exclusive with `parameters`. */
-static const char *const shape_keys[] = {"layers",  "hidden",          "heads",
-                                         "kv_heads", "ffn_hidden",     "gated_mlp",
-                                         "biases",  "position_embedding", "tied_embeddings"};
+static const char *const shape_keys[] = {
+    "layers", "hidden",          "heads",   "kv_heads",         "ffn_hidden",       "gated_mlp",
+    "biases", "position_embedding", "tied_embeddings", "experts", "experts_per_token"};
 /* Index = learned_positions. */
 static const char *const position_names[] = {"rotary", "learned", NULL};
 
@@ -294,28 +363,11 @@ static int parse_count(const char *text, double *out)
     if (n == 0 || n >= sizeof buf) return CS_EINVAL;
     memcpy(buf, text, n);
     buf[n] = '\0';
-    double scale = 1;
-    switch (buf[n - 1]) {
-    case 'K':
-    case 'k':
-        scale = 1e3;
-        break;
-    case 'M':
-    case 'm':
-        scale = 1e6;
-        break;
-    case 'B':
-    case 'b':
-        scale = 1e9;
-        break;
-    case 'T':
-    case 't':
-        scale = 1e12;
-        break;
-    default:
-        break;
-    }
-    if (scale != 1) buf[--n] = '\0';
+    static const char suffixes[] = "KkMmBbTt";
+    static const double scales[] = {1e3, 1e3, 1e6, 1e6, 1e9, 1e9, 1e12, 1e12};
+    const char *at = strchr(suffixes, buf[n - 1]);
+    double scale = at ? scales[at - suffixes] : 1;
+    if (at) buf[--n] = '\0';
     double x;
     if (cs_units_parse_number(buf, &x, NULL, 0)) return CS_EINVAL;
     *out = x * scale;
@@ -378,6 +430,8 @@ static const cs_yfield model_fields[] = {
     {ROW("position_embedding", CS_YF_ENUM, OFF(learned_positions), 0), .names = position_names},
     {ROW("tied_embeddings", CS_YF_BOOL, OFF(tied_embeddings), 0)},
     {ROW("dropout", CS_YF_NUMBER, OFF(dropout), CS_YF_HI_OPEN), .hi = 1},
+    {ROW("experts", CS_YF_INT, OFF(experts), 0), .lo = 1, .hi = 100000},
+    {ROW("experts_per_token", CS_YF_INT, OFF(experts_per_token), 0), .lo = 1, .hi = 100000},
     {ROW("seq_len", CS_YF_INT, OFF(seq_len), 0), .lo = 1, .hi = 100000000,
      .missing = shape_missing},
     {ROW("vocab", CS_YF_INT, OFF(vocab), 0), .lo = 1, .hi = 100000000, .missing = shape_missing},

@@ -13,6 +13,11 @@
  *   full      sbh * 2           (only the layer input is kept)
  * A generic model of P parameters gets a GPT-3-like shape (hidden = 128 x
  * layers, the aspect ratio of GPT-3 Table 2.1's large models).
+ * A sparse mixture of experts (Mixtral; HF modeling_mixtral.py
+ * MixtralSparseMoeBlock) has `experts` MLPs per layer and a router, and
+ * runs `experts_per_token` of them per token: parameters (and so memory
+ * and every gradient and gather) count all experts, FLOPs and activations
+ * the top-k.
  * cs_model is a value type. The formulas, their sources and departures are
  * spelled out in model.c and configs/models/README.md.
  */
@@ -40,14 +45,21 @@ typedef struct cs_model {
     int learned_positions; /* GPT-2/3: a seq_len x hidden table; 0: rotary */
     double dropout;        /* residual / attention dropout probability while
                             * training; 0 (LLaMA, MPT): no dropout kernels */
+    int experts;           /* MLPs per layer (HF num_local_experts) with a router
+                            * (h x experts, no bias); 0 or 1: dense, no router */
+    int experts_per_token; /* top-k (HF num_experts_per_tok), 1..experts; 0 or 1
+                            * when dense. cs_model_derive sets both to 1 when dense */
     /* derived (cs_model_derive) */
     double layer_params;     /* one transformer layer */
     double embedding_params; /* token (+ position) embeddings, + untied head */
     double params;           /* total */
+    double active_params;    /* what one token runs: the top-k experts' MLPs of every
+                              * layer, attention, router, embeddings; = params when dense */
 } cs_model;
 
 /* Fills the derived fields from the shape; CS_EINVAL if the shape is
- * inconsistent (heads not dividing hidden, kv_heads not dividing heads...).
+ * inconsistent (heads not dividing hidden, kv_heads not dividing heads,
+ * experts_per_token outside 1..experts...).
  * A generic model keeps its layer_params and recomputes the embedding
  * (vocab x hidden) and the total. */
 int cs_model_derive(cs_model *m, cs_diag *d);
@@ -82,8 +94,15 @@ int cs__model_from_node(const struct cs_yctx *c, const struct cs_ynode *v, cs_mo
 size_t cs_model_preset_count(void);
 const char *cs_model_preset_name(size_t i);
 
+/* Tokens each expert's MLP runs on when a layer sees `tokens`: tokens x
+ * experts_per_token / experts, routing assumed uniform (every expert gets
+ * the same share; no capacity limit drops any, as in Mixtral's HF code).
+ * `tokens` for a dense model. */
+double cs_model_expert_tokens(const cs_model *m, double tokens);
+
 /* Forward FLOPs of one layer for `tokens` tokens in a sequence of the
- * model's length (matmuls and attention scores: 2 FLOPs per MAC). */
+ * model's length (matmuls and attention scores: 2 FLOPs per MAC; with
+ * experts, the router and the top-k experts' MLPs per token). */
 double cs_model_layer_forward_flops(const cs_model *m, double tokens);
 /* Forward FLOPs of the output head (logits) for `tokens` tokens. */
 double cs_model_head_forward_flops(const cs_model *m, double tokens);
@@ -95,7 +114,8 @@ double cs_model_flops_per_token(const cs_model *m);
  * 16-bit activations (Korthikanti Table 2 assumptions). Exactly Table 2
  * for a 4h GeLU MLP with multi-head attention; the MLP and K/V terms of
  * the paper's Sec 4.1 breakdown are scaled for ffn_hidden != 4h, SwiGLU
- * and grouped-query attention (model.c). */
+ * and grouped-query attention (model.c); with experts, the MLP terms of
+ * the top-k experts per token and the router's output (model.c). */
 double cs_model_activation_bytes_per_layer(const cs_model *m, int micro_batch, cs_ckpt mode);
 
 #endif
