@@ -193,8 +193,13 @@ static void card_lines(cs_table *t, const card_line *l, size_t n, const value *v
 
 static void card(cs_doc *doc, const cs_train_report_head *h, const cs_train_row *r, const value *v)
 {
-    cs_doc_note(doc, "\n%s on %d ranks, %.3g parameters\n", v[COL_strategy].str, h->topo->ranks,
-                h->model->params);
+    const cs_model *m = h->model;
+    if (m->active_params < m->params) /* a mixture of experts: what a token runs, too */
+        cs_doc_note(doc, "\n%s on %d ranks, %.3g parameters (%.3g active per token)\n",
+                    v[COL_strategy].str, h->topo->ranks, m->params, m->active_params);
+    else
+        cs_doc_note(doc, "\n%s on %d ranks, %.3g parameters\n", v[COL_strategy].str,
+                    h->topo->ranks, m->params);
     cs_table *t = cs_doc_table(
         doc, &(cs_table_spec){NULL, card_cols, N(card_cols), CS_FOR_PEOPLE, CS_TABLE_HASH});
     const cs_iteration *it = &r->ev->iteration;
