@@ -263,7 +263,8 @@ END_TEST
  * gradients, buckets and foreach temporaries); on 64 GPUs it leads only
  * below a few hundred million parameters, where FSDP's per-layer
  * collectives cost more than DDP's unsharded optimizer step saves (429M
- * when written; 263M with overlap free, none with a fused optimizer or
+ * when written, 364M since the multi-node tree's caps count NCCL's search
+ * channels; 263M with overlap free, none with a fused optimizer or
  * without FSDP's hook CPU time: each of those fails this). */
 START_TEST(where_ddp_beats_fsdp)
 {
