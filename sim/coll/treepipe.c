@@ -26,6 +26,7 @@
 #include "coll/algo.h"
 #include "coll/deslinks.h"
 #include "coll/network.h"
+#include "coll/treechain.h"
 
 #define MAX_CHILD 3
 #define EXT (-2)
@@ -335,9 +336,13 @@ typedef struct memo {
 
 static uint64_t key_hash(const double *key, size_t klen)
 {
-    const unsigned char *b = (const unsigned char *)key;
     uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < klen * sizeof *key; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+    for (size_t i = 0; i < klen; i++) {
+        uint64_t bits;
+        memcpy(&bits, &key[i], sizeof bits);
+        h = (h ^ bits) * 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
     return h;
 }
 
@@ -397,49 +402,37 @@ static void chain_key(const cs_treepipe *q, int head, int m, int width, double *
     }
 }
 
-/* A node's chain of m ranks from head: vertex i = rank head + i, parent
- * i - 1, child i + 1, in both trees, on the ranks' port lanes. */
-static void chain_init(part *s, const cs_treepipe *q, int head, int m, int dirs)
+/* Runs the chain of node `head`'s m ranks (coll/treechain.h) up or down. */
+static double chain_run(const cs_treepipe *q, int head, int m, int up, const double *in, double *out)
 {
-    part_init(s, q, m, dirs);
+    double *v = cs_xmalloc((size_t)4 * m * sizeof *v);
+    cs_treechain c = {.ranks = m, .up = up, .chunks = q->chunks, .chunk_bytes = q->chunk_bytes,
+                      .lat_s = q->intra_lat_s, .port_Bps = v, .factor = v + m, .cap_Bps = v + 2 * m,
+                      .start_s = v + 3 * m};
     for (int i = 0; i < m; i++) {
-        part_rank(s, i, head + i);
-        add_lanes(s, &s->lane[8 * i], port_cap(q, head + i));
+        double slow = cs_deslinks_slowdown(q->t, head + i);
+        v[i] = port_cap(q, head + i);
+        v[m + i] = q->factor / slow;
+        v[2 * m + i] = q->cap_Bps / slow;
+        v[3 * m + i] = cs_deslinks_delay_s(q->t, head + i);
     }
-    for (int w = 0; w < 2; w++)
-        for (int i = 0; i < m; i++) {
-            tvert *x = &s->v[w][i];
-            if (i > 0) x->parent = i - 1;
-            if (i + 1 < m) x->child[x->nchild++] = i + 1;
-        }
+    double done = cs_treechain_run(&c, in, out);
+    free(v);
+    return done;
 }
 
 /* Part 1: when the head of the chain (head, m) holds each chunk its chain
  * reduced, tree 0's chunks then tree 1's, into out[0..2 chunks). */
 static void chain_up(const cs_treepipe *q, int head, int m, double *out)
 {
-    part s;
-    chain_init(&s, q, head, m, DIR_UP);
-    s.rec[0] = 1;
-    s.out = out;
-    part_run(&s);
-    s.out = NULL; /* the caller's */
-    part_free(&s);
+    chain_run(q, head, m, 1, NULL, out);
 }
 
 /* Part 3: the last arrival of the chain (head, m) broadcasting down the
  * chunks its head holds at in[0..2 chunks) (tree 0's, then tree 1's). */
 static double chain_down(const cs_treepipe *q, int head, int m, const double *in)
 {
-    part s;
-    chain_init(&s, q, head, m, DIR_DOWN);
-    for (int w = 0; w < 2; w++) {
-        s.v[w][0].parent = EXT;
-        s.in[w] = in + (size_t)w * q->chunks;
-    }
-    double done = part_run(&s);
-    part_free(&s);
-    return done;
+    return chain_run(q, head, m, 0, in, NULL);
 }
 
 /* Part 2 set up: vertex k = node k's head; a head with a chain has it as
