@@ -3,11 +3,11 @@
  * treechain.c - a node's chain run by its own event loop (see treechain.h).
  *
  * Hops are named by their sender: up, vertex i >= 1 sends to i - 1; down,
- * i <= m - 2 sends to i + 1. Pending events are the vertices' starts, the
- * head's next entering chunk per tree (down), each hop's flows'
- * completions and each hop's arrivals in flight per tree (first in, first
- * out: a tree's chunks leave a hop one after another); the loop runs the
- * least (time, sequence) of them. What each handler does, and in what
+ * i <= m - 2 sends to i + 1. Pending events (the vertices' starts, the
+ * head's next entering chunk per tree (down), the flows' completions, the
+ * arrivals in flight) sit in a binary heap by (time, sequence); a moved
+ * completion is pushed again with its new sequence and the old entry is
+ * dropped when popped (its flow's sequence has moved on). What each handler does, and in what
  * order it schedules, is network.c's and treepipe.c's:
  *   start: the rank pumps tree 0, then tree 1;
  *   entering chunk: the head holds it, pumps, then the next one is
@@ -19,11 +19,11 @@
  *   a completion: the other flow is brought up to date at the rate of one,
  *     the arrival is scheduled, then the sender pumps that tree;
  *   an arrival: the receiver holds one more chunk, pumps that tree.
- * The scan is O(5m) per event; m is a node's GPU count (8 on a DGX).
+ * O(log pending) per event; pending is O(m) (a node's GPU count) plus the
+ * arrivals in flight.
  */
 #include "coll/treechain.h"
 
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -36,27 +36,70 @@ typedef struct cflow {
     uint64_t seq; /* of its pending completion */
 } cflow;
 
+/* A pending event: (time, sequence) orders it; what = kind << 24 |
+ * vertex << 1 | tree. A completion is stale once its flow's seq moved. */
+typedef struct cev {
+    double t;
+    uint64_t seq;
+    int32_t what;
+} cev;
+
 typedef struct chain {
     const cs_treechain *c;
     int m;
     long C;
-    cflow *flow;           /* [sender][tree] */
-    char *busy;            /* [sender][tree] */
-    long *sent, *recv;     /* [vertex][tree]: chunks sent on its hop, received */
-    char *started, *start_pending;
-    uint64_t *start_seq;   /* [vertex] */
-    double *arr_t;         /* [sender][tree][chunk]: arrivals in flight */
-    uint64_t *arr_seq;
-    long *arr_head, *arr_tail; /* [sender][tree] */
-    long enter_next[2];
-    uint64_t enter_seq[2];
+    cflow *flow;        /* [sender][tree] */
+    char *busy;         /* [sender][tree] */
+    long *sent, *recv;  /* [vertex][tree]: chunks sent on its hop, received */
+    char *started;      /* [vertex] */
+    cev *heap;          /* binary min-heap of pending events */
+    size_t hn, hcap;
+    long enter_next[2]; /* the head's next entering chunk per tree */
     const double *in;
     double *out;
     uint64_t seq;
     double done;
 } chain;
 
-enum { EV_NONE, EV_START, EV_ENTER, EV_DONE, EV_ARRIVE };
+enum { EV_START = 1, EV_ENTER, EV_DONE, EV_ARRIVE };
+
+static int before(const cev *x, const cev *y)
+{
+    return x->t < y->t || (x->t == y->t && x->seq < y->seq);
+}
+
+/* Schedules an event at t with the next sequence number; returns it. */
+static uint64_t push(chain *s, double t, int kind, int i, int w)
+{
+    if (s->hn == s->hcap) {
+        s->hcap = s->hcap ? 2 * s->hcap : 64;
+        s->heap = cs_xrealloc(s->heap, s->hcap * sizeof *s->heap);
+    }
+    cev e = {.t = t, .seq = ++s->seq, .what = kind << 24 | i << 1 | w};
+    size_t k = s->hn++;
+    while (k > 0 && before(&e, &s->heap[(k - 1) / 2])) {
+        s->heap[k] = s->heap[(k - 1) / 2];
+        k = (k - 1) / 2;
+    }
+    s->heap[k] = e;
+    return e.seq;
+}
+
+static cev pop(chain *s)
+{
+    cev top = s->heap[0], last = s->heap[--s->hn];
+    size_t k = 0;
+    for (;;) {
+        size_t c = 2 * k + 1;
+        if (c >= s->hn) break;
+        if (c + 1 < s->hn && before(&s->heap[c + 1], &s->heap[c])) c++;
+        if (!before(&s->heap[c], &last)) break;
+        s->heap[k] = s->heap[c];
+        k = c;
+    }
+    if (s->hn) s->heap[k] = last;
+    return top;
+}
 
 /* The rate of a flow from sender i while its hop carries n flows. */
 static double hop_rate(const chain *s, int i, int n)
@@ -67,7 +110,7 @@ static double hop_rate(const chain *s, int i, int n)
 }
 
 /* network.c flow_update, for an active flow with a pending completion */
-static void touch(chain *s, cflow *f, double rate, double now)
+static void touch(chain *s, cflow *f, int i, int w, double rate, double now)
 {
     if (f->last_t != now) {
         double sent = f->rate * (now - f->last_t);
@@ -78,7 +121,7 @@ static void touch(chain *s, cflow *f, double rate, double now)
     if (rate == f->rate) return; /* completion still valid */
     f->rate = rate;
     f->done_t = now + f->remaining / rate;
-    f->seq = ++s->seq;
+    f->seq = push(s, f->done_t, EV_DONE, i, w);
 }
 
 static void start_flow(chain *s, int i, int w, double now)
@@ -86,8 +129,9 @@ static void start_flow(chain *s, int i, int w, double now)
     cflow *f = &s->flow[2 * i + w], *o = &s->flow[2 * i + 1 - w];
     double r = hop_rate(s, i, o->active ? 2 : 1);
     *f = (cflow){.active = 1, .remaining = s->c->chunk_bytes, .rate = r, .last_t = now,
-                 .done_t = now + s->c->chunk_bytes / r, .seq = ++s->seq};
-    if (o->active) touch(s, o, r, now);
+                 .done_t = now + s->c->chunk_bytes / r};
+    f->seq = push(s, f->done_t, EV_DONE, i, w);
+    if (o->active) touch(s, o, i, 1 - w, r, now);
 }
 
 static void pump(chain *s, int i, int w, double now)
@@ -115,50 +159,10 @@ static void on_done(chain *s, int i, int w, double now)
 {
     cflow *f = &s->flow[2 * i + w], *o = &s->flow[2 * i + 1 - w];
     f->active = 0;
-    if (o->active) touch(s, o, hop_rate(s, i, 1), now);
-    int k = 2 * i + w;
-    s->arr_t[(size_t)k * s->C + s->arr_tail[k]] = now + s->c->lat_s;
-    s->arr_seq[(size_t)k * s->C + s->arr_tail[k]++] = ++s->seq;
-    s->busy[k] = 0;
+    if (o->active) touch(s, o, i, 1 - w, hop_rate(s, i, 1), now);
+    push(s, now + s->c->lat_s, EV_ARRIVE, i, w);
+    s->busy[2 * i + w] = 0;
     pump(s, i, w, now);
-}
-
-static int earlier(double t, uint64_t q, double bt, uint64_t bq)
-{
-    return t < bt || (t == bt && q < bq);
-}
-
-/* The least pending event: its kind, vertex (or sender) and tree. */
-static int next_event(const chain *s, int *vi, int *vw, double *vt)
-{
-    int kind = EV_NONE;
-    double bt = INFINITY;
-    uint64_t bq = UINT64_MAX;
-#define TAKE(K, T, Q, I, W)                                                                        \
-    do {                                                                                           \
-        if (earlier((T), (Q), bt, bq)) {                                                           \
-            kind = (K);                                                                            \
-            bt = (T);                                                                              \
-            bq = (Q);                                                                              \
-            *vi = (I);                                                                             \
-            *vw = (W);                                                                             \
-        }                                                                                          \
-    } while (0)
-    for (int i = 0; i < s->m; i++)
-        if (s->start_pending[i]) TAKE(EV_START, s->c->start_s[i], s->start_seq[i], i, 0);
-    for (int w = 0; w < 2; w++)
-        if (!s->c->up && s->enter_next[w] < s->C)
-            TAKE(EV_ENTER, s->in[(size_t)w * s->C + s->enter_next[w]], s->enter_seq[w], 0, w);
-    for (int k = 0; k < 2 * s->m; k++) {
-        if (s->flow[k].active) TAKE(EV_DONE, s->flow[k].done_t, s->flow[k].seq, k / 2, k % 2);
-        if (s->arr_head[k] < s->arr_tail[k]) {
-            size_t a = (size_t)k * s->C + s->arr_head[k];
-            TAKE(EV_ARRIVE, s->arr_t[a], s->arr_seq[a], k / 2, k % 2);
-        }
-    }
-#undef TAKE
-    *vt = bt;
-    return kind;
 }
 
 double cs_treechain_run(const cs_treechain *c, const double *in, double *out)
@@ -173,37 +177,28 @@ double cs_treechain_run(const cs_treechain *c, const double *in, double *out)
     s.sent = cs_xcalloc(k2, sizeof *s.sent);
     s.recv = cs_xcalloc(k2, sizeof *s.recv);
     s.started = cs_xcalloc((size_t)m, 1);
-    s.start_pending = cs_xcalloc((size_t)m, 1);
-    s.start_seq = cs_xcalloc((size_t)m, sizeof *s.start_seq);
-    s.arr_t = cs_xmalloc(k2 * (size_t)C * sizeof *s.arr_t);
-    s.arr_seq = cs_xmalloc(k2 * (size_t)C * sizeof *s.arr_seq);
-    s.arr_head = cs_xcalloc(k2, sizeof *s.arr_head);
-    s.arr_tail = cs_xcalloc(k2, sizeof *s.arr_tail);
-    for (int i = 0; i < m; i++) { /* treepipe.c's part_run: starts, then entering chunks */
-        s.start_pending[i] = 1;
-        s.start_seq[i] = ++s.seq;
-    }
-    for (int w = 0; w < 2; w++) s.enter_seq[w] = ++s.seq;
-    int i, w;
-    double now;
-    for (int kind; (kind = next_event(&s, &i, &w, &now)) != EV_NONE;) {
+    /* treepipe.c's part_run: the starts, then the entering chunks */
+    for (int i = 0; i < m; i++) push(&s, c->start_s[i], EV_START, i, 0);
+    if (!c->up)
+        for (int w = 0; w < 2; w++) push(&s, in[(size_t)w * C], EV_ENTER, 0, w);
+    while (s.hn) {
+        cev e = pop(&s);
+        int kind = e.what >> 24, i = (e.what >> 1) & 0x7fffff, w = e.what & 1;
+        double now = e.t;
         switch (kind) {
         case EV_START:
-            s.start_pending[i] = 0;
             s.started[i] = 1;
             pump(&s, i, 0, now);
             pump(&s, i, 1, now);
             break;
         case EV_ENTER:
-            s.enter_next[w]++;
             arrive(&s, 0, w, now);
-            s.enter_seq[w] = ++s.seq;
+            if (++s.enter_next[w] < C) push(&s, in[(size_t)w * C + s.enter_next[w]], EV_ENTER, 0, w);
             break;
-        case EV_DONE: on_done(&s, i, w, now); break;
-        default: /* EV_ARRIVE */
-            s.arr_head[2 * i + w]++;
-            arrive(&s, c->up ? i - 1 : i + 1, w, now);
+        case EV_DONE:
+            if (s.flow[2 * i + w].active && s.flow[2 * i + w].seq == e.seq) on_done(&s, i, w, now);
             break;
+        default: arrive(&s, c->up ? i - 1 : i + 1, w, now); /* EV_ARRIVE */
         }
     }
     for (int v = 0; v < m; v++)
@@ -215,11 +210,6 @@ double cs_treechain_run(const cs_treechain *c, const double *in, double *out)
     free(s.sent);
     free(s.recv);
     free(s.started);
-    free(s.start_pending);
-    free(s.start_seq);
-    free(s.arr_t);
-    free(s.arr_seq);
-    free(s.arr_head);
-    free(s.arr_tail);
+    free(s.heap);
     return s.done;
 }

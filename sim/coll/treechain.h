@@ -14,8 +14,8 @@
  * order: every event takes the next sequence number when it is scheduled
  * or moved, as in base/engine.h, in the order network.c and the tree's
  * handlers schedule them. So its times are the engine's bit for bit
- * (tests/test-treepipe.c). O(events x ranks) with a scan over at most
- * 5 x ranks pending events, cache-resident; no global state.
+ * (tests/test-treepipe.c). O(events log pending), cache-resident; no
+ * global state.
  */
 #ifndef CS_TREECHAIN_H
 #define CS_TREECHAIN_H
