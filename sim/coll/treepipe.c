@@ -49,7 +49,7 @@ typedef struct tvert {
 typedef struct part {
     const cs_treepipe *q;
     int nv, dirs;
-    int *rank;            /* per vertex */
+    int *rank, *node;     /* per vertex: its rank and node */
     int *lane;            /* per vertex: 4 port lanes, then 4 network lanes */
     double *factor, *cap; /* per vertex, as a sender */
     char *started, *rec;  /* per vertex */
@@ -65,6 +65,7 @@ static void part_init(part *s, const cs_treepipe *q, int nv, int dirs)
 {
     *s = (part){.q = q, .nv = nv, .dirs = dirs};
     s->rank = cs_xcalloc((size_t)nv, sizeof *s->rank);
+    s->node = cs_xcalloc((size_t)nv, sizeof *s->node);
     s->lane = cs_xmalloc((size_t)8 * nv * sizeof *s->lane);
     memset(s->lane, 0xff, (size_t)8 * nv * sizeof *s->lane);
     s->factor = cs_xcalloc((size_t)nv, sizeof *s->factor);
@@ -83,6 +84,7 @@ static void part_init(part *s, const cs_treepipe *q, int nv, int dirs)
 static void part_free(part *s)
 {
     free(s->rank);
+    free(s->node);
     free(s->lane);
     free(s->factor);
     free(s->cap);
@@ -101,6 +103,7 @@ static void part_rank(part *s, int i, int r)
 {
     double slow = cs_deslinks_slowdown(s->q->t, r);
     s->rank[i] = r;
+    s->node[i] = cs_topology_node_of(s->q->t, r);
     s->factor[i] = s->q->factor / slow;
     s->cap[i] = s->q->cap_Bps / slow;
 }
@@ -142,8 +145,7 @@ static void on_arrive(cs_engine *e, void *ctx, int64_t a, int64_t b);
 
 static void send(part *s, int w, int from, int to, int up, int slot)
 {
-    const cs_topology *t = s->q->t;
-    int inter = cs_topology_node_of(t, s->rank[from]) != cs_topology_node_of(t, s->rank[to]);
+    int inter = s->node[from] != s->node[to];
     int off = inter ? 4 : 0;
     int links[2] = {s->lane[8 * from + off + (up ? UP_OUT : DN_OUT)],
                     s->lane[8 * to + off + (up ? UP_IN : DN_IN)]};
