@@ -47,7 +47,9 @@
  * the DES uses that idle capacity, the closed form (like NCCL) charges the
  * shared rate throughout.
  * In the DES both trees are simulated, each standing for half the
- * channels; links carry 2/channels of each physical lane.
+ * channels; links carry 2/channels of each physical lane. The run itself
+ * (rules, lanes, flows) is coll/treepipe.c's: the nodes' chains and the
+ * heads' tree run as separate parts, equal chains once.
  */
 #include <math.h>
 

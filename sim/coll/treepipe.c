@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * treepipe.c - the tree pipeline's event runs: one engine per part (see
- * treepipe.h), and the memo that runs equal chains once.
+ * treepipe.c - the tree pipeline's event runs (see treepipe.h): the heads'
+ * tree (and the reference run over every rank) on the engine, the chains
+ * on coll/treechain.h's loop, and the memo that runs equal chains once.
  *
- * A part is a set of vertices (ranks), each with, per tree, a parent and
- * up to three children; a parent or child outside the part is EXT: an EXT
- * child's up chunks and an EXT parent's down chunks enter at given times
- * (one event per chunk, the next scheduled by the last), and chunks are
- * not sent to an EXT child. A vertex marked `rec` records when it holds
- * each reduced chunk (part 2, for part 3; part 1's head, for part 2). The
+ * An engine part is a set of vertices (ranks), each with, per tree, a
+ * parent and up to three children; a head's chain is its first child,
+ * EXT: its up chunks enter at given times and nothing is sent to it. An
+ * EXT child's chunks are counted whenever something happens at its vertex
+ * (an arrival, a wake-up), and a wake-up is scheduled at the next entering
+ * time only while that chunk is what holds the vertex back (its other
+ * children are ahead): most entering chunks, those that arrive before the
+ * network's, cost no event. A vertex marked `rec` records when it holds
+ * each reduced chunk (the heads, for the chains' broadcast). The
  * rules are algo_tree.c's as they were in one run: a rank forwards chunk k
  * up once every child has delivered it and its last up chunk has left,
  * and down to each child once it holds chunk k (the root: once reduced)
@@ -35,7 +39,7 @@ enum { UP_OUT, UP_IN, DN_OUT, DN_IN };
 enum { DIR_UP = 1, DIR_DOWN = 2 };
 
 typedef struct tvert {
-    int parent; /* vertex, -1 (root) or EXT */
+    int parent; /* vertex or -1 (root) */
     int child[MAX_CHILD];
     int nchild;
     long up_recv[MAX_CHILD];
@@ -44,6 +48,7 @@ typedef struct tvert {
     long down_recv;
     long down_sent[MAX_CHILD];
     char down_busy[MAX_CHILD];
+    char wake; /* a wake-up for the EXT child's next chunk is pending */
 } tvert;
 
 typedef struct part {
@@ -192,15 +197,47 @@ static void on_sent(cs_engine *e, void *ctx, int64_t a, int64_t b)
     pump(s, w, from);
 }
 
-/* Chunk arrival at vertex i of tree w: from child slot `slot` (up) or from
- * the parent (slot < 0). */
+/* The EXT child (slot 0, where a vertex has one) has delivered every
+ * chunk whose entering time has come. */
+static void ext_sync(part *s, int w, int i, double now)
+{
+    const double *in = s->in[2 * i + w];
+    tvert *x = &s->v[w][i];
+    if (in)
+        while (x->up_recv[0] < s->q->chunks && in[x->up_recv[0]] <= now) x->up_recv[0]++;
+}
+
+static void on_wake(cs_engine *e, void *ctx, int64_t a, int64_t unused);
+
+/* A wake-up at the EXT child's next entering time when that chunk is what
+ * holds the vertex back (the other children are ahead of it): its chunks
+ * are counted when something happens at the vertex, so only the entering
+ * times that can start something are events. */
+static void ext_arm(part *s, int w, int i)
+{
+    const double *in = s->in[2 * i + w];
+    tvert *x = &s->v[w][i];
+    if (!in || x->wake || x->up_recv[0] >= s->q->chunks) return;
+    long others = s->q->chunks;
+    for (int c = 1; c < x->nchild; c++)
+        if (x->up_recv[c] < others) others = x->up_recv[c];
+    if (x->up_recv[0] >= others) return;
+    x->wake = 1;
+    cs_engine_schedule(s->eng, in[x->up_recv[0]], on_wake, s, 2 * i + w, 0);
+}
+
+/* Something happened at vertex i of tree w at now: a chunk arrived from
+ * child slot `slot` (up), from the parent (slot -1) or none (slot -2). The
+ * EXT child is brought up to date, what the vertex now holds is recorded,
+ * and it pumps. */
 static void arrive(part *s, int w, int i, int slot, double now)
 {
     tvert *y = &s->v[w][i];
     long before = s->rec[i] ? ready_down(s, y) : 0;
+    ext_sync(s, w, i, now);
     if (slot >= 0)
         y->up_recv[slot]++;
-    else
+    else if (slot == -1)
         y->down_recv++;
     long rd = ready_down(s, y);
     if (s->rec[i])
@@ -208,6 +245,7 @@ static void arrive(part *s, int w, int i, int slot, double now)
     /* a rank is done when it holds every reduced chunk */
     if (rd == s->q->chunks && now > s->done_s) s->done_s = now;
     pump(s, w, i);
+    ext_arm(s, w, i);
 }
 
 static void on_arrive(cs_engine *e, void *ctx, int64_t a, int64_t b)
@@ -223,18 +261,14 @@ static void on_arrive(cs_engine *e, void *ctx, int64_t a, int64_t b)
     arrive(s, w, to, slot, cs_engine_now(e));
 }
 
-/* An entering chunk: a = vertex << 1 | tree, b = chunk. */
-static void on_enter(cs_engine *e, void *ctx, int64_t a, int64_t b)
+/* a = vertex << 1 | tree */
+static void on_wake(cs_engine *e, void *ctx, int64_t a, int64_t unused)
 {
+    (void)unused;
     part *s = ctx;
     int i = (int)(a >> 1), w = (int)(a & 1);
-    const tvert *y = &s->v[w][i];
-    int slot = -1;
-    for (int c = 0; c < y->nchild; c++)
-        if (y->child[c] == EXT) slot = c;
-    arrive(s, w, i, slot, cs_engine_now(e));
-    const double *in = s->in[2 * i + w];
-    if (b + 1 < s->q->chunks) cs_engine_schedule(e, in[b + 1], on_enter, s, a, b + 1);
+    s->v[w][i].wake = 0;
+    arrive(s, w, i, -2, cs_engine_now(e));
 }
 
 static void on_start(cs_engine *e, void *ctx, int64_t i, int64_t unused)
@@ -247,7 +281,7 @@ static void on_start(cs_engine *e, void *ctx, int64_t i, int64_t unused)
 }
 
 /* Runs part s: every vertex starts at its rank's delay (in vertex order),
- * then the entering chunks; panics if a vertex that should hold every
+ * then the EXT children's wake-ups; panics if a vertex that should hold every
  * reduced chunk does not. Returns the last such arrival. */
 static double part_run(part *s)
 {
@@ -259,8 +293,7 @@ static double part_run(part *s)
     for (int i = 0; i < s->nv; i++)
         cs_engine_schedule(s->eng, cs_deslinks_delay_s(t, s->rank[i]), on_start, s, i, 0);
     for (int i = 0; i < s->nv; i++)
-        for (int w = 0; w < 2; w++)
-            if (s->in[2 * i + w]) cs_engine_schedule(s->eng, s->in[2 * i + w][0], on_enter, s, 2 * i + w, 0);
+        for (int w = 0; w < 2; w++) ext_arm(s, w, i);
     cs_engine_run(s->eng);
     for (int w = 0; w < 2; w++)
         for (int i = 0; i < s->nv; i++) {

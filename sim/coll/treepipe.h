@@ -26,8 +26,8 @@
  * lanes, so a time is the whole run's as long as the events at each
  * instant run in the same order. Within a part they do; across a boundary
  * (a chunk leaving a chain for the heads' tree, or entering a chain) the
- * entering chunk's event takes its place by when the part scheduled it,
- * not when the whole run would have, and where that reorders it with a
+ * entering chunk takes its place by when the part scheduled or counted
+ * it, not when the whole run would have, and where that reorders it with a
  * flow completing at the same instant the flow's bytes left (bytes - rate
  * x elapsed, not exactly 0) move its completion by a few ulps. This is the
  * one difference by design: tests/test-treepipe.c runs random clusters
