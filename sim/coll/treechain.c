@@ -51,6 +51,7 @@ typedef struct chain {
     cflow *flow;        /* [sender][tree] */
     char *busy;         /* [sender][tree] */
     long *sent, *recv;  /* [vertex][tree]: chunks sent on its hop, received */
+    double *rate;       /* [sender][flows - 1]: its hop's rate with one, two flows */
     char *started;      /* [vertex] */
     cev *heap;          /* binary min-heap of pending events */
     size_t hn, hcap;
@@ -102,11 +103,11 @@ static cev pop(chain *s)
 }
 
 /* The rate of a flow from sender i while its hop carries n flows. */
-static double hop_rate(const chain *s, int i, int n)
+static double hop_rate(const cs_treechain *c, int i, int n)
 {
-    int r = s->c->up ? i - 1 : i + 1;
-    double share[2] = {s->c->port_Bps[i] / n, s->c->port_Bps[r] / n};
-    return cs_network_solo_rate(share, 2, s->c->factor[i], s->c->cap_Bps[i]);
+    int r = c->up ? i - 1 : i + 1;
+    double share[2] = {c->port_Bps[i] / n, c->port_Bps[r] / n};
+    return cs_network_solo_rate(share, 2, c->factor[i], c->cap_Bps[i]);
 }
 
 /* network.c flow_update, for an active flow with a pending completion */
@@ -127,7 +128,7 @@ static void touch(chain *s, cflow *f, int i, int w, double rate, double now)
 static void start_flow(chain *s, int i, int w, double now)
 {
     cflow *f = &s->flow[2 * i + w], *o = &s->flow[2 * i + 1 - w];
-    double r = hop_rate(s, i, o->active ? 2 : 1);
+    double r = s->rate[2 * i + o->active];
     *f = (cflow){.active = 1, .remaining = s->c->chunk_bytes, .rate = r, .last_t = now,
                  .done_t = now + s->c->chunk_bytes / r};
     f->seq = push(s, f->done_t, EV_DONE, i, w);
@@ -159,7 +160,7 @@ static void on_done(chain *s, int i, int w, double now)
 {
     cflow *f = &s->flow[2 * i + w], *o = &s->flow[2 * i + 1 - w];
     f->active = 0;
-    if (o->active) touch(s, o, i, 1 - w, hop_rate(s, i, 1), now);
+    if (o->active) touch(s, o, i, 1 - w, s->rate[2 * i], now);
     push(s, now + s->c->lat_s, EV_ARRIVE, i, w);
     s->busy[2 * i + w] = 0;
     pump(s, i, w, now);
@@ -177,6 +178,9 @@ double cs_treechain_run(const cs_treechain *c, const double *in, double *out)
     s.sent = cs_xcalloc(k2, sizeof *s.sent);
     s.recv = cs_xcalloc(k2, sizeof *s.recv);
     s.started = cs_xcalloc((size_t)m, 1);
+    s.rate = cs_xcalloc(k2, sizeof *s.rate);
+    for (int i = c->up ? 1 : 0; i < (c->up ? m : m - 1); i++)
+        for (int n = 1; n <= 2; n++) s.rate[2 * i + n - 1] = hop_rate(c, i, n);
     /* treepipe.c's part_run: the starts, then the entering chunks */
     for (int i = 0; i < m; i++) push(&s, c->start_s[i], EV_START, i, 0);
     if (!c->up)
@@ -210,6 +214,7 @@ double cs_treechain_run(const cs_treechain *c, const double *in, double *out)
     free(s.sent);
     free(s.recv);
     free(s.started);
+    free(s.rate);
     free(s.heap);
     return s.done;
 }
