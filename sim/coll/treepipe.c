@@ -36,7 +36,6 @@
 #define EXT (-2)
 
 enum { UP_OUT, UP_IN, DN_OUT, DN_IN };
-enum { DIR_UP = 1, DIR_DOWN = 2 };
 
 typedef struct tvert {
     int parent; /* vertex or -1 (root) */
@@ -53,7 +52,7 @@ typedef struct tvert {
 
 typedef struct part {
     const cs_treepipe *q;
-    int nv, dirs;
+    int nv;
     int *rank, *node;     /* per vertex: its rank and node */
     int *lane;            /* per vertex: 4 port lanes, then 4 network lanes */
     double *factor, *cap; /* per vertex, as a sender */
@@ -66,9 +65,9 @@ typedef struct part {
     double done_s;
 } part;
 
-static void part_init(part *s, const cs_treepipe *q, int nv, int dirs)
+static void part_init(part *s, const cs_treepipe *q, int nv)
 {
-    *s = (part){.q = q, .nv = nv, .dirs = dirs};
+    *s = (part){.q = q, .nv = nv};
     s->rank = cs_xcalloc((size_t)nv, sizeof *s->rank);
     s->node = cs_xcalloc((size_t)nv, sizeof *s->node);
     s->lane = cs_xmalloc((size_t)8 * nv * sizeof *s->lane);
@@ -168,12 +167,11 @@ static void pump(part *s, int w, int i)
 {
     tvert *x = &s->v[w][i];
     if (!s->started[i]) return;
-    if ((s->dirs & DIR_UP) && x->parent >= 0 && !x->up_busy && x->up_sent < ready_up(s, x)) {
+    if (x->parent >= 0 && !x->up_busy && x->up_sent < ready_up(s, x)) {
         x->up_busy = 1;
         x->up_sent++;
         send(s, w, i, x->parent, 1, 0);
     }
-    if (!(s->dirs & DIR_DOWN)) return;
     long rd = ready_down(s, x);
     for (int c = 0; c < x->nchild; c++) {
         if (x->child[c] >= 0 && !x->down_busy[c] && x->down_sent[c] < rd) {
@@ -296,11 +294,9 @@ static double part_run(part *s)
         for (int w = 0; w < 2; w++) ext_arm(s, w, i);
     cs_engine_run(s->eng);
     for (int w = 0; w < 2; w++)
-        for (int i = 0; i < s->nv; i++) {
-            const tvert *x = &s->v[w][i];
-            long got = (s->dirs & DIR_DOWN) || s->rec[i] ? ready_down(s, x) : s->q->chunks;
-            if (got != s->q->chunks) CS_PANIC("tree schedule stalled: tree %d rank %d", w, s->rank[i]);
-        }
+        for (int i = 0; i < s->nv; i++)
+            if (ready_down(s, &s->v[w][i]) != s->q->chunks)
+                CS_PANIC("tree schedule stalled: tree %d rank %d", w, s->rank[i]);
     return s->done_s;
 }
 
@@ -329,7 +325,7 @@ double cs_treepipe_run_whole(const cs_treepipe *q, unsigned long long *events)
     int n = t->ranks, nn = t->nodes;
     CS_ASSERT(n >= 2);
     part s;
-    part_init(&s, q, n, DIR_UP | DIR_DOWN);
+    part_init(&s, q, n);
     int *heads = cs_xmalloc((size_t)nn * sizeof *heads);
     for (int k = 0; k < nn; k++) heads[k] = head_of(t, k);
     for (int r = 0; r < n; r++) {
@@ -477,7 +473,7 @@ static void heads_init(part *s, const cs_treepipe *q, const int *heads, const do
 {
     const cs_topology *t = q->t;
     int nn = t->nodes;
-    part_init(s, q, nn, DIR_UP | DIR_DOWN);
+    part_init(s, q, nn);
     int *self = cs_xmalloc((size_t)nn * sizeof *self);
     for (int k = 0; k < nn; k++) {
         self[k] = k;
