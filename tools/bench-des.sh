@@ -6,12 +6,13 @@
 #   ring all_reduce 1 GiB, uniform (one node simulated): N = 4096, 16384;
 #   ring all_reduce 1 GiB with one straggler (rank 5, 1.5x slower), every
 #     rank simulated (the max-plus pass): N = 4096, 16384;
-#   tree all_reduce 1 GiB (event engine): N = 4096, 16384;
+#   tree all_reduce 1 GiB (the nodes' chains and the heads' tree run apart,
+#     equal chains once: coll/treepipe.h): N = 4096, 16384;
 #   `collsim --version` start-up (the dynamic loader's cycles, and whether
 #     libmpi is mapped: it should not be, MPI is loaded only under mpirun);
 # then the closed-form and training-iteration benchmarks. The DES-priced
-# 10,000-point crossover sweep is `build/tools/bench-sweep 1 1` (about a
-# minute). Numbers go into the README's Benchmarks section, not into timed
+# 10,000-point crossover sweep is `build/tools/bench-sweep 1 1` (about
+# 10 s). Numbers go into the README's Benchmarks section, not into timed
 # tests. Usage: tools/bench-des.sh [BUILD_DIR]   (RUNS=5 for more runs)
 set -eu
 B=${1:-build}

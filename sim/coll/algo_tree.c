@@ -47,16 +47,14 @@
  * the DES uses that idle capacity, the closed form (like NCCL) charges the
  * shared rate throughout.
  * In the DES both trees are simulated, each standing for half the
- * channels; links carry 2/channels of each physical lane.
+ * channels; links carry 2/channels of each physical lane. The run itself
+ * (rules, lanes, flows) is coll/treepipe.c's: the nodes' chains and the
+ * heads' tree run as separate parts, equal chains once.
  */
 #include <math.h>
-#include <stdlib.h>
 
 #include "coll/algo.h"
-#include "coll/deslinks.h"
-#include "coll/network.h"
-
-#define MAX_CHILD 3
+#include "coll/treepipe.h"
 
 /* Per-flow rate of either half (up or down) of a channel. With two or more
  * trees sharing a lane (every case but two nodes, where each node's network
@@ -142,230 +140,26 @@ void cs__algo_dtree(int n, int which, int node, int *up, int *d0, int *d1)
         if (*v[i] >= 0) *v[i] = mirror ? n - 1 - *v[i] : (*v[i] + 1) % n;
 }
 
-typedef struct tnode {
-    int parent;
-    int child[MAX_CHILD];
-    int nchild;
-    long up_recv[MAX_CHILD];
-    long up_sent;
-    char up_busy;
-    long down_recv;
-    long down_sent[MAX_CHILD];
-    char down_busy[MAX_CHILD];
-    char started; /* the rank's start delay has passed */
-} tnode;
-
-typedef struct tree_sim {
-    const cs_topology *t;
-    const cs_coll_params *p;
-    cs_engine *eng;
-    cs_network *net;
-    tnode *nodes[2];   /* per tree, per rank */
-    int *lane;         /* link ids: [rank][4] ports then [node][4] network */
-    double *slow;
-    double fill;       /* fill_scale: flows' rate over NCCL's */
-    long chunks;
-    double chunk_bytes;
-    double done_s;
-} tree_sim;
-
-enum { UP_OUT, UP_IN, DN_OUT, DN_IN };
-
-static int port_link(const tree_sim *s, int r, int which) { return s->lane[4 * r + which]; }
-
-static int net_link(const tree_sim *s, int node, int which)
-{
-    return s->lane[4 * s->t->ranks + 4 * node + which];
-}
-
-static long ready_up(const tree_sim *s, const tnode *x)
-{
-    long m = s->chunks;
-    for (int i = 0; i < x->nchild; i++)
-        if (x->up_recv[i] < m) m = x->up_recv[i];
-    return m;
-}
-
-static long ready_down(const tree_sim *s, const tnode *x)
-{
-    return x->parent < 0 ? ready_up(s, x) : x->down_recv;
-}
-
-static void tree_pump(tree_sim *s, int tree, int r);
-static void tree_on_sent(cs_engine *e, void *ctx, int64_t a, int64_t b);
-static void tree_on_arrive(cs_engine *e, void *ctx, int64_t a, int64_t b);
-
-static void tree_send(tree_sim *s, int tree, int from, int to, int up, int slot)
-{
-    const cs_topology *t = s->t;
-    int nf = cs_topology_node_of(t, from), nt = cs_topology_node_of(t, to);
-    int inter = nf != nt;
-    int links[2];
-    if (inter) {
-        links[0] = net_link(s, nf, up ? UP_OUT : DN_OUT);
-        links[1] = net_link(s, nt, up ? UP_IN : DN_IN);
-    } else {
-        links[0] = port_link(s, from, up ? UP_OUT : DN_OUT);
-        links[1] = port_link(s, to, up ? UP_IN : DN_IN);
-    }
-    /* payload: a = from << 32 | to; b = tree << 8 | up << 4 | child slot */
-    int64_t a = ((int64_t)from << 32) | (uint32_t)to;
-    int64_t b = ((int64_t)tree << 8) | ((int64_t)up << 4) | slot;
-    cs_flow_spec f = {.links = links, .nlinks = 2, .bytes = s->chunk_bytes,
-                      .factor = s->p->factor * s->fill / s->slow[from],
-                      .cap_Bps = s->p->cap_Bps * CS_NCCL_TREE_RATIO * s->fill / s->slow[from],
-                      .latency_s = inter ? s->p->inter_lat_s : s->p->intra_lat_s,
-                      .on_sent = tree_on_sent, .on_arrive = tree_on_arrive,
-                      .ctx = s, .a = a, .b = b};
-    cs_network_start_flow(s->net, &f);
-}
-
-static void tree_on_sent(cs_engine *e, void *ctx, int64_t a, int64_t b)
-{
-    (void)e;
-    tree_sim *s = ctx;
-    int from = (int)(a >> 32), tree = (int)(b >> 8), up = (int)((b >> 4) & 1), slot = (int)(b & 15);
-    tnode *x = &s->nodes[tree][from];
-    if (up)
-        x->up_busy = 0;
-    else
-        x->down_busy[slot] = 0;
-    tree_pump(s, tree, from);
-}
-
-static void tree_on_arrive(cs_engine *e, void *ctx, int64_t a, int64_t b)
-{
-    tree_sim *s = ctx;
-    int from = (int)(a >> 32), to = (int)(uint32_t)a;
-    int tree = (int)(b >> 8), up = (int)((b >> 4) & 1);
-    tnode *y = &s->nodes[tree][to];
-    if (up) {
-        for (int i = 0; i < y->nchild; i++)
-            if (y->child[i] == from) y->up_recv[i]++;
-    } else {
-        y->down_recv++;
-    }
-    /* a rank is done when it holds every reduced chunk */
-    if (ready_down(s, y) == s->chunks) {
-        double now = cs_engine_now(e);
-        if (now > s->done_s) s->done_s = now;
-    }
-    tree_pump(s, tree, to);
-}
-
-static void tree_pump(tree_sim *s, int tree, int r)
-{
-    tnode *x = &s->nodes[tree][r];
-    if (!x->started) return;
-    if (x->parent >= 0 && !x->up_busy && x->up_sent < ready_up(s, x)) {
-        x->up_busy = 1;
-        x->up_sent++;
-        tree_send(s, tree, r, x->parent, 1, 0);
-    }
-    long rd = ready_down(s, x);
-    for (int i = 0; i < x->nchild; i++) {
-        if (!x->down_busy[i] && x->down_sent[i] < rd) {
-            x->down_busy[i] = 1;
-            x->down_sent[i]++;
-            tree_send(s, tree, r, x->child[i], 0, i);
-        }
-    }
-}
-
-static void tree_start(cs_engine *e, void *ctx, int64_t r, int64_t unused)
-{
-    (void)e;
-    (void)unused;
-    tree_sim *s = ctx;
-    for (int w = 0; w < 2; w++) {
-        s->nodes[w][r].started = 1;
-        tree_pump(s, w, (int)r);
-    }
-}
-
-static int head_of(const cs_topology *t, int node)
-{
-    /* first rank of a node: ranks are placed in node order */
-    int r = 0;
-    for (int k = 0; k < node; k++) r += cs_topology_ranks_on(t, k);
-    return r;
-}
-
-static void build_tree(tree_sim *s, int which, const int *heads)
-{
-    const cs_topology *t = s->t;
-    tnode *v = s->nodes[which];
-    for (int r = 0; r < t->ranks; r++) {
-        tnode *x = &v[r];
-        *x = (tnode){.parent = -1};
-        int k = cs_topology_node_of(t, r), i = cs_topology_local_of(t, r);
-        int on = cs_topology_ranks_on(t, k);
-        if (i > 0) x->parent = r - 1;
-        if (i + 1 < on) x->child[x->nchild++] = r + 1;
-        if (i == 0) {
-            int up, d0, d1;
-            cs__algo_dtree(t->nodes, which, k, &up, &d0, &d1);
-            if (up >= 0) x->parent = heads[up];
-            if (d0 >= 0) x->child[x->nchild++] = heads[d0];
-            if (d1 >= 0) x->child[x->nchild++] = heads[d1];
-        }
-    }
-}
-
 static int tree_simulate(const cs_topology *t, const cs_coll_params *p, double *time_s,
                          unsigned long long *events)
 {
-    int n = t->ranks, nn = t->nodes;
-    if (n == 1) {
+    if (t->ranks == 1) {
         *time_s = p->base_lat_s;
         *events = 0;
         return 0;
     }
-    tree_sim s = {.t = t, .p = p};
-    double chunks;
-    tree_chunks(p, &chunks, &s.chunk_bytes);
-    s.chunks = (long)chunks;
-    s.fill = fill_scale(t, chunks);
-    s.eng = cs_engine_new();
-    s.net = cs_network_new(s.eng);
-    s.lane = cs_xmalloc((size_t)4 * (n + nn) * sizeof(int));
-    s.slow = cs_xmalloc((size_t)n * sizeof(double));
+    double chunks, chunk_bytes;
+    tree_chunks(p, &chunks, &chunk_bytes);
+    double fill = fill_scale(t, chunks);
     /* each simulated tree stands for channels/2 real channels, each lane is
      * half a physical direction: lane capacity = phys / 2 / (channels / 2),
      * channels being those the size runs on (cs_deslinks divides by the
      * cluster's count) */
-    double ch_scale = (double)t->cluster.coll.channels / p->channels;
-    for (int r = 0; r < n; r++) {
-        double cap = cs_deslinks_port_ch_Bps(t, cs_topology_node_of(t, r), cs_topology_local_of(t, r)) *
-                     ch_scale;
-        for (int l = 0; l < 4; l++) s.lane[4 * r + l] = cs_network_add_link(s.net, cap);
-        s.slow[r] = cs_deslinks_slowdown(t, r);
-    }
-    for (int k = 0; k < nn; k++) {
-        double cap = nn > 1 ? cs_deslinks_net_ch_Bps(t, k) * ch_scale : 1.0;
-        for (int l = 0; l < 4; l++) s.lane[4 * n + 4 * k + l] = cs_network_add_link(s.net, cap);
-    }
-    int *heads = cs_xmalloc((size_t)nn * sizeof(int));
-    for (int k = 0; k < nn; k++) heads[k] = head_of(t, k);
-    for (int w = 0; w < 2; w++) {
-        s.nodes[w] = cs_xmalloc((size_t)n * sizeof(tnode));
-        build_tree(&s, w, heads);
-    }
-    free(heads);
-    for (int r = 0; r < n; r++) cs_engine_schedule(s.eng, cs_deslinks_delay_s(t, r), tree_start, &s, r, 0);
-    cs_engine_run(s.eng);
-    for (int w = 0; w < 2; w++)
-        for (int r = 0; r < n; r++)
-            if (ready_down(&s, &s.nodes[w][r]) != s.chunks)
-                CS_PANIC("tree schedule stalled: tree %d rank %d", w, r);
-    *time_s = p->base_lat_s + s.done_s;
-    *events = cs_engine_events_run(s.eng);
-    free(s.nodes[0]);
-    free(s.nodes[1]);
-    free(s.lane);
-    free(s.slow);
-    cs_network_free(s.net);
-    cs_engine_free(s.eng);
+    cs_treepipe q = {.t = t, .chunks = (long)chunks, .chunk_bytes = chunk_bytes,
+                     .factor = p->factor * fill, .cap_Bps = p->cap_Bps * CS_NCCL_TREE_RATIO * fill,
+                     .intra_lat_s = p->intra_lat_s, .inter_lat_s = p->inter_lat_s,
+                     .ch_scale = (double)t->cluster.coll.channels / p->channels};
+    *time_s = p->base_lat_s + cs_treepipe_run(&q, events);
     return 0;
 }
 
