@@ -21,7 +21,11 @@
  *   kernel_floor  the shortest kernel: screened by sensitivity alone;
  *   comm_compute_slowdown  compute and collectives both slowed by this
  *                 while they overlap (iteration.c): needs runs on 2 GPUs at
- *                 least (a collective to overlap);
+ *                 least (a collective to overlap), or 2 replayed compute-
+ *                 stream tasks (replay_runs.h) that collectives overlapped
+ *                 for OVERLAP_MIN (10%) of their time at least, each timed
+ *                 as A + O s / (1 + s) (cs_calib_train_kernel_us: A its
+ *                 time alone, O the overlap; the simulator's rates);
  *   fsdp1_hook_cpu / fsdp2_hook_cpu  the CPU time of FSDP's hooks per
  *                 block per pass, for the version the rows run: needs rows
  *                 of that FSDP version (it binds only where the CPU thread
@@ -82,7 +86,14 @@ typedef struct usage {
     int multi_gpu;                  /* runs on 2 GPUs or more */
     int fsdp_rows[3];               /* runs of FSDP version 1, 2 */
     int gemm_sizes, copy_sizes;     /* distinct GEMM works / copy sizes timed */
+    int replayed, overlapped;       /* replayed tasks timed; those collectives overlapped for
+                                     * OVERLAP_MIN of their time at least */
 } usage;
+
+/* The share of a replayed task's time collectives must overlap for it
+ * to count towards the overlap slowdown's rule (a task that collectives
+ * barely touch says little about it). */
+#define OVERLAP_MIN 0.1
 
 typedef const char *(*rule_fn)(const usage *u, char *buf, size_t len);
 
@@ -137,8 +148,13 @@ static const char *rule_width(const usage *u, char *buf, size_t len)
 
 static const char *rule_overlap(const usage *u, char *buf, size_t len)
 {
-    if (u->multi_gpu) return NULL;
-    snprintf(buf, len, "no run on 2 GPUs or more: no collective overlaps compute");
+    if (u->multi_gpu || u->overlapped >= 2) return NULL;
+    if (!u->replayed)
+        snprintf(buf, len, "no run on 2 GPUs or more: no collective overlaps compute");
+    else
+        snprintf(buf, len, "no run on 2 GPUs or more, and %d of the %d replayed tasks ran beside "
+                           "collectives for %.0f%% of their time at least (2 needed): too little "
+                           "overlap to determine it", u->overlapped, u->replayed, 100 * OVERLAP_MIN);
     return buf;
 }
 static const char *rule_fsdp(const usage *u, int v, char *buf, size_t len)
@@ -153,12 +169,14 @@ static const char *rule_fsdp2(const usage *u, char *b, size_t n) { return rule_f
 /* A parameter's solver origin when the input leaves it unset (< 0). */
 typedef double (*seed_fn)(const cs_cluster *c);
 /* The SM-share model's slowdown of compute under one collective
- * (iteration.c: compute at 1 - channels / sms), a start for the solver
+ * (cs_calib_train_slowdown of c with it unset), a start for the solver
  * only; 0.05 on a machine without SMs (a CPU). */
 static double seed_slowdown(const cs_cluster *c)
 {
-    double share = c->gpu.compute.sms > 0 ? fmin(0.5, c->coll.channels / c->gpu.compute.sms) : 0;
-    return share > 0 ? share / (1 - share) : 0.05;
+    cs_cluster u = *c;
+    u.gpu.compute.comm_compute_slowdown = -1;
+    double s = cs_calib_train_slowdown(&u);
+    return s > 0 ? s : 0.05;
 }
 /* The versions' cited defaults (training.c cs_training_fsdp_hook_cpu_s). */
 static double seed_hook(const cs_cluster *c, int v)
@@ -197,7 +215,8 @@ static const tparam tparams[] = {
     {"kernel_floor", "gpu.compute.kernel_floor", "us", OFF(kernel_floor_s), 0, 0, 0, 1e6, NULL,
      "the shortest kernels", NULL},
     {"comm_compute_slowdown", "gpu.compute.comm_compute_slowdown", "", OFF(comm_compute_slowdown),
-     1e-4, 10, 0, 1, rule_overlap, "runs whose collectives overlap compute", seed_slowdown},
+     1e-4, 10, 0, 1, rule_overlap, "runs or replayed tasks whose collectives overlap compute",
+     seed_slowdown},
     {"fsdp1_hook_cpu", "gpu.compute.fsdp1_hook_cpu", "ms", OFF(fsdp1_hook_cpu_s), 0, 0, 0, 1e3,
      rule_fsdp1, "FSDP1 runs whose CPU thread binds", seed_hook1},
     {"fsdp2_hook_cpu", "gpu.compute.fsdp2_hook_cpu", "ms", OFF(fsdp2_hook_cpu_s), 0, 0, 0, 1e3,
@@ -240,6 +259,8 @@ static void kernel_usage(const cs_trun_set *s, usage *u)
         const cs_kmeas_row *k = &s->kernels[q];
         if (k->gemm) g[ng++] = k->m * k->n * k->k;
         else b[nb++] = k->bytes;
+        u->replayed += k->replayed;
+        u->overlapped += k->overlap_us >= OVERLAP_MIN * k->time_us && k->overlap_us > 0;
     }
     u->gemm_sizes = distinct(g, ng);
     u->copy_sizes = distinct(b, nb);
