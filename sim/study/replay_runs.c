@@ -30,7 +30,6 @@
 
 #include <ctype.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,17 +198,9 @@ typedef struct reader {
     size_t *seen;             /* by schedule task: 1 + its row's index, 0 before */
 } reader;
 
-static int fail(const reader *rd, int column, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(const reader *rd, int column, const char *fmt, ...)
-{
-    char msg[sizeof rd->d->message];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return cs_diag_set(rd->d, CS_ECONFIG, rd->origin, rd->lineno, column, "%s", msg);
-}
+/* A CS_ECONFIG at the line being read, column col (printf's arguments). */
+#define fail(rd, col, ...)                                                                         \
+    cs_diag_set((rd)->d, CS_ECONFIG, (rd)->origin, (rd)->lineno, (col), __VA_ARGS__)
 
 static int header(reader *rd, const cs__meas_fields *f)
 {
