@@ -9,8 +9,9 @@
  * not use are ignored (hw/schedule.c does the same), newer writers stay
  * readable. The CSV's header names its columns (any order,
  * case-insensitive; a byte order mark is skipped; a column named twice is
- * refused, as measure_csv.c does: which would count?); the columns this
- * reader needs are one table (cols), each cell checked where it stands.
+ * refused, as measure_csv.c does: which would count?; "#" lines are
+ * comments); the columns this reader needs are one table (cols), each
+ * cell checked where it stands.
  *
  * The join checks that the CSV is a replay of that schedule: every row's
  * id is a schedule task's, once, and its name (as replay writes it:
