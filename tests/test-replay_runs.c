@@ -124,6 +124,26 @@ START_TEST(bom_and_case)
 }
 END_TEST
 
+/* A name longer than replay keeps (hw/schedule.h: 47 bytes) joins on its
+ * first 47. */
+START_TEST(long_name)
+{
+    const char *longer = "forward 0 of a block whose name runs on past 47 bytes";
+    char named[96], row[96];
+    snprintf(named, sizeof named, "\"%s\"", longer);
+    snprintf(row, sizeof row, "0,%.47s,", longer);
+    char *u = cs_test_replace(sched, "\"forward 0\"", named);
+    char *t = cs_test_replace(csv, "0,forward 0,", row);
+    cs_trun_set s = {0};
+    cs_diag d;
+    cs_test_diag_ok(read(&s, u, t, NULL, &d), &d, "long name");
+    ck_assert_str_eq(s.kernels[0].kernel, "task 0: forward 0 of a block whose name runs on");
+    free(t);
+    free(u);
+    cs_training_runs_free(&s);
+}
+END_TEST
+
 /* Bad input, one change each: (CSV change or schedule change) -> where, what. */
 typedef struct bad_case {
     int in_schedule;
@@ -329,6 +349,7 @@ int main(void)
     TCase *tc = tcase_create("read");
     tcase_add_test(tc, joins_and_classifies);
     tcase_add_test(tc, bom_and_case);
+    tcase_add_test(tc, long_name);
     tcase_add_loop_test(tc, bad_input, 0, (int)(sizeof bad_cases / sizeof *bad_cases));
     suite_add_tcase(s, tc);
     TCase *tf = tcase_create("fit");

@@ -15,8 +15,8 @@
  *
  * The join checks that the CSV is a replay of that schedule: every row's
  * id is a schedule task's, once, and its name (as replay writes it:
- * hw_util.c cs_hw_csv_safe blanks commas, quotes and line breaks, and
- * keeps 63 bytes), kind and stream are that task's; what it ran (work)
+ * hw/schedule.c keeps 47 bytes, hw_util.c cs_hw_csv_safe blanks commas,
+ * quotes and line breaks), kind and stream are that task's; what it ran (work)
  * fits the kind (a GEMM for a compute task, a copy for a memory task or a
  * compute task without FLOPs, a collective for a collective), and a GEMM's
  * executed_flops is its 2 m n k x reps.
@@ -52,7 +52,7 @@ typedef struct stask {
     int kind;               /* cs_task_kind */
     int stream;             /* cs_stream */
     double flops;
-    char name[64];          /* as replay writes it (cs_hw_csv_safe) */
+    char name[48];          /* as replay writes it: hw/schedule.h keeps 47 bytes */
 } stask;
 
 typedef struct sched {
@@ -61,8 +61,8 @@ typedef struct sched {
     stask *t;               /* sorted by id once read */
 } sched;
 
-/* name as replay's CSV holds it: commas, quotes and line breaks blanked,
- * 63 bytes kept, blanks trimmed (the CSV splitter trims cells). */
+/* name as replay's CSV holds it: the first len - 1 bytes, commas, quotes
+ * and line breaks blanked, blanks trimmed (the CSV splitter trims cells). */
 static void csv_name(char *out, size_t len, const char *name)
 {
     snprintf(out, len, "%s", name);
