@@ -6,7 +6,8 @@
  * Reading: a hand-written replay's tasks become timings alone, beside
  * collectives (the overlap is the union of two collectives' intervals,
  * computed by hand), or are left out; a byte order mark and upper-case
- * names are read; every kind of bad input is refused at file:line:column
+ * names are read, and a name longer than replay keeps joins on what it
+ * keeps; every kind of bad input is refused at file:line:column
  * of the CSV or of the schedule, and leaves the set as it was. Fitting: a
  * synthetic replay "measured" on a cluster whose gemm, hbm and overlap
  * slowdown were altered (each overlapped task taking A + O s / (1 + s))
