@@ -17,6 +17,7 @@
 #include "out/calib_train_report.h"
 #include "study/calib_train.h"
 #include "study/measure.h"
+#include "study/replay_runs.h"
 
 static void inputs_help(FILE *f)
 {
@@ -45,14 +46,22 @@ static void compute_help(FILE *f)
 {
     fprintf(f, "  --compute-measurements CSV  `collsim-hw compute` output (kind gemm/copy, dtype,\n"
                "                         m,n,k, bytes, time_median_us; kernel with --shapes): GEMM\n"
-               "                         and copy times fitted with the training runs. Repeatable.\n");
+               "                         and copy times fitted with the training runs. Repeatable.\n"
+               "  --schedule FILE --replay CSV  a `collsim-hw replay` per-task CSV joined on task id\n"
+               "                         with the schedule it replayed (`collsim simulate\n"
+               "                         --emit-schedule FILE`; the last --schedule before it):\n"
+               "                         GEMM and copy tasks that ran alone are kernel timings of\n"
+               "                         the shape they ran, compute-stream tasks that collectives\n"
+               "                         overlapped time comm_compute_slowdown. Repeatable\n"
+               "                         (docs/training-runs.md).\n");
 }
 
 static void calibrate_help(FILE *f)
 {
     fprintf(f,
             "Usage: collsim calibrate --cluster FILE|PRESET (--nccl-tests LOG | --measurements CSV |\n"
-            "         --training-runs CSV | --compute-measurements CSV)... -o OUT.yaml\n"
+            "         --training-runs CSV | --compute-measurements CSV |\n"
+            "         --schedule FILE --replay CSV)... -o OUT.yaml\n"
             "         [--format table|csv|json] [--report FILE]\n"
             "\n"
             "Fits the cluster's cost-model parameters to measured collectives (GSL nonlinear\n"
@@ -68,7 +77,9 @@ static void calibrate_help(FILE *f)
             "gemm_half, kernel_floor, comm_compute_slowdown and fsdp1_hook_cpu /\n"
             "fsdp2_hook_cpu where the runs determine them, by least squares on\n"
             "log(predicted / measured) tokens/s, the rest kept with the reason (with\n"
-            "--compute-measurements: GEMM and copy timings in the same fit, hbm_half too).\n"
+            "--compute-measurements or --replay: GEMM and copy timings in the same fit,\n"
+            "hbm_half too; replayed tasks that collectives overlapped fit\n"
+            "comm_compute_slowdown, 2 at least overlapped for 10%% of their time).\n"
             "\n"
             "  --cluster FILE|PRESET  the cluster to start from (required). Presets: ");
     cs_opts_presets(f);
@@ -89,7 +100,8 @@ static void compare_help(FILE *f)
     fprintf(f,
             "Usage: collsim compare --cluster FILE|PRESET (--measurements CSV | --nccl-tests LOG)...\n"
             "         [--format table|csv|json] [--summary] [-o FILE]\n"
-            "       collsim compare --cluster FILE|PRESET --training-runs CSV... [--format F] [-o FILE]\n"
+            "       collsim compare --cluster FILE|PRESET (--training-runs CSV | --compute-measurements\n"
+            "         CSV | --schedule FILE --replay CSV)... [--format F] [-o FILE]\n"
             "\n"
             "Predicts every measured row on the cluster and reports prediction vs measurement,\n"
             "and per dataset the median / p90 / max absolute %% error for sizes >= 1 MiB and\n"
@@ -114,14 +126,16 @@ static void compare_help(FILE *f)
             "model,gpus,seq_len,micro_batch,grad_accum,checkpointing,\n"
             "measured_tokens_per_s_per_gpu,predicted_tokens_per_s_per_gpu,error_pct,\n"
             "measured_mfu_pct,predicted_mfu_pct; the table adds median / p90 / max per file.\n"
-            "With --compute-measurements CSV (collsim-hw compute) alone: per kernel file,line,\n"
-            "kind,dtype,m,n,k,bytes,kernel,measured_us,predicted_us,error_pct (JSON: both).\n");
+            "With --compute-measurements CSV (collsim-hw compute) or --replay CSV alone: per\n"
+            "kernel file,line,kind,dtype,m,n,k,bytes,kernel,measured_us,predicted_us,error_pct\n"
+            "(a replayed task: kernel 'task ID: NAME', its time of all its reps; JSON: both).\n");
     cs_cli_exit_help(f);
 }
 
 /* The arguments of both commands. Inputs are read as they come. */
 typedef struct common_args {
     const char *cluster, *out, *report;
+    const char *schedule; /* --schedule: the schedule of the --replay CSVs after it */
     int fmt, summary;
     cs_meas_set set;
     cs_trun_set runs;
@@ -180,6 +194,25 @@ static int read_compute(const char *cmd, const cs_opt *o, const char *arg, void 
     return cs_training_runs_read_compute(dst, arg, &d) ? cs_cli_fail(&d) : 0;
 }
 
+/* --replay CSV: dst is the whole common_args (the row's offset is 0). */
+static int read_replay(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    (void)o;
+    common_args *a = dst;
+    if (!a->schedule)
+        return cs_cli_usage(cmd, "--replay %s needs the schedule it replayed: give --schedule "
+                                 "FILE (collsim simulate --emit-schedule) before it", arg);
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_replay_counts n;
+    if (cs_replay_runs_read(&a->runs, a->schedule, arg, &n, &d)) return cs_cli_fail(&d);
+    fprintf(stderr, "collsim %s: %s: %d tasks joined with %s: %d kernel timings alone, %d beside "
+                    "collectives, %d GEMM / copy tasks left out (beside another one, or a copy "
+                    "beside collectives off the compute stream, or of no time)\n",
+            cmd, arg, n.tasks, a->schedule, n.alone, n.overlapped, n.left_out);
+    return 0;
+}
+
 /* The rows both commands share, then each one's own; an option of the
  * other command is refused by name. */
 #define AT(f) CS_ARG_AT(common_args, f)
@@ -187,8 +220,9 @@ static int read_compute(const char *cmd, const cs_opt *o, const char *arg, void 
     CS_ARG_CLUSTER(common_args, cluster),                                                          \
         {"nccl-tests", .parse = read_nccl_tests, AT(set)},                                         \
         {"measurements", .parse = read_measurements, AT(set)},                                     \
-        {"training-runs", .parse = read_training_runs, AT(runs)}, CS_ARG_FORMAT(common_args, fmt), \
-        CS_ARG_OUTPUT(common_args, out)
+        {"training-runs", .parse = read_training_runs, AT(runs)},                                 \
+        {"schedule", .parse = cs_opt_string, AT(schedule)}, {"replay", .parse = read_replay},      \
+        CS_ARG_FORMAT(common_args, fmt), CS_ARG_OUTPUT(common_args, out)
 static const cs_opt calibrate_opts[] = {
     COMMON_OPTS,
     {"compute-measurements", .parse = read_compute, AT(runs)},
@@ -212,8 +246,9 @@ static int parse(const char *cmd, const cs_opt *opts, size_t n, int argc, char *
     if (next < argc) return cs_cli_usage(cmd, "unexpected argument '%s'", argv[next]);
     if (!a->cluster) return cs_cli_usage(cmd, "%s", "--cluster is required");
     if (a->set.n == 0 && a->runs.n == 0 && a->runs.nk == 0)
-        return cs_cli_usage(cmd, "%s", "no measurements: give --nccl-tests LOG, --measurements CSV "
-                                       "or --training-runs CSV");
+        return cs_cli_usage(cmd, "%s", "no measurements: give --nccl-tests LOG, --measurements CSV, "
+                                       "--training-runs CSV, --compute-measurements CSV or "
+                                       "--schedule FILE --replay CSV");
     return -1;
 }
 

@@ -85,6 +85,9 @@ typedef struct cs_hw_rtask {
     int kind;            /* cs_task_kind: compute, memory, collective */
     int stream;          /* 0 compute, 1 comm, 2 comm_reduce */
     double flops;        /* compute: FLOPs to execute (after --flops-scale) */
+    int m, n, k, reps;   /* compute: reps GEMMs of m x n x k (cs_hw_gemm_shape of flops with
+                          * the backend's replay caps, in its replay_gemm_dtype); memory: reps
+                          * = the copy's chunks of at most replay_copy_chunk bytes */
     size_t copy_bytes;   /* memory: bytes to copy (half the bytes moved) */
     cs_op op;            /* collective */
     cs_dtype dtype;
@@ -173,6 +176,11 @@ typedef struct cs_hw_backend {
     double copy_min_bytes, copy_max_bytes; /* compute --copy-min, --copy-max */
     int compute_iters;            /* compute --iters */
     double replay_flops_scale;    /* replay --flops-scale */
+    /* What replay runs (cmd_replay.c shapes every task with these, the
+     * backend executes that shape and replay's CSV names it) */
+    cs_dtype replay_gemm_dtype;   /* a compute task's GEMM type */
+    int replay_gemm_nmax, replay_gemm_kmax; /* cs_hw_gemm_shape's caps for a compute task */
+    size_t replay_copy_chunk;     /* a memory task copies in chunks of at most this */
     const char *peak_memory;      /* what replay's peak is: "device" or "resident" memory */
 } cs_hw_backend;
 

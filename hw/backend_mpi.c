@@ -230,6 +230,10 @@ static const cs_hw_backend mpi_backend = {
     .copy_max_bytes = 64 << 20,
     .compute_iters = 3,
     .replay_flops_scale = 1e-4, /* the SGEMM is ~10^4 times slower than a GPU's tensor cores */
+    .replay_gemm_dtype = CS_DTYPE_FP32, /* cpugemm.c */
+    .replay_gemm_nmax = 512,            /* square up to 512 (1 MiB operands), then a longer k */
+    .replay_gemm_kmax = 2048,
+    .replay_copy_chunk = 64u << 20,     /* MPI_Test every 64 MiB copied */
     .peak_memory = "resident",
 };
 

@@ -7,7 +7,8 @@
  * stream) so that streams progress independently and every communicator
  * sees its collectives in the same order on all ranks (MPI requires it).
  * Compute and memory tasks run on the thread and call MPI_Test between
- * GEMM blocks / copy chunks (progress()), which is when running
+ * GEMM blocks / copy chunks (progress()); a compute task is the plan's
+ * reps SGEMMs of m x n x k (the caps and chunk: backend_mpi.c's table), which is when running
  * collectives progress and when their completion is seen: end times are
  * late by at most one block. Non-blocking collectives use Open MPI's
  * libnbc algorithms, so --algo affects only blocking calls (bench).
@@ -32,9 +33,6 @@
 
 #define NSTREAMS CS_STREAM_COUNT
 #define NGROUPS CS_GROUP_COUNT
-#define GEMM_NMAX 512
-#define GEMM_KMAX 2048
-#define COPY_CHUNK (64u << 20)
 
 struct mpi_replay {
     MPI_Comm comm[NGROUPS][NSTREAMS];
@@ -115,7 +113,7 @@ int cs_hw__mpi_replay_setup(cs_hw_ctx *c, const cs_hw_rplan *p)
     }
     mpi_replay *rp = c->replay;
     cs_hw_rneeds need;
-    cs_hw_rplan_needs(p, c->size, GEMM_NMAX, GEMM_KMAX, COPY_CHUNK, &need);
+    cs_hw_rplan_needs(p, c->size, cs_hw_backend_mpi()->replay_copy_chunk, &need);
     /* every rank runs the same plan, so these collective calls match */
     for (int g = 0; g < NGROUPS; g++)
         for (int s = 0; s < NSTREAMS; s++)
@@ -215,10 +213,8 @@ static void run_local(cs_hw_ctx *c, const cs_hw_rtask *t)
 {
     mpi_replay *rp = c->replay;
     if (t->kind == CS_TASK_COMPUTE) {
-        int m, n, k;
-        int reps = cs_hw_gemm_shape(t->flops, GEMM_NMAX, GEMM_KMAX, &m, &n, &k);
-        for (int r = 0; r < reps && !c->failed; r++)
-            cs_hw_cpu_sgemm(m, n, k, rp->ga, rp->gb, rp->gc, progress, c);
+        for (int r = 0; r < t->reps && !c->failed; r++)
+            cs_hw_cpu_sgemm(t->m, t->n, t->k, rp->ga, rp->gb, rp->gc, progress, c);
     } else {
         for (size_t done = 0; done < t->copy_bytes && !c->failed;) {
             size_t b = t->copy_bytes - done < rp->ccap ? t->copy_bytes - done : rp->ccap;

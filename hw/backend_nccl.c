@@ -420,6 +420,10 @@ static const cs_hw_backend nccl_backend = {
     .copy_max_bytes = 1 << 30,
     .compute_iters = 20,
     .replay_flops_scale = 1,
+    .replay_gemm_dtype = CS_DTYPE_BF16, /* a training step's GEMMs */
+    .replay_gemm_nmax = 4096,           /* square up to 4096, then a longer k */
+    .replay_gemm_kmax = 16384,
+    .replay_copy_chunk = (size_t)256 << 20,
     .peak_memory = "device",
 };
 

@@ -23,9 +23,9 @@
 #include "base/error.h"
 #include "rplan.h"
 
-#define GEMM_NMAX 4096
-#define GEMM_KMAX 16384
-#define COPY_CHUNK ((size_t)256 << 20)
+/* The GEMM type and copy chunk of a replay (backend_nccl.c's table). */
+#define GEMM_DTYPE (cs_hw_backend_nccl()->replay_gemm_dtype)
+#define COPY_CHUNK (cs_hw_backend_nccl()->replay_copy_chunk)
 
 /* Every collective's type exists in this NCCL: 0, or CS_HW_EBACKEND after a message. */
 static int check_types(const cs_hw_ctx *c, const cs_hw_rplan *p)
@@ -74,11 +74,11 @@ static int setup_gpu(cs_hw_ctx *c, gpu *g, const cs_hw_rplan *p, const cs_hw_rne
         CUDA_TRY(c, cudaMalloc(&g->rrecv[s], rb));
         CUDA_TRY(c, cudaMemset(g->rsend[s], 0, sb));
     }
-    if ((rc = cs_hw__nccl_device_pattern(c, &g->ga, CS_DTYPE_BF16, need->gemm_a, g->rank)))
+    if ((rc = cs_hw__nccl_device_pattern(c, &g->ga, GEMM_DTYPE, need->gemm_a, g->rank)))
         return rc;
-    if ((rc = cs_hw__nccl_device_pattern(c, &g->gb, CS_DTYPE_BF16, need->gemm_b, g->rank + 1)))
+    if ((rc = cs_hw__nccl_device_pattern(c, &g->gb, GEMM_DTYPE, need->gemm_b, g->rank + 1)))
         return rc;
-    if ((rc = cs_hw__nccl_device_pattern(c, &g->gc, CS_DTYPE_BF16, need->gemm_c, 0))) return rc;
+    if ((rc = cs_hw__nccl_device_pattern(c, &g->gc, GEMM_DTYPE, need->gemm_c, 0))) return rc;
     CUDA_TRY(c, cudaMalloc(&g->csrc, need->copy_bytes));
     CUDA_TRY(c, cudaMalloc(&g->cdst, need->copy_bytes));
     CUDA_TRY(c, cudaMemset(g->csrc, 1, need->copy_bytes));
@@ -98,7 +98,7 @@ int cs_hw__nccl_replay_setup(cs_hw_ctx *c, const cs_hw_rplan *p)
     int rc = check_types(c, p);
     if (rc) return rc;
     cs_hw_rneeds need;
-    cs_hw_rplan_needs(p, c->nranks, GEMM_NMAX, GEMM_KMAX, COPY_CHUNK, &need);
+    cs_hw_rplan_needs(p, c->nranks, COPY_CHUNK, &need);
     if ((rc = split_comms(c, p, &need))) return rc;
     c->ccap = need.copy_bytes;
     for (int i = 0; i < c->G; i++)
@@ -150,17 +150,15 @@ static int task_work(cs_hw_ctx *c, const cs_hw_rtask *t, const gemm_types *gt)
         NCCL_TRY(c, ncclGroupEnd());
         return rc;
     }
-    /* compute: GEMM repetitions; memory: copies in chunks of ccap */
-    int m = 0, n = 0, kk = 0;
-    int reps = t->kind == CS_TASK_COMPUTE ? cs_hw_gemm_shape(t->flops, GEMM_NMAX, GEMM_KMAX, &m,
-                                                             &n, &kk)
-                                          : 0;
+    /* compute: the plan's GEMM repetitions; memory: copies in chunks of ccap */
+    int reps = t->kind == CS_TASK_COMPUTE ? t->reps : 0;
     for (int i = 0; i < c->G; i++) {
         gpu *g = &c->g[i];
         cudaStream_t st = g->rstream[t->stream];
         CUDA_TRY(c, cudaSetDevice(g->id));
         for (int rp = 0; rp < reps; rp++)
-            if ((rc = cs_hw__nccl_gemm(c, g, st, gt, m, n, kk, g->ga, g->gb, g->gc))) return rc;
+            if ((rc = cs_hw__nccl_gemm(c, g, st, gt, t->m, t->n, t->k, g->ga, g->gb, g->gc)))
+                return rc;
         for (size_t done = 0; t->kind != CS_TASK_COMPUTE && done < t->copy_bytes;) {
             size_t b = t->copy_bytes - done < c->ccap ? t->copy_bytes - done : c->ccap;
             CUDA_TRY(c, cudaMemcpyAsync(g->cdst, g->csrc, b, cudaMemcpyDeviceToDevice, st));
@@ -232,7 +230,7 @@ static int gather(cs_hw_ctx *c, size_t n, const double *ls, const double *le, do
 int cs_hw__nccl_replay_run(cs_hw_ctx *c, const cs_hw_rplan *p, cs_hw_rresult *r)
 {
     gemm_types gt;
-    cs_hw__nccl_gemm_types(CS_DTYPE_BF16, &gt);
+    cs_hw__nccl_gemm_types(GEMM_DTYPE, &gt);
     int rc = begin(c);
     for (size_t k = 0; !rc && k < p->n; k++) {
         const cs_hw_rtask *t = &p->tasks[k];

@@ -6,7 +6,8 @@
  *
  * Mapping of tasks to work (the backends execute it, see backend.h):
  *   compute      a GEMM sized to the task's FLOPs (cs_hw_gemm_shape: square
- *                up to a cap, then longer k and repetitions), FLOPs x
+ *                up to the backend's replay_gemm_nmax, then longer k and
+ *                repetitions; in its replay_gemm_dtype), FLOPs x
  *                --flops-scale (default 1 on GPUs; 1e-4 on the CPU backend,
  *                whose SGEMM is ~10^4 times slower than a GPU's tensor cores)
  *   memory       a device copy of mem_bytes / 2 (read + write = mem_bytes
@@ -28,8 +29,13 @@
  *   PREFIX.csv         one row per task, rank 0's times, joining the
  *                      schedule (and the simulator's per-task predictions)
  *                      on id: id,name,stream,kind,predicted_s,measured_s,
- *                      start_s,end_s,scale (scale = work executed / work in
- *                      the schedule)
+ *                      start_s,end_s,scale,predicted_scaled_s (scale = work
+ *                      executed / work in the schedule), then what ran:
+ *                      work (gemm, copy, collective), m,n,k,reps (GEMMs:
+ *                      reps of m x n x k; copies: reps chunks), dtype (the
+ *                      GEMM's or the collective's), executed_flops,
+ *                      executed_bytes (work_cells); `collsim calibrate
+ *                      --schedule S --replay CSV` reads it (study/replay_runs.h)
  *   PREFIX.trace.json  Chrome/Perfetto trace, the layout of `collsim simulate
  *                      --trace` (sim/train/iteration.c) with one process per rank
  * and a summary on stdout: iteration time, compute-stream busy time,
@@ -49,6 +55,10 @@
 #include "session.h"
 #include "watchdog.h"
 
+/* The columns PREFIX.csv appends after the timeline: what the task ran
+ * (hw/README.md). */
+#define WORK_COLUMNS "work,m,n,k,reps,dtype,executed_flops,executed_bytes"
+
 static void help(FILE *f)
 {
     fprintf(f,
@@ -62,8 +72,9 @@ static void help(FILE *f)
             "\n"
             "  --backend B       mpi (default) or nccl\n"
             "  -o PREFIX         writes PREFIX.csv (per task: id,name,stream,kind,predicted_s,\n"
-            "                    measured_s,start_s,end_s,scale,predicted_scaled_s) and\n"
-            "                    PREFIX.trace.json (default PREFIX: replay)\n"
+            "                    measured_s,start_s,end_s,scale,predicted_scaled_s, then what\n"
+            "                    ran: " WORK_COLUMNS ")\n"
+            "                    and PREFIX.trace.json (default PREFIX: replay)\n"
             "  --iters N         measured iterations, the median one is reported (default 3);\n"
             "                    --warmup N (default 1)\n"
             "  --flops-scale F   multiply every compute task's FLOPs (default: nccl 1, mpi 1e-4)\n"
@@ -84,23 +95,46 @@ static void help(FILE *f)
     cs_hw_exit_help(f);
 }
 
-/* Writes PREFIX.csv from rank 0's timeline. */
-static int write_csv(const cs_hw_schedule *s, const double *start, const double *end,
-                     const double *scale, const char *path, cs_diag *d)
+/* What task r (size: a collective's size_bytes as run) executed, the
+ * WORK_COLUMNS of its row: reps GEMMs of m x n x k in the backend's
+ * replay type (FLOPs 2 m n k reps, bytes its operands: (m k + k n + m n) x
+ * the element size x reps), a copy in reps chunks moving 2 x copy_bytes
+ * (read + write), or a collective of size bytes (nccl-tests convention). */
+static void work_cells(cs_buf *b, const cs_hw_rtask *r, double size, cs_dtype gemm)
+{
+    if (r->kind == CS_TASK_COMPUTE) {
+        double m = r->m, n = r->n, k = r->k;
+        cs_buf_printf(b, ",gemm,%d,%d,%d,%d,%s,%.9e,%.9e", r->m, r->n, r->k, r->reps,
+                      cs_dtype_name(gemm), 2 * m * n * k * r->reps,
+                      (m * k + k * n + m * n) * cs_dtype_size(gemm) * r->reps);
+    } else if (r->kind == CS_TASK_MEMORY) {
+        cs_buf_printf(b, ",copy,,,,%d,,0,%.9e", r->reps, 2.0 * (double)r->copy_bytes);
+    } else {
+        cs_buf_printf(b, ",collective,,,,1,%s,0,%.9e", cs_dtype_name(r->dtype), size);
+    }
+}
+
+/* Writes PREFIX.csv from rank 0's timeline; rt, sizes: the tasks as run
+ * (replay_plan), gemm the backend's GEMM type. */
+static int write_csv(const cs_hw_schedule *s, const cs_hw_rtask *rt, const double *sizes,
+                     cs_dtype gemm, const double *start, const double *end, const double *scale,
+                     const char *path, cs_diag *d)
 {
     cs_buf b = {0};
     cs_buf_printf(&b, "id,name,stream,kind,predicted_s,measured_s,start_s,end_s,scale,"
-                      "predicted_scaled_s\n");
+                      "predicted_scaled_s," WORK_COLUMNS "\n");
     for (size_t i = 0; i < s->n; i++) {
         const cs_hw_stask *t = &s->tasks[i];
         char name[64];
         cs_hw_csv_safe(name, sizeof name, t->name);
-        cs_buf_printf(&b, "%d,%s,%s,%s,%.9e,%.9e,%.9e,%.9e,%g,%.9e\n", t->id, name,
+        cs_buf_printf(&b, "%d,%s,%s,%s,%.9e,%.9e,%.9e,%.9e,%g,%.9e", t->id, name,
                       cs_stream_name(t->stream),
                       t->kind == CS_TASK_COMPUTE ? "compute"
                       : t->kind == CS_TASK_MEMORY ? "memory" : "collective",
                       t->predicted_s, end[i] - start[i], start[i], end[i], scale[i],
                       t->predicted_s * scale[i]);
+        work_cells(&b, &rt[i], sizes[i], gemm);
+        cs_buf_printf(&b, "\n");
     }
     int rc = cs_buf_write(&b, path, d);
     cs_buf_free(&b);
@@ -219,10 +253,12 @@ typedef struct replay_plan {
     cs_hw_rplan plan;
 } replay_plan;
 
-/* Task t as this run executes it (r, *size, *scale); nr ranks, matches:
- * the run has the schedule's world size, so its groups are kept. */
-static void map_task(const cs_hw_schedule *sc, const cs_hw_stask *t, int nr, int matches,
-                     const replay_args *a, cs_hw_rtask *r, double *size, double *scale)
+/* Task t as this run executes it on backend b (r, *size, *scale); nr
+ * ranks, matches: the run has the schedule's world size, so its groups
+ * are kept. */
+static void map_task(const cs_hw_backend *b, const cs_hw_schedule *sc, const cs_hw_stask *t,
+                     int nr, int matches, const replay_args *a, cs_hw_rtask *r, double *size,
+                     double *scale)
 {
     r->kind = (int)t->kind;
     r->stream = (int)t->stream;
@@ -246,10 +282,14 @@ static void map_task(const cs_hw_schedule *sc, const cs_hw_stask *t, int nr, int
     } else if (t->kind == CS_TASK_COMPUTE && t->flops > 0) {
         r->kind = CS_TASK_COMPUTE;
         r->flops = t->flops * a->fscale;
+        r->reps = cs_hw_gemm_shape(r->flops, b->replay_gemm_nmax, b->replay_gemm_kmax, &r->m,
+                                   &r->n, &r->k);
         *scale = a->fscale;
     } else {
         r->kind = CS_TASK_MEMORY; /* copies: memory tasks, and compute tasks without FLOPs */
         r->copy_bytes = (size_t)floor(t->mem_bytes / 2 * a->bscale);
+        size_t chunks = (r->copy_bytes + b->replay_copy_chunk - 1) / b->replay_copy_chunk;
+        r->reps = chunks > 1 ? (int)chunks : 1;
         *scale = a->bscale;
     }
 }
@@ -266,7 +306,8 @@ static void build_plan(const cs_hw_session *s, const cs_hw_schedule *sc, const r
     p->sizes = cs_xcalloc(sc->n, sizeof *p->sizes);
     p->scale = cs_xcalloc(sc->n, sizeof *p->scale);
     for (size_t i = 0; i < sc->n; i++)
-        map_task(sc, &sc->tasks[i], nr, matches, a, &p->rt[i], &p->sizes[i], &p->scale[i]);
+        map_task(s->b, sc, &sc->tasks[i], nr, matches, a, &p->rt[i], &p->sizes[i],
+                 &p->scale[i]);
     p->plan = (cs_hw_rplan){sc->n, p->rt, matches ? sc->group_ranks[CS_GROUP_SHARD] : nr};
 }
 
@@ -411,7 +452,8 @@ static int replay_report(const cs_hw_session *s, const cs_hw_schedule *sc, const
     snprintf(trace_path, plen, "%s.trace.json", s->output);
     cs_diag d;
     cs_diag_clear(&d);
-    int rc = write_csv(sc, start, end, p->scale, csv_path, &d);
+    int rc = write_csv(sc, p->rt, p->sizes, s->b->replay_gemm_dtype, start, end, p->scale,
+                       csv_path, &d);
     if (!rc)
         rc = write_trace(sc, s->info.nranks, start, end, p->sizes, s->cfg.algo, s->cfg.proto,
                          t->peak_bytes, trace_path, &d);

@@ -27,8 +27,7 @@ static void grow(size_t *have, size_t need)
     if (need > *have) *have = need;
 }
 
-void cs_hw_rplan_needs(const cs_hw_rplan *p, int nranks, int gemm_nmax, int gemm_kmax,
-                       size_t copy_chunk, cs_hw_rneeds *out)
+void cs_hw_rplan_needs(const cs_hw_rplan *p, int nranks, size_t copy_chunk, cs_hw_rneeds *out)
 {
     memset(out, 0, sizeof *out);
     out->gemm_a = out->gemm_b = out->gemm_c = out->copy_bytes = 1;
@@ -41,11 +40,9 @@ void cs_hw_rplan_needs(const cs_hw_rplan *p, int nranks, int gemm_nmax, int gemm
             grow(&out->send_bytes[t->stream], cs_hw_send_count(t->op, t->count, gsize) * ts);
             grow(&out->recv_bytes[t->stream], cs_hw_recv_count(t->op, t->count, gsize) * ts);
         } else if (t->kind == CS_TASK_COMPUTE) {
-            int m, n, k;
-            cs_hw_gemm_shape(t->flops, gemm_nmax, gemm_kmax, &m, &n, &k);
-            grow(&out->gemm_a, (size_t)m * (size_t)k);
-            grow(&out->gemm_b, (size_t)k * (size_t)n);
-            grow(&out->gemm_c, (size_t)m * (size_t)n);
+            grow(&out->gemm_a, (size_t)t->m * (size_t)t->k);
+            grow(&out->gemm_b, (size_t)t->k * (size_t)t->n);
+            grow(&out->gemm_c, (size_t)t->m * (size_t)t->n);
         } else {
             grow(&out->copy_bytes, t->copy_bytes < copy_chunk ? t->copy_bytes : copy_chunk);
         }

@@ -27,9 +27,8 @@ typedef struct cs_hw_rneeds {
 int cs_hw_rplan_group_size(const cs_hw_rplan *p, int nranks, int g);
 /* The group of g that rank belongs to (the color of a communicator split). */
 int cs_hw_rplan_group_color(const cs_hw_rplan *p, int g, int rank);
-/* The needs of p on nranks ranks: GEMMs shaped by cs_hw_gemm_shape(flops,
- * gemm_nmax, gemm_kmax), copies done in chunks of at most copy_chunk bytes. */
-void cs_hw_rplan_needs(const cs_hw_rplan *p, int nranks, int gemm_nmax, int gemm_kmax,
-                       size_t copy_chunk, cs_hw_rneeds *out);
+/* The needs of p on nranks ranks: each compute task's GEMM of its m x n x
+ * k, copies done in chunks of at most copy_chunk bytes. */
+void cs_hw_rplan_needs(const cs_hw_rplan *p, int nranks, size_t copy_chunk, cs_hw_rneeds *out);
 
 #endif

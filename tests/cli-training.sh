@@ -8,7 +8,8 @@
 # simulate`); the CSV columns; calibrate on 5 rows writes a YAML that
 # simulate and plan accept and that predicts the held-back rows better;
 # mixed collective + training inputs; collsim-hw compute's CSV
-# (--compute-measurements); a single model size keeps the
+# (--compute-measurements); collsim-hw replay's per-task CSV with its
+# schedule (--schedule --replay); a single model size keeps the
 # width-dependent term and says so; usage and input errors.
 #
 # Usage: sh tests/cli-training.sh PATH/TO/collsim   (from the source root)
@@ -93,6 +94,27 @@ check "compute: the rate carries hbm > 1" grep -q 'hbm_bandwidth: .*# fitted to 
 check "compare --compute-measurements CSV header" grep -q '^file,line,kind,dtype,m,n,k,bytes,kernel,measured_us,predicted_us,error_pct$' "$TMP/kc.csv"
 check "compare --compute-measurements rows" [ "$(grep -c '^tests/data/compute-cpu.csv,' "$TMP/kc.csv")" -eq 6 ]
 check "compute: simulate accepts the YAML" "$C" simulate --cluster "$TMP/cpu.yaml" --model gpt2-124m --ranks 2 --format csv >/dev/null
+
+# collsim-hw replay's per-task CSV (measured on a CPU) joined with its schedule
+R="--schedule tests/data/replay-cpu.json --replay tests/data/replay-cpu.csv"
+# shellcheck disable=SC2086
+"$C" calibrate --cluster cpu-local $R -o "$TMP/rp.yaml" >"$TMP/rp.out" 2>"$TMP/rp.err"
+check "replay: gemm fitted" grep -q '^  gemm .*fitted from every row' "$TMP/rp.out"
+check "replay: the slowdown kept, and why" grep -q '^  comm_compute_slowdown .*kept: .*replayed tasks ran beside collectives' "$TMP/rp.out"
+check "replay: the counts on stderr" grep -q 'replay-cpu.csv: 53 tasks joined with tests/data/replay-cpu.json: [0-9]* kernel timings alone' "$TMP/rp.err"
+check "replay: simulate accepts the YAML" "$C" simulate --cluster "$TMP/rp.yaml" --model gpt2-124m --ranks 2 --format csv >/dev/null
+# shellcheck disable=SC2086
+"$C" compare --cluster "$TMP/rp.yaml" $R --format csv >"$TMP/rc.csv" 2>/dev/null
+check "compare --replay: a row per timing, labelled by task" [ "$(grep -c '^tests/data/replay-cpu.csv,[0-9]*,\(gemm\|copy\),.*,task [0-9]*: ' "$TMP/rc.csv")" -ge 30 ]
+rc=0
+"$C" calibrate --cluster cpu-local --replay tests/data/replay-cpu.csv -o "$TMP/ns.yaml" >/dev/null 2>"$TMP/ns.err" || rc=$?
+check "--replay without --schedule exits 2 (got $rc)" [ "$rc" -eq 2 ]
+check "--replay without --schedule says so" grep -q 'needs the schedule it replayed: give --schedule FILE' "$TMP/ns.err"
+"$C" simulate --model gpt2-124m --ranks 2 --cluster cpu-local --emit-schedule "$TMP/other.json" >/dev/null
+rc=0
+"$C" compare --cluster cpu-local --schedule "$TMP/other.json" --replay tests/data/replay-cpu.csv >/dev/null 2>"$TMP/ws.err" || rc=$?
+check "a replay of another schedule exits 2 (got $rc)" [ "$rc" -eq 2 ]
+check "a replay of another schedule: file:line:column" grep -q "^collsim: tests/data/replay-cpu.csv:3:[0-9]*: error: task 0's .* in the schedule ($TMP/other.json:[0-9]*:[0-9]*), .* here: this CSV is not a replay of it" "$TMP/ws.err"
 
 # ---- errors ----
 rc=0

@@ -404,7 +404,8 @@ START_TEST(replay_needs)
          .dtype = CS_DTYPE_FP32, .count = 500, .group = CS_GROUP_REPLICA},
         {.kind = CS_TASK_COLLECTIVE, .stream = CS_STREAM_COMM, .op = CS_OP_REDUCE_SCATTER,
          .dtype = CS_DTYPE_FP32, .count = 100, .group = CS_GROUP_WORLD},
-        {.kind = CS_TASK_COMPUTE, .stream = CS_STREAM_COMPUTE, .flops = 2.0 * 64 * 64 * 64},
+        {.kind = CS_TASK_COMPUTE, .stream = CS_STREAM_COMPUTE, .flops = 2.0 * 64 * 64 * 64,
+         .m = 64, .n = 64, .k = 64, .reps = 1},
         {.kind = CS_TASK_MEMORY, .stream = CS_STREAM_COMPUTE, .copy_bytes = 10u << 20},
     };
     cs_hw_rplan p = {sizeof tasks / sizeof tasks[0], tasks, 2};
@@ -422,7 +423,7 @@ START_TEST(replay_needs)
     ck_assert(replica[0] == replica[2] && replica[1] == replica[3] && replica[0] != replica[1]);
 
     cs_hw_rneeds need;
-    cs_hw_rplan_needs(&p, 4, 512, 2048, 1u << 20, &need);
+    cs_hw_rplan_needs(&p, 4, 1u << 20, &need);
     ck_assert_int_eq(need.used[CS_GROUP_SHARD][CS_STREAM_COMM], 1);
     ck_assert_int_eq(need.used[CS_GROUP_WORLD][CS_STREAM_COMM], 1);
     ck_assert_int_eq(need.used[CS_GROUP_REPLICA][CS_STREAM_COMM_REDUCE], 1);
@@ -439,7 +440,7 @@ START_TEST(replay_needs)
     ck_assert_uint_eq(need.gemm_c, 64 * 64);
     ck_assert_uint_eq(need.copy_bytes, 1u << 20); /* one chunk */
     cs_hw_rplan none = {0, tasks, 1};
-    cs_hw_rplan_needs(&none, 1, 512, 2048, 1u << 20, &need);
+    cs_hw_rplan_needs(&none, 1, 1u << 20, &need);
     ck_assert_uint_eq(need.gemm_b, 1);
     ck_assert_uint_eq(need.copy_bytes, 1);
 }

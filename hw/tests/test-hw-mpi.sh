@@ -171,7 +171,7 @@ expect_rc badshapes 2 && { grep -q "no column 'm'" "$TMP/badshapes.err" || fail 
     --emit-schedule "$TMP/sched.json" >/dev/null || fail "collsim simulate --emit-schedule failed"
 run replay 2 replay "$TMP/sched.json" --backend mpi -o "$TMP/rp" --bytes-scale 0.05 --iters 2 --progress 0
 if expect_rc replay 0; then
-    head -n 1 "$TMP/rp.csv" | grep -qx 'id,name,stream,kind,predicted_s,measured_s,start_s,end_s,scale,predicted_scaled_s' \
+    head -n 1 "$TMP/rp.csv" | grep -qx 'id,name,stream,kind,predicted_s,measured_s,start_s,end_s,scale,predicted_scaled_s,work,m,n,k,reps,dtype,executed_flops,executed_bytes' \
         || fail "replay: CSV header"
     # --progress 0: one line per iteration (1 warmup + 2), from process 0 only
     [ "$(grep -c '^collsim-hw replay: iteration [1-3] of 3' "$TMP/replay.err")" -eq 3 ] ||
@@ -196,6 +196,21 @@ for r in rows:
         <= 1e-6 * float(r["predicted_s"]) + 1e-15, r
     s, e, m = float(r["start_s"]), float(r["end_s"]), float(r["measured_s"])
     assert 0 <= s <= e and abs(e - s - m) < 1e-9, r
+    # what ran: the MPI backend's SGEMMs of the task's FLOPs x scale (the
+    # shape rounds each side: 10% at most here), copies of mem_bytes x
+    # scale, collectives of size_bytes x scale (the count rounds down)
+    fl, by, sc = float(r["executed_flops"]), float(r["executed_bytes"]), float(r["scale"])
+    if r["work"] == "gemm":
+        mm, nn, kk, reps = (int(r[c]) for c in ("m", "n", "k", "reps"))
+        assert r["dtype"] == "fp32" and fl == 2.0 * mm * nn * kk * reps, r
+        assert abs(fl / (t["flops"] * sc) - 1) < 0.1, (r, t["flops"])
+        assert by == 4.0 * (mm * kk + kk * nn + mm * nn) * reps, r
+    elif r["work"] == "copy":
+        assert fl == 0 and r["m"] == "" and int(r["reps"]) >= 1, r
+        assert abs(by - t["mem_bytes"] * sc) <= 2, (r, t["mem_bytes"])
+    else:
+        assert r["work"] == "collective" == r["kind"] and r["dtype"] == t["dtype"], r
+        assert 0 < t["size_bytes"] * sc - by < 1e-3 * t["size_bytes"] * sc + 64, (r, t["size_bytes"])
     for d in t["deps"]:
         dep = next(x for x in rows if int(x["id"]) == d["task"])
         bound = float(dep["start_s"] if d["when"] == "start" else dep["end_s"])

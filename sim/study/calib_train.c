@@ -21,7 +21,11 @@
  *   kernel_floor  the shortest kernel: screened by sensitivity alone;
  *   comm_compute_slowdown  compute and collectives both slowed by this
  *                 while they overlap (iteration.c): needs runs on 2 GPUs at
- *                 least (a collective to overlap);
+ *                 least (a collective to overlap), or 2 replayed compute-
+ *                 stream tasks (replay_runs.h) that collectives overlapped
+ *                 for OVERLAP_MIN (10%) of their time at least, each timed
+ *                 as A + O s / (1 + s) (cs_calib_train_kernel_us: A its
+ *                 time alone, O the overlap; the simulator's rates);
  *   fsdp1_hook_cpu / fsdp2_hook_cpu  the CPU time of FSDP's hooks per
  *                 block per pass, for the version the rows run: needs rows
  *                 of that FSDP version (it binds only where the CPU thread
@@ -47,7 +51,8 @@
  * Departure: hbm may exceed 1 in the fit (a CPU's memcpy beats the
  * hbm_bandwidth given); the cluster written then carries hbm_bandwidth x
  * hbm and hbm 1, which prices every kernel the same.
- * Predictions and the comparison are calib_train_compare.c.
+ * Predictions and the comparison are calib_train_compare.c; what the rows
+ * exercise, for the rules, calib_train_usage.c.
  * Cost: every residual evaluation simulates every row (one iteration each).
  * Departure: GSL's error handler is off during the fit (process-global).
  */
@@ -65,24 +70,14 @@
 #include <gsl/gsl_vector.h>
 
 #include "study/calib_phases.h"
-#include "train/compute.h"
-#include "train/strategy.h"
+#include "study/calib_train_usage.h"
 #include "train/training.h"
 
 /* ---- the parameters ------------------------------------------------------------ */
 
-/* What the rows exercise, for the rules. */
-typedef struct usage {
-    int rows_kernel[CS_ATTN_COUNT]; /* rows running each attention kernel */
-    int seqs_kernel[CS_ATTN_COUNT]; /* distinct sequence lengths among them */
-    int max_seq[CS_ATTN_COUNT];
-    double attn_share[CS_ATTN_COUNT]; /* largest attention share of a row's kernel time */
-    double mem_share;               /* largest memory-bound share */
-    int widths, width;              /* distinct hidden sizes; one of them */
-    int multi_gpu;                  /* runs on 2 GPUs or more */
-    int fsdp_rows[3];               /* runs of FSDP version 1, 2 */
-    int gemm_sizes, copy_sizes;     /* distinct GEMM works / copy sizes timed */
-} usage;
+/* What the rows exercise (calib_train_usage.c), for the rules. */
+typedef cs__train_usage usage;
+#define OVERLAP_MIN CS__TRAIN_OVERLAP_MIN
 
 typedef const char *(*rule_fn)(const usage *u, char *buf, size_t len);
 
@@ -137,8 +132,13 @@ static const char *rule_width(const usage *u, char *buf, size_t len)
 
 static const char *rule_overlap(const usage *u, char *buf, size_t len)
 {
-    if (u->multi_gpu) return NULL;
-    snprintf(buf, len, "no run on 2 GPUs or more: no collective overlaps compute");
+    if (u->multi_gpu || u->overlapped >= 2) return NULL;
+    if (!u->replayed)
+        snprintf(buf, len, "no run on 2 GPUs or more: no collective overlaps compute");
+    else
+        snprintf(buf, len, "no run on 2 GPUs or more, and %d of the %d replayed tasks ran beside "
+                           "collectives for %.0f%% of their time at least (2 needed): too little "
+                           "overlap to determine it", u->overlapped, u->replayed, 100 * OVERLAP_MIN);
     return buf;
 }
 static const char *rule_fsdp(const usage *u, int v, char *buf, size_t len)
@@ -153,12 +153,14 @@ static const char *rule_fsdp2(const usage *u, char *b, size_t n) { return rule_f
 /* A parameter's solver origin when the input leaves it unset (< 0). */
 typedef double (*seed_fn)(const cs_cluster *c);
 /* The SM-share model's slowdown of compute under one collective
- * (iteration.c: compute at 1 - channels / sms), a start for the solver
+ * (cs_calib_train_slowdown of c with it unset), a start for the solver
  * only; 0.05 on a machine without SMs (a CPU). */
 static double seed_slowdown(const cs_cluster *c)
 {
-    double share = c->gpu.compute.sms > 0 ? fmin(0.5, c->coll.channels / c->gpu.compute.sms) : 0;
-    return share > 0 ? share / (1 - share) : 0.05;
+    cs_cluster u = *c;
+    u.gpu.compute.comm_compute_slowdown = -1;
+    double s = cs_calib_train_slowdown(&u);
+    return s > 0 ? s : 0.05;
 }
 /* The versions' cited defaults (training.c cs_training_fsdp_hook_cpu_s). */
 static double seed_hook(const cs_cluster *c, int v)
@@ -197,7 +199,8 @@ static const tparam tparams[] = {
     {"kernel_floor", "gpu.compute.kernel_floor", "us", OFF(kernel_floor_s), 0, 0, 0, 1e6, NULL,
      "the shortest kernels", NULL},
     {"comm_compute_slowdown", "gpu.compute.comm_compute_slowdown", "", OFF(comm_compute_slowdown),
-     1e-4, 10, 0, 1, rule_overlap, "runs whose collectives overlap compute", seed_slowdown},
+     1e-4, 10, 0, 1, rule_overlap, "runs or replayed tasks whose collectives overlap compute",
+     seed_slowdown},
     {"fsdp1_hook_cpu", "gpu.compute.fsdp1_hook_cpu", "ms", OFF(fsdp1_hook_cpu_s), 0, 0, 0, 1e3,
      rule_fsdp1, "FSDP1 runs whose CPU thread binds", seed_hook1},
     {"fsdp2_hook_cpu", "gpu.compute.fsdp2_hook_cpu", "ms", OFF(fsdp2_hook_cpu_s), 0, 0, 0, 1e3,
@@ -218,69 +221,6 @@ static double to_value(int j, double v0, double x)
     x = fmax(-12, fmin(12, x));
     double v = fmax(tparams[j].lo, v0 * exp(x));
     return tparams[j].hi > 0 ? fmin(tparams[j].hi, v) : v;
-}
-
-/* Distinct values among v[0..n) (n is small: timings of one sweep). */
-static int distinct(const double *v, size_t n)
-{
-    int d = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t j = 0;
-        while (j < i && v[j] != v[i]) j++;
-        d += j == i;
-    }
-    return d;
-}
-
-static void kernel_usage(const cs_trun_set *s, usage *u)
-{
-    double *g = cs_xmalloc((s->nk + 1) * sizeof *g), *b = cs_xmalloc((s->nk + 1) * sizeof *b);
-    size_t ng = 0, nb = 0;
-    for (size_t q = 0; q < s->nk; q++) {
-        const cs_kmeas_row *k = &s->kernels[q];
-        if (k->gemm) g[ng++] = k->m * k->n * k->k;
-        else b[nb++] = k->bytes;
-    }
-    u->gemm_sizes = distinct(g, ng);
-    u->copy_sizes = distinct(b, nb);
-    free(g);
-    free(b);
-}
-
-static void usage_of(const cs_cluster *c, const cs_trun_set *s, usage *u)
-{
-    memset(u, 0, sizeof *u);
-    kernel_usage(s, u);
-    int seqs[CS_ATTN_COUNT][64], widths[64];
-    for (size_t i = 0; i < s->n; i++) {
-        const cs_trun_row *r = &s->rows[i];
-        cs_attn_kernel k = r->training.attention_kernel;
-        u->rows_kernel[k]++;
-        int seen = 0;
-        for (int a = 0; a < u->seqs_kernel[k]; a++) seen |= seqs[k][a] == r->model.seq_len;
-        if (!seen && u->seqs_kernel[k] < 64) seqs[k][u->seqs_kernel[k]++] = r->model.seq_len;
-        if (r->model.seq_len > u->max_seq[k]) u->max_seq[k] = r->model.seq_len;
-        seen = 0;
-        for (int a = 0; a < u->widths; a++) seen |= widths[a] == r->model.hidden;
-        if (!seen && u->widths < 64) widths[u->widths++] = r->model.hidden;
-        u->width = r->model.hidden;
-        u->multi_gpu += r->gpus > 1;
-        if ((cs_strategy_row_of(r->training.strategy)->knobs & CS_KNOB_BIT(CS_KNOB_FSDP_HOOK_CPU)) &&
-            r->training.fsdp_version >= 1 && r->training.fsdp_version <= 2)
-            u->fsdp_rows[r->training.fsdp_version]++;
-        cs_kernel ks[256];
-        size_t nk = cs_compute_kernels(&r->model, &r->training, c, ks, 256);
-        double tot = 0, attn = 0, mem = 0;
-        for (size_t q = 0; q < nk && q < 256; q++) {
-            tot += ks[q].time_s;
-            attn += ks[q].cls == CS_KCLASS_ATTENTION ? ks[q].time_s : 0;
-            mem += ks[q].cls == CS_KCLASS_MEMORY ? ks[q].time_s : 0;
-        }
-        if (tot > 0) {
-            u->attn_share[k] = fmax(u->attn_share[k], attn / tot);
-            u->mem_share = fmax(u->mem_share, mem / tot);
-        }
-    }
 }
 
 /* ---- the fit ------------------------------------------------------------------ */
@@ -439,7 +379,7 @@ static double rms_pct(const double *f, size_t n)
 static void apply_rules(fit *ft, const cs_cluster *c)
 {
     usage u;
-    usage_of(c, ft->s, &u);
+    cs__calib_train_usage(c, ft->s, &u);
     for (int j = 0; j < NP; j++) {
         ft->eligible[j] = 1;
         ft->why[j][0] = 0;

@@ -35,8 +35,15 @@ int cs_calib_train_predict(const cs_cluster *c, const cs_trun_set *s, size_t i,
 
 /* The compute model's time (us) of a timed kernel on c: the roofline of
  * compute.c for one GEMM of its dtype's elements (peak, GEMM and HBM
- * efficiencies, kernel floor), or a copy moving 2 x bytes. */
+ * efficiencies, kernel floor), or a copy moving 2 x bytes; k->reps of
+ * them, plus, for a replayed task that collectives overlapped for
+ * overlap_us, overlap_us x s / (1 + s) with s cs_calib_train_slowdown
+ * (calib_train_compare.c derives it from the simulator's rates). */
 double cs_calib_train_kernel_us(const cs_cluster *c, const cs_kmeas_row *k);
+/* The overlap slowdown c's compute runs at beside one collective: its
+ * gpu.compute.comm_compute_slowdown, or unset (< 0) the SM-share model's
+ * equivalent (0 on a machine without SMs). */
+double cs_calib_train_slowdown(const cs_cluster *c);
 
 typedef struct cs_calib_train_compare {
     size_t n, nfiles;

@@ -17,8 +17,24 @@
 #include "train/compute.h"
 #include "train/evaluate.h"
 
+double cs_calib_train_slowdown(const cs_cluster *c)
+{
+    double s = c->gpu.compute.comm_compute_slowdown;
+    if (s >= 0) return s;
+    /* unset: the SM-share model under one collective (workload.c: share =
+     * channels / sms, at most 1; iteration.c overlap_rates: compute at
+     * 1 - min(0.5, share)) as the equivalent slowdown */
+    double share = c->gpu.compute.sms > 0 ? fmin(1.0, c->coll.channels / c->gpu.compute.sms) : 0;
+    return 1 / (1 - fmin(0.5, share)) - 1;
+}
+
 /* The compute model's time of a timed kernel: the roofline of compute.c
- * (emit) for one GEMM of e-byte elements, or a copy moving 2 x bytes. */
+ * (emit) for one GEMM of e-byte elements, or a copy moving 2 x bytes;
+ * reps of them; a replayed task overlapped by collectives for O = overlap_us
+ * takes A + O s / (1 + s) (A: alone; s: cs_calib_train_slowdown), the
+ * simulator's rate model (iteration.c overlap_rates: a kernel runs at
+ * 1 / (1 + s) while a collective does, so A = (D - O) + O / (1 + s) of
+ * its duration D). */
 double cs_calib_train_kernel_us(const cs_cluster *c, const cs_kmeas_row *k)
 {
     double bytes = k->gemm ? cs_dtype_size(k->dtype) * (k->m * k->k + k->k * k->n + k->m * k->n)
@@ -28,7 +44,10 @@ double cs_calib_train_kernel_us(const cs_cluster *c, const cs_kmeas_row *k)
         t = fmax(t, 2 * k->m * k->n * k->k /
                         (c->gpu.peak_flops[k->dtype] *
                          cs_compute_gemm_efficiency(c, k->m, k->n, k->k, 1)));
-    return 1e6 * fmax(t, c->gpu.compute.kernel_floor_s);
+    double alone_us = 1e6 * fmax(t, c->gpu.compute.kernel_floor_s) * (k->reps > 1 ? k->reps : 1);
+    if (!(k->overlap_us > 0)) return alone_us;
+    double s = cs_calib_train_slowdown(c);
+    return alone_us + k->overlap_us * s / (1 + s);
 }
 
 int cs_calib_train_predict(const cs_cluster *c, const cs_trun_set *s, size_t i,

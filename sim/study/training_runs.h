@@ -36,14 +36,20 @@ typedef struct cs_trun_row {
 
 /* A kernel timed by `collsim-hw compute` (hw/cmd_compute.c's CSV): a
  * GEMM of m x n x k in dtype, or a device copy of `bytes` (moving 2 x
- * bytes: read + write). */
+ * bytes: read + write); or a task of a `collsim-hw replay`
+ * (study/replay_runs.h): reps such kernels back to back, overlapped by
+ * collectives on other streams for overlap_us of its time. */
 typedef struct cs_kmeas_row {
     int file, line;
     int gemm;                 /* 1 GEMM, 0 copy */
     cs_dtype dtype;           /* GEMMs */
     double m, n, k, bytes;
-    double time_us;           /* time_median_us */
-    char kernel[48];          /* --shapes: the model kernel it stands for, else "" */
+    double time_us;           /* time_median_us; a replayed task's measured time */
+    char kernel[48];          /* --shapes: the model kernel it stands for; a replayed
+                               * task: "task ID: NAME"; else "" */
+    int replayed;             /* 1: a replayed task (replay_runs.h) */
+    int reps;                 /* kernels in time_us (0 or 1: one) */
+    double overlap_us;        /* wall time a collective ran beside it (0: alone) */
 } cs_kmeas_row;
 
 typedef struct cs_trun_set {
