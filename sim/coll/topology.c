@@ -5,7 +5,7 @@
  * Effective capacities are the datasheet line rate times the configured
  * efficiency (e.g. NCCL's 20.6 GB/s usable per 25 GB/s NVLink4 link): see
  * the YAML files in configs/clusters/ for the sources of each preset's
- * numbers. inter.efficiency is what the NIC and the wire lose.
+ * numbers.
  *
  * The node's network path follows NCCL's topology model. NCCL gives a
  * GPU-NIC path the bandwidth of its slowest link (src/graph/paths.cc
@@ -16,23 +16,27 @@
  * search then reserves each channel's speed on every link of the path it
  * takes (src/graph/search.cc followPath, SUB_ROUND(link->bw, fwBw)), so
  * the NICs one GPU drives share that GPU's own PCIe link. Hence, with
- * P = inter.pcie (each NIC's link and each GPU's; 0 = not limited):
- *   per NIC   nic  = min(nic_bandwidth x efficiency, P)
- *   per node  net  = min(NICs x nic, ranks on the node x P) / taper
+ * P = inter.pcie (each NIC's link and each GPU's; 0 = not limited) and e
+ * = inter.efficiency, the fraction of NCCL's path rate delivered:
+ *   per NIC   nic  = e x min(nic_bandwidth, P)
+ *   per node  net  = min(NICs x nic, ranks on the node x e x P) / taper
  *   per GPU (its local NICs, max(1, NICs / GPUs per node), as point-to-
- *             point reads it) gnet = min(local NICs x nic / taper, P).
+ *             point reads it) gnet = min(local NICs x nic / taper, e x P).
+ * e scales every term, so a fit of it moves the network in every regime
+ * (a hard min(line x e, P) would hide e wherever the path binds).
  * With a rank on every GPU the NIC term decides (DGX A100: 8 x min(25,
- * 24) = 192 GB/s); with fewer ranks per node than NICs the GPUs' links do
- * (one rank on a DGX H100 node: 48 GB/s, not 8 NICs' 384). PXN
- * (paths.cc ncclTopoComputePaths, NCCL_PXN_DISABLE) lets a GPU reach a
- * NIC through the NVLink peer local to it, but only a peer in the
- * communicator (GPUs of other processes are not in NCCL's system,
- * topo.cc ncclTopoAddPci skips a GPU without a rank): that is what makes
- * every NIC of a full node usable by the ring and what the per-node sum
- * assumes. Departures: the path is one rate for every link class (a
- * PCIe switch's uplink to the CPU, which traffic crosses only without
- * GPUDirect RDMA or across sockets, is not modelled), and NCCL's
- * per-channel speed steps (search.cc speedArrayInter) are not rounded to.
+ * 24) = 192 GB/s at e = 1); with fewer ranks per node than NICs the
+ * GPUs' links do (one rank on a DGX H100 node: 47/48 x 48 = 47 GB/s, not
+ * 8 NICs' 376). PXN (paths.cc ncclTopoComputePaths, NCCL_PXN_DISABLE)
+ * lets a GPU reach a NIC through the NVLink peer local to it, but only a
+ * peer in the communicator (topo.cc ncclTopoGetSystem detects this
+ * process's GPU and fuses its peers' on the host; ncclTopoAddPci skips a
+ * GPU without a rank): that is what makes every NIC of a full node usable
+ * and what the per-node sum assumes. Departures: one rate P for the NIC's
+ * and the GPU's links; a PCIe switch's uplink to the CPU, which traffic
+ * crosses only without GPUDirect RDMA or across sockets, is not modelled;
+ * NCCL's per-channel speed steps (search.cc speedArrayInter) are not
+ * rounded to.
  */
 #include "coll/topology.h"
 
@@ -76,10 +80,12 @@ static double tapered(const cs_cluster *c, double net_Bps)
     return net_Bps;
 }
 
-/* The PCIe path's cap on `links` GPU links' worth (no cap when unset). */
+/* The PCIe path's cap on `links` links' worth, each delivering pcie x
+ * efficiency (no cap when unset). */
 static double pcie_capped(const cs_cluster *c, double Bps, int links)
 {
-    return c->inter.pcie_Bps > 0 ? fmin(Bps, links * c->inter.pcie_Bps) : Bps;
+    double link = c->inter.pcie_Bps * c->inter.efficiency;
+    return c->inter.pcie_Bps > 0 ? fmin(Bps, links * link) : Bps;
 }
 
 double cs_topology_nic_rate_Bps(const cs_cluster *c, double line_Bps)

@@ -14,7 +14,7 @@
  * capability) are resolved after it. The collectives mapping has a flag
  * row per algorithm whose table row names one (cs_algo_flag_key, e.g.
  * nvls), built from the algorithm table, so an algorithm needs no row
- * here. Default latencies are NCCL's (coll/algos.h); chunk sizes are
+ * here. inter.pcie takes a PCIe link name (its NCCL rate) or a rate. Default latencies are NCCL's (coll/algos.h); chunk sizes are
  * one step of NCCL's per-channel buffers (src/init.cc DEFAULT_*_BUFFSIZE,
  * NCCL_STEPS = 8 from src/include/device.h): Simple 4 MiB / 8 = 512 KiB;
  * LL 8 lines x 512 threads x 8 steps x 16 B = 512 KiB, a 64 KiB step of
