@@ -10,9 +10,9 @@
  *   port   - a GPU's fabric port, one per direction (NVSwitch/NVLink/PCIe),
  *            capacity intra.bw x intra.efficiency;
  *   nic    - a node's NICs, one per direction, capacity per NIC
- *            nic_bw x inter.efficiency capped by the PCIe path
- *            (inter.pcie), the node's sum capped by its ranks' own PCIe
- *            links (topology.c says why, from NCCL's topology search);
+ *            inter.efficiency x min(nic_bw, inter.pcie), the node's sum
+ *            capped by its ranks' own PCIe links (topology.c says why,
+ *            from NCCL's topology search);
  *   uplink - for fat-trees, a node's share of the core: that sum /
  *            oversubscription (absent when rail-optimized or
  *            oversubscription is 1).
@@ -50,7 +50,8 @@ int cs_topology_build(const cs_cluster *c, int ranks, int nodes, cs_topology *ou
                       cs_diag *d);
 
 /* What one NIC of line rate line_Bps delivers per direction on cluster
- * c: line_Bps x inter.efficiency, capped by inter.pcie when set. */
+ * c: inter.efficiency x min(line_Bps, inter.pcie) (the line alone when
+ * inter.pcie is unset). */
 double cs_topology_nic_rate_Bps(const cs_cluster *c, double line_Bps);
 /* Node `node`'s network per direction with the des.links overrides
  * applied: its NICs' sum capped by its ranks' PCIe links, over the core
