@@ -248,7 +248,7 @@ START_TEST(diff_names_the_key)
 {
     cs_cluster a, b;
     char *src = cs_test_slurp("configs/clusters/dgx-h100.yaml", NULL);
-    char ext[4096];
+    char ext[8192];
     snprintf(ext, sizeof ext, "%sdes:\n  stragglers:\n    - {rank: 3, slowdown: 2}\n", src);
     a = cs_test_cluster_yaml("x.yaml", ext);
     b = a;
@@ -271,6 +271,47 @@ START_TEST(diff_names_the_key)
     b.inter.efficiency = 0.95;
     ck_assert_ptr_nonnull(cs_config_cluster_diff(&a, &b, path, sizeof path));
     ck_assert_str_eq(path, "inter.efficiency");
+    free(src);
+}
+END_TEST
+
+/* inter.pcie: written as the link name its rate is (the source's
+ * spelling while unchanged, so gen5x8 stays though gen4x16 is the same
+ * 24 GB/s), a rate that is no link as a rate, absent when unset; the
+ * diff names it. */
+START_TEST(the_pcie_path_is_a_link_name_or_a_rate)
+{
+    cs_cluster back, a = cs_test_cluster("dgx-a100");
+    cs_buf b = {0};
+    write_and_reload(&a, NULL, NULL, &b, &back);
+    CS_ASSERT_CONTAINS(b.data, "\n  pcie: gen4x16\n");
+    ck_assert(back.inter.pcie_Bps == 24e9);
+    cs_buf_free(&b);
+    cs_cluster c = a;
+    c.inter.pcie_Bps = 31.5e9;
+    char path[256];
+    ck_assert_ptr_nonnull(cs_config_cluster_diff(&a, &c, path, sizeof path));
+    ck_assert_str_eq(path, "inter.pcie");
+    write_and_reload(&c, NULL, NULL, &b, &back);
+    CS_ASSERT_CONTAINS(b.data, "\n  pcie: 31.5GB/s\n");
+    expect_same(&c, &back, "pcie rate", b.data);
+    cs_buf_free(&b);
+    char *src = cs_test_slurp("configs/clusters/dgx-a100.yaml", NULL);
+    char *g5 = cs_test_replace(src, "pcie: gen4x16", "pcie: gen5x8");
+    cs_cluster s = cs_test_cluster_yaml("g5.yaml", g5);
+    write_and_reload(&s, g5, NULL, &b, &back);
+    CS_ASSERT_CONTAINS(b.data, "  pcie: gen5x8 ");
+    cs_buf_free(&b);
+    s.inter.pcie_Bps = 48e9; /* changed: the link name of the new rate */
+    write_and_reload(&s, g5, NULL, &b, &back);
+    CS_ASSERT_CONTAINS(b.data, "  pcie: gen5x16\n");
+    cs_buf_free(&b);
+    s.inter.pcie_Bps = 0; /* unset: no key */
+    write_and_reload(&s, g5, NULL, &b, &back);
+    CS_ASSERT_LACKS(b.data, "pcie:");
+    ck_assert(back.inter.pcie_Bps == 0);
+    cs_buf_free(&b);
+    free(g5);
     free(src);
 }
 END_TEST
@@ -314,6 +355,7 @@ int main(void)
     tcase_add_test(tc, exact_values_and_quoted_strings);
     tcase_add_test(tc, diff_names_the_key);
     tcase_add_test(tc, every_algorithm_flag_is_a_key);
+    tcase_add_test(tc, the_pcie_path_is_a_link_name_or_a_rate);
     suite_add_tcase(s, tc);
     return cs_test_run(s);
 }

@@ -64,6 +64,11 @@ START_TEST(error_bad_values)
              "'efficiency' must be a number in (0, 1], got 'high'");
     ERR_FREE(with(BASE, "  oversubscription: 0.5\n"), 15, 21,
              "'oversubscription' must be >= 1, got 0.5");
+    ERR_FREE(with(BASE, "  pcie: gne4x16\n"), 15, 9,
+             "'pcie' must be one of gen3x8, gen3x16, gen4x8, gen4x16, gen5x8, gen5x16, gen6x8, "
+             "gen6x16 or a rate such as 24GB/s, got 'gne4x16' (did you mean 'gen4x16'?)");
+    ERR_FREE(with(BASE, "  pcie: 0\n"), 15, 9, "'pcie' must be a rate > 0, got 0");
+    ERR_FREE(with(BASE, "  pcie: 24GB\n"), 15, 9, "'pcie': expected a rate such as 400Gbps");
     ERR_FREE(with(BASE, "  nics_per_node: 65\n"), 15, 3, "duplicate key 'nics_per_node'");
     ERR_FREE(cs_test_replace(BASE, "nics_per_node: 8", "nics_per_node: 65"), 13, 18,
              "'nics_per_node' must be an integer in 1..64, got 65");

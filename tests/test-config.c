@@ -87,7 +87,8 @@ START_TEST(preset_dgx_h100)
     ck_assert_double_eq_tol(c.intra.latency_s, 0, 1e-15);
     ck_assert_int_eq(c.inter.nics_per_node, 8);
     ck_assert_double_eq_tol(c.inter.nic_bw_Bps, 50e9, 1);
-    ck_assert_double_eq_tol(c.inter.efficiency, 0.94, 1e-12);
+    ck_assert_double_eq_tol(c.inter.efficiency, 47.0 / 48, 1e-12);
+    ck_assert_double_eq_tol(c.inter.pcie_Bps, 48e9, 1); /* gen5x16 */
     ck_assert_int_eq(c.inter.topology, CS_NET_RAIL_OPTIMIZED);
     ck_assert_double_eq_tol(c.inter.oversubscription, 1, 1e-12);
     ck_assert_int_eq(c.coll.channels, 16);
@@ -118,7 +119,8 @@ START_TEST(preset_dgx_a100)
     ck_assert_double_eq_tol(c.intra.efficiency, 0.8, 1e-12);
     ck_assert_int_eq(c.inter.nics_per_node, 8);
     ck_assert_double_eq_tol(c.inter.nic_bw_Bps, 25e9, 1);
-    ck_assert_double_eq_tol(c.inter.efficiency, 0.96, 1e-12);
+    ck_assert_double_eq_tol(c.inter.efficiency, 1, 1e-12);
+    ck_assert_double_eq_tol(c.inter.pcie_Bps, 24e9, 1); /* gen4x16 */
     ck_assert_int_eq(c.inter.topology, CS_NET_RAIL_OPTIMIZED);
     ck_assert_int_eq(c.coll.ll128_enabled, 1);
     ck_assert_int_eq(c.coll.algo_enabled[CS_ALGO_NVLS], 0); /* Ampere: no NVLink SHARP */
@@ -139,7 +141,8 @@ START_TEST(preset_hgx_h200)
     ck_assert_double_eq_tol(c.intra.efficiency, 0.824, 1e-12);
     ck_assert_int_eq(c.inter.nics_per_node, 8);
     ck_assert_double_eq_tol(c.inter.nic_bw_Bps, 50e9, 1);
-    ck_assert_double_eq_tol(c.inter.efficiency, 0.94, 1e-12);
+    ck_assert_double_eq_tol(c.inter.efficiency, 47.0 / 48, 1e-12);
+    ck_assert_double_eq_tol(c.inter.pcie_Bps, 48e9, 1); /* gen5x16 */
     ck_assert_int_eq(c.coll.algo_enabled[CS_ALGO_NVLS], 1);
 }
 END_TEST
@@ -237,6 +240,7 @@ START_TEST(defaults_filled)
     ck_assert_int_eq(c.inter.nics_per_node, 0);
     ck_assert_double_eq_tol(c.inter.nic_bw_Bps, 0.0, 1e-15);
     ck_assert_double_eq_tol(c.inter.efficiency, 1.0, 1e-15);
+    ck_assert_double_eq_tol(c.inter.pcie_Bps, 0.0, 1e-15); /* no path limit */
     ck_assert_double_eq_tol(c.inter.oversubscription, 1.0, 1e-15);
     ck_assert_int_eq(c.inter.topology, CS_NET_RAIL_OPTIMIZED);
     ck_assert_int_eq(c.coll.channels, 16);

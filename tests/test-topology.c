@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "coll/deslinks.h"
 #include "coll/topology.h"
 #include "config/config.h"
 #include "testutil.h"
@@ -159,6 +160,109 @@ START_TEST(capacities_follow_the_cluster)
 }
 END_TEST
 
+/* An A100-like node: 8 GPUs, 8 HDR NICs (200 Gb/s = 25 GB/s) at
+ * efficiency 1; inter_extra adds inter keys (the PCIe path), tail more. */
+static cs_cluster a100_like(const char *inter_extra, const char *tail)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf,
+             "name: a8\nnodes: 2\ngpus_per_node: 8\n"
+             "gpu: {model: G, memory: 80GiB, compute_capability: 80, tflops: {bf16: 312}, "
+             "hbm_bandwidth: 2TB/s}\n"
+             "intra: {fabric: nvswitch, bandwidth: 300GB/s}\n"
+             "inter: {nics_per_node: 8, nic_bandwidth: 200Gbps%s}\n%s",
+             inter_extra, tail);
+    return cs_test_cluster_yaml("a8.yaml", buf);
+}
+
+START_TEST(the_pcie_path_caps_each_nic)
+{
+    /* HDR's 25 GB/s behind NCCL's Gen4 x16 rate, 24 GB/s (topo.cc), at
+     * efficiency 1 */
+    cs_cluster c = a100_like(", pcie: gen4x16", "");
+    ck_assert_double_eq_tol(c.inter.pcie_Bps, 24e9, 1e-3);
+    cs_topology t = cs_test_topology(&c, 16, 2);
+    ck_assert_double_eq_tol(t.nic_Bps, 24e9, 1e-3);
+    ck_assert_double_eq_tol(t.node_net_Bps, 8 * 24e9, 1e-3);
+    ck_assert_double_eq_tol(t.gpu_net_Bps, 24e9, 1e-3);
+    ck_assert_double_eq_tol(cs_topology_net_Bps(&t, 1), 8 * 24e9, 1e-3);
+    /* the dgx-a100 preset: 192 GB/s per node from the path, not 200 */
+    cs_cluster a = cs_test_cluster("dgx-a100");
+    cs_topology ta = cs_test_topology(&a, 16, 2);
+    ck_assert_double_eq_tol(ta.nic_Bps, 24e9, 1e-3);
+    ck_assert_double_eq_tol(ta.node_net_Bps, 192e9, 1e-3);
+    /* a path faster than the line leaves line x efficiency; the
+     * efficiency multiplies the path where it binds */
+    cs_cluster g5 = a100_like(", pcie: gen5x16, efficiency: 0.9", "");
+    ck_assert_double_eq_tol(cs_test_topology(&g5, 16, 2).nic_Bps, 25e9 * 0.9, 1e-3);
+    cs_cluster g4 = a100_like(", pcie: gen4x16, efficiency: 0.9", "");
+    ck_assert_double_eq_tol(cs_test_topology(&g4, 16, 2).nic_Bps, 24e9 * 0.9, 1e-3);
+    /* a rate instead of a link name; gen3x16 is NCCL's PCI_BW, 12 GB/s */
+    cs_cluster r = a100_like(", pcie: 20GB/s", "");
+    ck_assert_double_eq_tol(cs_test_topology(&r, 16, 2).nic_Bps, 20e9, 1e-3);
+    cs_cluster g3 = a100_like(", pcie: gen3x16", "");
+    ck_assert_double_eq_tol(cs_test_topology(&g3, 16, 2).nic_Bps, 12e9, 1e-3);
+    /* a des.links NIC is capped too: 50 GB/s behind the 24 GB/s path,
+     * 12.5 GB/s below it */
+    cs_cluster o = a100_like(", pcie: gen4x16", "des:\n  links:\n"
+                                                "    - {node: 0, nic: 0, bandwidth: 400Gbps}\n"
+                                                "    - {node: 1, nic: 3, bandwidth: 100Gbps}\n");
+    cs_topology to = cs_test_topology(&o, 16, 2);
+    ck_assert_double_eq_tol(cs_topology_net_Bps(&to, 0), 8 * 24e9, 1e-3);
+    ck_assert_double_eq_tol(cs_topology_net_Bps(&to, 1), 7 * 24e9 + 12.5e9, 1e-3);
+}
+END_TEST
+
+START_TEST(fewer_ranks_than_nics_are_capped_by_their_gpu_links)
+{
+    /* 2 ranks on each node of 8 NICs: the NICs they drive share their
+     * two Gen4 links (search.cc followPath), 48 GB/s, not 8 x 24 */
+    cs_cluster c = a100_like(", pcie: gen4x16", "");
+    cs_topology t = cs_test_topology(&c, 4, 2);
+    ck_assert_double_eq_tol(t.nic_Bps, 24e9, 1e-3);
+    ck_assert_double_eq_tol(t.node_net_Bps, 2 * 24e9, 1e-3);
+    ck_assert_double_eq_tol(t.gpu_net_Bps, 24e9, 1e-3);
+    /* the DES's links: per node, by the ranks on it (3 + 2) */
+    cs_topology u = cs_test_topology(&c, 5, 2);
+    ck_assert_double_eq_tol(cs_topology_net_Bps(&u, 0), 3 * 24e9, 1e-3);
+    ck_assert_double_eq_tol(cs_topology_net_Bps(&u, 1), 2 * 24e9, 1e-3);
+    ck_assert_double_eq_tol(u.node_net_Bps, 2 * 24e9, 1e-3); /* the fewest bound it */
+    ck_assert_double_eq_tol(cs_deslinks_net_ch_Bps(&u, 0), 3 * 24e9 / c.coll.channels, 1e-3);
+    /* one rank per dgx-h100 node: its Gen5 link, 47 of NCCL's 48 GB/s,
+     * not 8 NICs' 376 */
+    cs_cluster h = cs_test_cluster("dgx-h100");
+    cs_topology th = cs_test_topology(&h, 2, 2);
+    ck_assert_double_eq_tol(th.nic_Bps, 47e9, 1e-3);
+    ck_assert_double_eq_tol(th.node_net_Bps, 47e9, 1e-3);
+    ck_assert_double_eq_tol(cs_test_topology(&h, 16, 2).node_net_Bps, 8 * 47e9, 1e-3);
+    /* the efficiency scales the GPU links' cap too (a fit of it moves the
+     * network in every regime) */
+    cs_cluster e = a100_like(", pcie: gen4x16, efficiency: 0.5", "");
+    cs_topology te = cs_test_topology(&e, 4, 2);
+    ck_assert_double_eq_tol(te.nic_Bps, 12e9, 1e-3);
+    ck_assert_double_eq_tol(te.node_net_Bps, 2 * 12e9, 1e-3);
+    ck_assert_double_eq_tol(te.gpu_net_Bps, 12e9, 1e-3);
+    /* under a fat-tree taper the cap applies first, then the taper */
+    cs_cluster f = a100_like(", pcie: gen4x16, topology: fat-tree, oversubscription: 2", "");
+    ck_assert_double_eq_tol(cs_test_topology(&f, 4, 2).node_net_Bps, 2 * 24e9 / 2, 1e-3);
+}
+END_TEST
+
+START_TEST(without_the_key_the_path_does_not_limit)
+{
+    /* a YAML written before inter.pcie: line x efficiency per NIC, every
+     * NIC counted at one rank per node, bit for bit as before */
+    cs_cluster c = a100_like(", efficiency: 0.96", "");
+    ck_assert(c.inter.pcie_Bps == 0);
+    cs_topology t = cs_test_topology(&c, 2, 2);
+    ck_assert(t.nic_Bps == 25e9 * 0.96);
+    ck_assert(t.node_net_Bps == 25e9 * 0.96 * 8);
+    ck_assert(t.gpu_net_Bps == 25e9 * 0.96 * 8 * (1.0 / 8));
+    ck_assert(cs_topology_net_Bps(&t, 0) == t.node_net_Bps);
+    ck_assert(cs_topology_nic_rate_Bps(&c, 100e9) == 100e9 * 0.96);
+}
+END_TEST
+
 START_TEST(pcie_and_ada_gpus_pick_nccl_rows)
 {
     cs_cluster c = cs_test_cluster("pcie-l40s");
@@ -218,6 +322,9 @@ int main(void)
     tcase_add_test(tc, nodes_and_ranks_spread_first_nodes_get_one_more);
     tcase_add_test(tc, placement_matches_a_plain_reference);
     tcase_add_test(tc, capacities_follow_the_cluster);
+    tcase_add_test(tc, the_pcie_path_caps_each_nic);
+    tcase_add_test(tc, fewer_ranks_than_nics_are_capped_by_their_gpu_links);
+    tcase_add_test(tc, without_the_key_the_path_does_not_limit);
     tcase_add_test(tc, pcie_and_ada_gpus_pick_nccl_rows);
     tcase_add_test(tc, des_overrides_mark_it_heterogeneous);
     tcase_add_test(tc, layouts_the_cluster_cannot_hold_fail);

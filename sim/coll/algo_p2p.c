@@ -190,13 +190,6 @@ static long p2p_rounds(const cs_topology *t, cs_op op)
     return op == CS_OP_ALL_TO_ALL ? t->ranks : 1;
 }
 
-/* A GPU's NIC path and its node's network, whole (not per channel). */
-static double gpu_net_Bps(const cs_topology *t, double node_net)
-{
-    int nics = t->cluster.inter.nics_per_node;
-    return nics > 0 ? node_net * fmin(1.0, (double)gpu_nics(t) / nics) : node_net;
-}
-
 /* ---- closed form ------------------------------------------------------- */
 
 /* Intra and inter peers of a rank on a node of `ppn` ranks in rounds
@@ -225,7 +218,7 @@ static double p2p_closed_form(const cs_topology *t, const cs_coll_params *q)
     if (n == 1) return q->base_lat_s;
     double m = peer_bytes(t, q->op, q->bytes), cap = q->cap_Bps * q->channels;
     long ppn = t->ppn_max;
-    double port = t->port_Bps, net = t->node_net_Bps, gnet = gpu_net_Bps(t, net);
+    double port = t->port_Bps, net = t->node_net_Bps, gnet = t->gpu_net_Bps;
     if (q->op == CS_OP_SEND_RECV) {
         /* ranks whose successor is on their node, and each node's last */
         long k_in = t->nodes == 1 || ppn > 1, k_out = t->nodes > 1;
@@ -382,7 +375,7 @@ static void add_links(p2p_sim *s)
         if (r >= s->senders) continue;
         int node = cs_topology_node_of(t, r), local = cs_topology_local_of(t, r);
         double port = cs_deslinks_port_ch_Bps(t, node, local) * ch;
-        double gnet = gpu_net_Bps(t, cs_deslinks_net_ch_Bps(t, node) * ch);
+        double gnet = cs_topology_gpu_net_Bps(t, node); /* a GPU's NIC path, whole */
         s->port_out[r] = cs_network_add_link(s->net, port);
         s->port_in[r] = cs_network_add_link(s->net, port);
         if (t->nodes == 1) continue;

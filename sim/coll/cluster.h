@@ -88,7 +88,12 @@ typedef struct cs_cluster {
     struct {
         int nics_per_node;
         double nic_bw_Bps;  /* per NIC per direction, line rate */
-        double efficiency;  /* achievable fraction of the line rate */
+        double efficiency;  /* achievable fraction of the NIC path's rate,
+                             * NCCL's min(line rate, pcie) (topology.c) */
+        /* the GPU-NIC PCIe path per direction, one link's rate (each NIC's
+         * own link and each GPU's: topology.c caps a NIC, and the NICs a
+         * GPU drives together, at it); 0: not limited (no `inter.pcie`) */
+        double pcie_Bps;
         double latency_s;   /* network latency per hop (NCCL latencyInter) */
         cs_net_topology topology;
         double oversubscription; /* >= 1; fat-tree core taper */

@@ -19,18 +19,7 @@ double cs_deslinks_port_ch_Bps(const cs_topology *t, int node, int local)
 
 double cs_deslinks_net_ch_Bps(const cs_topology *t, int node)
 {
-    const cs_cluster *c = &t->cluster;
-    double sum = 0;
-    for (int k = 0; k < c->inter.nics_per_node; k++) {
-        double bw = t->nic_Bps;
-        for (int i = 0; i < c->n_overrides; i++)
-            if (c->overrides[i].is_nic && c->overrides[i].node == node && c->overrides[i].gpu == k)
-                bw = c->overrides[i].bw_Bps * c->inter.efficiency;
-        sum += bw;
-    }
-    if (c->inter.topology == CS_NET_FAT_TREE && c->inter.oversubscription > 1)
-        sum /= c->inter.oversubscription;
-    return sum / c->coll.channels;
+    return cs_topology_net_Bps(t, node) / t->cluster.coll.channels;
 }
 
 double cs_deslinks_slowdown(const cs_topology *t, int rank)

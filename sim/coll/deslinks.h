@@ -17,8 +17,9 @@
 
 /* Per-channel capacity of GPU `local`'s fabric port on node `node`. */
 double cs_deslinks_port_ch_Bps(const cs_topology *t, int node, int local);
-/* Per-channel capacity of node `node`'s network: its NICs (overrides
- * applied) over the fat-tree core taper, if any. */
+/* Per-channel capacity of node `node`'s network: cs_topology_net_Bps
+ * (its NICs, overrides applied, capped by its ranks' PCIe links, over the
+ * fat-tree core taper) / channels. */
 double cs_deslinks_net_ch_Bps(const cs_topology *t, int node);
 /* Straggler slowdown (>= 1; 1 when rank is no straggler) and start delay
  * (0 when none) of a rank. */

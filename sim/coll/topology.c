@@ -3,11 +3,44 @@
  * topology.c - rank placement and effective link capacities.
  *
  * Effective capacities are the datasheet line rate times the configured
- * efficiency (e.g. NCCL's 20.6 GB/s usable per 25 GB/s NVLink4 link, the
- * 46-48 GB/s measured on 50 GB/s NDR NICs): see the YAML files in configs/clusters/ for
- * the sources of each preset's numbers.
+ * efficiency (e.g. NCCL's 20.6 GB/s usable per 25 GB/s NVLink4 link): see
+ * the YAML files in configs/clusters/ for the sources of each preset's
+ * numbers.
+ *
+ * The node's network path follows NCCL's topology model. NCCL gives a
+ * GPU-NIC path the bandwidth of its slowest link (src/graph/paths.cc
+ * ncclTopoSetPaths: bw = min(path->bw, link->bw) along the path), a PCIe
+ * link width x per-lane rate / 80 GB/s (src/graph/topo.cc ncclTopoAddPci,
+ * kvDictPciGen: Gen4 x16 24 GB/s, Gen5 x16 48 GB/s) and a NIC its speed
+ * / 8000 GB/s (ncclTopoAddNet: HDR 25 GB/s, NDR 50 GB/s); the ring / tree
+ * search then reserves each channel's speed on every link of the path it
+ * takes (src/graph/search.cc followPath, SUB_ROUND(link->bw, fwBw)), so
+ * the NICs one GPU drives share that GPU's own PCIe link. Hence, with
+ * P = inter.pcie (each NIC's link and each GPU's; 0 = not limited) and e
+ * = inter.efficiency, the fraction of NCCL's path rate delivered:
+ *   per NIC   nic  = e x min(nic_bandwidth, P)
+ *   per node  net  = min(NICs x nic, ranks on the node x e x P) / taper
+ *   per GPU (its local NICs, max(1, NICs / GPUs per node), as point-to-
+ *             point reads it) gnet = min(local NICs x nic / taper, e x P).
+ * e scales every term, so a fit of it moves the network in every regime
+ * (a hard min(line x e, P) would hide e wherever the path binds).
+ * With a rank on every GPU the NIC term decides (DGX A100: 8 x min(25,
+ * 24) = 192 GB/s at e = 1); with fewer ranks per node than NICs the
+ * GPUs' links do (one rank on a DGX H100 node: 47/48 x 48 = 47 GB/s, not
+ * 8 NICs' 376). PXN (paths.cc ncclTopoComputePaths, NCCL_PXN_DISABLE)
+ * lets a GPU reach a NIC through the NVLink peer local to it, but only a
+ * peer in the communicator (topo.cc ncclTopoGetSystem detects this
+ * process's GPU and fuses its peers' on the host; ncclTopoAddPci skips a
+ * GPU without a rank): that is what makes every NIC of a full node usable
+ * and what the per-node sum assumes. Departures: one rate P for the NIC's
+ * and the GPU's links; a PCIe switch's uplink to the CPU, which traffic
+ * crosses only without GPUDirect RDMA or across sockets, is not modelled;
+ * NCCL's per-channel speed steps (search.cc speedArrayInter) are not
+ * rounded to.
  */
 #include "coll/topology.h"
+
+#include <math.h>
 
 static int first_big(const cs_topology *t, int *small, int *extra)
 {
@@ -37,6 +70,67 @@ int cs_topology_ranks_on(const cs_topology *t, int node)
     int small, extra;
     first_big(t, &small, &extra);
     return small + (node < extra ? 1 : 0);
+}
+
+/* The fat-tree core taper on a rate the node sends into the network. */
+static double tapered(const cs_cluster *c, double net_Bps)
+{
+    if (c->inter.topology == CS_NET_FAT_TREE && c->inter.oversubscription > 1)
+        return net_Bps / c->inter.oversubscription;
+    return net_Bps;
+}
+
+/* The PCIe path's cap on `links` links' worth, each delivering pcie x
+ * efficiency (no cap when unset). */
+static double pcie_capped(const cs_cluster *c, double Bps, int links)
+{
+    double link = c->inter.pcie_Bps * c->inter.efficiency;
+    return c->inter.pcie_Bps > 0 ? fmin(Bps, links * link) : Bps;
+}
+
+double cs_topology_nic_rate_Bps(const cs_cluster *c, double line_Bps)
+{
+    return pcie_capped(c, line_Bps * c->inter.efficiency, 1);
+}
+
+/* A node's network from its NICs' sum and its ranks. */
+static double node_net_Bps(const cs_cluster *c, double nics_Bps, int ranks)
+{
+    return tapered(c, pcie_capped(c, nics_Bps, ranks));
+}
+
+/* One GPU's path from its node's NICs' sum: its local NICs' share over
+ * the taper, capped by its own link. */
+static double gpu_net_Bps(const cs_cluster *c, double nics_Bps)
+{
+    int nics = c->inter.nics_per_node, k = nics / c->gpus_per_node;
+    if (nics < 1) return 0;
+    return pcie_capped(c, tapered(c, nics_Bps) * fmin(1.0, (double)(k > 1 ? k : 1) / nics), 1);
+}
+
+/* The sum of node k's NICs' delivered rates, des.links overrides applied. */
+static double nics_Bps(const cs_topology *t, int node)
+{
+    const cs_cluster *c = &t->cluster;
+    double sum = 0;
+    for (int k = 0; k < c->inter.nics_per_node; k++) {
+        double bw = t->nic_Bps;
+        for (int i = 0; i < c->n_overrides; i++)
+            if (c->overrides[i].is_nic && c->overrides[i].node == node && c->overrides[i].gpu == k)
+                bw = cs_topology_nic_rate_Bps(c, c->overrides[i].bw_Bps);
+        sum += bw;
+    }
+    return sum;
+}
+
+double cs_topology_net_Bps(const cs_topology *t, int node)
+{
+    return node_net_Bps(&t->cluster, nics_Bps(t, node), cs_topology_ranks_on(t, node));
+}
+
+double cs_topology_gpu_net_Bps(const cs_topology *t, int node)
+{
+    return gpu_net_Bps(&t->cluster, nics_Bps(t, node));
 }
 
 int cs_topology_build(const cs_cluster *c, int ranks, int nodes, cs_topology *out,
@@ -75,10 +169,11 @@ int cs_topology_build(const cs_cluster *c, int ranks, int nodes, cs_topology *ou
     out->intra_hw = c->intra.kind == CS_FABRIC_PCIE ? CS_HW_PCI : CS_HW_NVLINK;
     out->arch = cs_ncclmodel_arch(c->gpu.compute_capability);
     out->port_Bps = c->intra.bw_Bps * c->intra.efficiency;
-    out->nic_Bps = c->inter.nic_bw_Bps * c->inter.efficiency;
-    out->node_net_Bps = out->nic_Bps * c->inter.nics_per_node;
-    if (c->inter.topology == CS_NET_FAT_TREE && c->inter.oversubscription > 1)
-        out->node_net_Bps /= c->inter.oversubscription;
+    out->nic_Bps = cs_topology_nic_rate_Bps(c, c->inter.nic_bw_Bps);
+    /* the node with the fewest ranks (the last) bounds a collective */
+    double nics = out->nic_Bps * c->inter.nics_per_node;
+    out->node_net_Bps = node_net_Bps(c, nics, ranks / nodes);
+    out->gpu_net_Bps = gpu_net_Bps(c, nics);
     for (int i = 0; i < c->n_overrides; i++) {
         const cs_link_override *o = &c->overrides[i];
         if (o->node >= nodes || (!o->is_nic && o->gpu >= cs_topology_ranks_on(out, o->node)))

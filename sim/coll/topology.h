@@ -10,9 +10,11 @@
  *   port   - a GPU's fabric port, one per direction (NVSwitch/NVLink/PCIe),
  *            capacity intra.bw x intra.efficiency;
  *   nic    - a node's NICs, one per direction, capacity per NIC
- *            nic_bw x inter.efficiency;
- *   uplink - for fat-trees, a node's share of the core: nics x NIC
- *            capacity / oversubscription (absent when rail-optimized or
+ *            inter.efficiency x min(nic_bw, inter.pcie), the node's sum
+ *            capped by its ranks' own PCIe links (topology.c says why,
+ *            from NCCL's topology search);
+ *   uplink - for fat-trees, a node's share of the core: that sum /
+ *            oversubscription (absent when rail-optimized or
  *            oversubscription is 1).
  * cs_topology is a value type; it embeds a copy of the cluster.
  */
@@ -31,8 +33,11 @@ typedef struct cs_topology {
     cs_hw intra_hw;       /* NVLink or PCI (NCCL's latency row) */
     cs_arch arch;
     double port_Bps;      /* effective per GPU per direction */
-    double nic_Bps;       /* effective per NIC per direction */
-    double node_net_Bps;  /* effective per node: NICs, core taper applied */
+    double nic_Bps;       /* effective per NIC per direction (PCIe-capped) */
+    double node_net_Bps;  /* effective per node: NICs, GPU links' cap and core
+                           * taper applied; the node with the fewest ranks */
+    double gpu_net_Bps;   /* one GPU's NIC path: its local NICs' share of the
+                           * node's, capped by its PCIe link */
     int heterogeneous;    /* DES-only overrides or stragglers present */
 } cs_topology;
 
@@ -43,6 +48,17 @@ typedef struct cs_topology {
  * node, fewer ranks than nodes, overrides that name absent ranks, ...). */
 int cs_topology_build(const cs_cluster *c, int ranks, int nodes, cs_topology *out,
                       cs_diag *d);
+
+/* What one NIC of line rate line_Bps delivers per direction on cluster
+ * c: inter.efficiency x min(line_Bps, inter.pcie) (the line alone when
+ * inter.pcie is unset). */
+double cs_topology_nic_rate_Bps(const cs_cluster *c, double line_Bps);
+/* Node `node`'s network per direction with the des.links overrides
+ * applied: its NICs' sum capped by its ranks' PCIe links, over the core
+ * taper; and one GPU's NIC path there (as gpu_net_Bps). O(NICs x
+ * overrides). */
+double cs_topology_net_Bps(const cs_topology *t, int node);
+double cs_topology_gpu_net_Bps(const cs_topology *t, int node);
 
 /* Node of a rank and its index within the node. */
 int cs_topology_node_of(const cs_topology *t, int rank);

@@ -14,7 +14,7 @@
  * capability) are resolved after it. The collectives mapping has a flag
  * row per algorithm whose table row names one (cs_algo_flag_key, e.g.
  * nvls), built from the algorithm table, so an algorithm needs no row
- * here. Default latencies are NCCL's (coll/algos.h); chunk sizes are
+ * here. inter.pcie takes a PCIe link name (its NCCL rate) or a rate. Default latencies are NCCL's (coll/algos.h); chunk sizes are
  * one step of NCCL's per-channel buffers (src/init.cc DEFAULT_*_BUFFSIZE,
  * NCCL_STEPS = 8 from src/include/device.h): Simple 4 MiB / 8 = 512 KiB;
  * LL 8 lines x 512 threads x 8 steps x 16 B = 512 KiB, a 64 KiB step of
@@ -26,6 +26,7 @@
  */
 #include "config/cluster_schema.h"
 
+#include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -85,6 +86,74 @@ static int same_flag(const cs_yfield *f, const void *a, const void *b)
 }
 
 static const cs__yrow flag_row = {.put = put_flag, .same = same_flag};
+
+/* inter.pcie: the GPU-NIC PCIe path as a link name, at NCCL's rate for
+ * it (src/graph/topo.cc ncclTopoAddPci: bw = link_width x
+ * kvDictPciGen[link_speed] / 80 GB/s, the per-lane value in 100 Mb/s:
+ * 8 GT/s 60, 16 GT/s 120, 32 GT/s 240, 64 GT/s 480; so Gen3 x16 is 12 GB/s,
+ * topo.h PCI_BW), or as a rate. Written back as the link name when the
+ * rate is one (the source's spelling when unchanged). */
+static const struct pcie_link {
+    const char *name;
+    int lanes, lane_100Mbps;
+} pcie_links[] = {
+    {"gen3x8", 8, 60},   {"gen3x16", 16, 60},  {"gen4x8", 8, 120},  {"gen4x16", 16, 120},
+    {"gen5x8", 8, 240},  {"gen5x16", 16, 240}, {"gen6x8", 8, 480},  {"gen6x16", 16, 480},
+};
+#define N_PCIE_LINKS (sizeof pcie_links / sizeof pcie_links[0])
+static const cs_yfield pcie_rate = {.name = "pcie", .kind = CS_YF_RATE, .flags = POSITIVE};
+
+static double pcie_link_Bps(const struct pcie_link *l)
+{
+    return l->lanes * l->lane_100Mbps / 80.0 * 1e9;
+}
+
+static int read_pcie(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v, void *obj)
+{
+    double *dst = (double *)((char *)obj + f->offset);
+    if (v->kind != CS_YNODE_SCALAR || !isalpha((unsigned char)v->text[0]))
+        return cs_yamlnode_read(c, &pcie_rate, v, dst);
+    const char *names[N_PCIE_LINKS];
+    char list[256] = "";
+    for (size_t i = 0; i < N_PCIE_LINKS; i++) {
+        if (!strcmp(v->text, pcie_links[i].name)) {
+            *dst = pcie_link_Bps(&pcie_links[i]);
+            return 0;
+        }
+        names[i] = pcie_links[i].name;
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+    }
+    const char *near = cs_yamlnode_suggest(v->text, names, N_PCIE_LINKS);
+    return cs_yamlnode_error(c, v, "'%s' must be one of %s or a rate such as 24GB/s, got '%s'%s%s%s",
+                             f->name, list, v->text, near ? " (did you mean '" : "",
+                             near ? near : "", near ? "'?)" : "");
+}
+
+static void put_pcie(cs__yw *w, const cs_yfield *f, const void *obj, const void *base)
+{
+    const char *p = (const char *)obj + f->offset;
+    const char *bp = base ? (const char *)base + f->offset : NULL;
+    double v;
+    memcpy(&v, p, sizeof v);
+    int changed = bp && !cs__yw_same_value(&pcie_rate, p, bp);
+    const char *link = NULL;
+    for (size_t i = 0; i < N_PCIE_LINKS && !link; i++)
+        if (pcie_link_Bps(&pcie_links[i]) == v) link = pcie_links[i].name;
+    char src[64];
+    if (link && (changed || !cs__yw_source(w, f->name, src, sizeof src)))
+        cs__yw_scalar(w, f->name, link, changed);
+    else
+        cs__yw_field(w, &pcie_rate, f->name, p, bp, 1.0);
+}
+
+static int same_pcie(const cs_yfield *f, const void *a, const void *b)
+{
+    return cs__yw_same_value(&pcie_rate, (const char *)a + f->offset, (const char *)b + f->offset);
+}
+
+static int pcie_set(const void *obj) { return ((const cs_cluster *)obj)->inter.pcie_Bps > 0; }
+
+static const cs__yrow pcie_row = {.put = put_pcie, .same = same_pcie, .present = pcie_set};
 
 static int inter_present(const void *obj)
 {
@@ -160,6 +229,9 @@ static const cs_yfield inter_fields[] = {
     {ROW("nics_per_node", CS_YF_INT, OFF(inter.nics_per_node), REQUIRED), .lo = 1, .hi = 64},
     {ROW("nic_bandwidth", CS_YF_RATE, OFF(inter.nic_bw_Bps), REQUIRED | POSITIVE)},
     {ROW("efficiency", CS_YF_NUMBER, OFF(inter.efficiency), CS_YF_LO_OPEN), .hi = 1},
+    /* the GPU-NIC PCIe path (a link name or a rate): optional, written
+     * when set; without it the path does not limit (topology.c) */
+    {ROW("pcie", CS_YF_CUSTOM, OFF(inter.pcie_Bps), 0), .fn = read_pcie, .ext = &pcie_row},
     {ROW("latency", CS_YF_TIME, OFF(inter.latency_s), CS_YF_NO_HI)},
     {ROW("topology", CS_YF_ENUM, OFF(inter.topology), 0), .names = topology_names},
     {ROW("oversubscription", CS_YF_NUMBER, OFF(inter.oversubscription), CS_YF_NO_HI), .lo = 1},

@@ -30,6 +30,7 @@ static void raise_rates(cs_cluster *c)
     }
     if (c->inter.nics_per_node > 0 && c->inter.efficiency > 1.0) {
         c->inter.nic_bw_Bps *= c->inter.efficiency;
+        c->inter.pcie_Bps *= c->inter.efficiency; /* e scales both (coll/topology.c) */
         c->inter.efficiency = 1.0;
     }
 }

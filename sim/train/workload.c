@@ -376,6 +376,10 @@ static int build_groups(cs_workload *w, const cs_training *t, const cs_topology 
     cs_cluster rep = *c;
     int share = g < c->gpus_per_node ? g : c->gpus_per_node;
     rep.inter.nic_bw_Bps /= share;
+    if (rep.inter.pcie_Bps > 0) { /* the share of a NIC's path; a replica rank stands for */
+        rep.inter.nic_bw_Bps = fmin(rep.inter.nic_bw_Bps, rep.inter.pcie_Bps / share);
+        rep.inter.pcie_Bps = 0;   /* several GPUs, so no one GPU link caps it */
+    }
     rep.n_overrides = rep.n_stragglers = 0;
     if (r > 1) {
         rc = cs_topology_build(&rep, r, r, &w->topo[CS_GROUP_REPLICA], d);
