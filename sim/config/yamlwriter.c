@@ -424,7 +424,8 @@ static int read_back(cs_yfield_kind k, const char *text, double *x)
 
 /* The shortest "%.Ng<unit>" of v x mult (or a neighbour of it: the
  * reader divides by the unit, which may not undo the product) that reads
- * back (x scale) as v, whole numbers without an exponent; -1 if none does. */
+ * back (x scale) as v, without an exponent where plain digits do (whole
+ * numbers, 30 not 3e+01); -1 if none does. */
 static int shortest(cs_yfield_kind k, double v, double mult, double scale, const char *unit,
                     char *buf, size_t len)
 {
@@ -437,6 +438,8 @@ static int shortest(cs_yfield_kind k, double v, double mult, double scale, const
         double u = nextafter(nextafter(u0, -INFINITY), -INFINITY);
         for (int step = 0; step < 5; step++, u = nextafter(u, INFINITY)) {
             snprintf(buf, len, "%.*g%s", prec, u, unit);
+            /* %g's exponent where plain digits read as well (30, not 3e+01) */
+            if (strchr(buf, 'e') && fabs(u0) >= 1e-4 && fabs(u0) < 1e15) continue;
             if (!read_back(k, buf, &x) && x * scale == v) return 0;
         }
     }
