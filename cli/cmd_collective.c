@@ -159,6 +159,10 @@ static int parse(int argc, char **argv, coll_args *a)
     if (isnan(a->min)) a->min = 8;
     if (isnan(a->max)) a->max = 8.0 * (1 << 30);
     if (isnan(a->factor)) a->factor = 2;
+    /* the sweep multiplies from min: from 0 it would never end */
+    if (!(a->min > 0))
+        return cs_cli_usage(CMD, "%s must be at least 1 byte, got 0",
+                            isnan(a->bytes) ? "--min" : "--bytes");
     if (a->min > a->max) return cs_cli_usage(CMD, "%s", "--min must not exceed --max");
     return -1;
 }
