@@ -136,6 +136,7 @@ static void compare_help(FILE *f)
 typedef struct common_args {
     const char *cluster, *out, *report;
     const char *schedule; /* --schedule: the schedule of the --replay CSVs after it */
+    int schedule_read;    /* a --replay read the last --schedule */
     int fmt, summary;
     cs_meas_set set;
     cs_trun_set runs;
@@ -206,10 +207,22 @@ static int read_replay(const char *cmd, const cs_opt *o, const char *arg, void *
     cs_diag_clear(&d);
     cs_replay_counts n;
     if (cs_replay_runs_read(&a->runs, a->schedule, arg, &n, &d)) return cs_cli_fail(&d);
+    a->schedule_read = 1;
     fprintf(stderr, "collsim %s: %s: %d tasks joined with %s: %d kernel timings alone, %d beside "
                     "collectives, %d GEMM / copy tasks left out (beside another one, or a copy "
                     "beside collectives off the compute stream, or of no time)\n",
             cmd, arg, n.tasks, a->schedule, n.alone, n.overlapped, n.left_out);
+    return 0;
+}
+
+/* --schedule FILE: dst is the whole common_args; the --replay CSVs after
+ * it read it. */
+static int set_schedule(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    (void)cmd, (void)o;
+    common_args *a = dst;
+    a->schedule = arg;
+    a->schedule_read = 0;
     return 0;
 }
 
@@ -221,7 +234,7 @@ static int read_replay(const char *cmd, const cs_opt *o, const char *arg, void *
         {"nccl-tests", .parse = read_nccl_tests, AT(set)},                                         \
         {"measurements", .parse = read_measurements, AT(set)},                                     \
         {"training-runs", .parse = read_training_runs, AT(runs)},                                 \
-        {"schedule", .parse = cs_opt_string, AT(schedule)}, {"replay", .parse = read_replay},      \
+        {"schedule", .parse = set_schedule}, {"replay", .parse = read_replay},      \
         CS_ARG_FORMAT(common_args, fmt), CS_ARG_OUTPUT(common_args, out)
 static const cs_opt calibrate_opts[] = {
     COMMON_OPTS,
@@ -245,6 +258,9 @@ static int parse(const char *cmd, const cs_opt *opts, size_t n, int argc, char *
     if (rc >= 0) return rc;
     if (next < argc) return cs_cli_usage(cmd, "unexpected argument '%s'", argv[next]);
     if (!a->cluster) return cs_cli_usage(cmd, "%s", "--cluster is required");
+    if (a->schedule && !a->schedule_read)
+        return cs_cli_usage(cmd, "--schedule %s: no --replay CSV after it (a schedule is read "
+                                 "by the --replay CSVs that follow it)", a->schedule);
     if (a->set.n == 0 && a->runs.n == 0 && a->runs.nk == 0)
         return cs_cli_usage(cmd, "%s", "no measurements: give --nccl-tests LOG, --measurements CSV, "
                                        "--training-runs CSV, --compute-measurements CSV or "

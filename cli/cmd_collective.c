@@ -19,6 +19,9 @@
 #include "outputs.h"
 #include "out/report.h"
 
+/* The most sizes one sweep runs (min, min x F, ... <= max). */
+#define CS_SWEEP_MAX_SIZES 100000
+
 #ifndef CS_VERSION
 #define CS_VERSION "0.0.0"
 #endif
@@ -159,7 +162,19 @@ static int parse(int argc, char **argv, coll_args *a)
     if (isnan(a->min)) a->min = 8;
     if (isnan(a->max)) a->max = 8.0 * (1 << 30);
     if (isnan(a->factor)) a->factor = 2;
+    /* the sweep multiplies from min: from 0 it would never end */
+    if (!(a->min > 0))
+        return cs_cli_usage(CMD, "%s must be at least 1 byte, got 0",
+                            isnan(a->bytes) ? "--min" : "--bytes");
     if (a->min > a->max) return cs_cli_usage(CMD, "%s", "--min must not exceed --max");
+    /* sizes min, min x F, ... <= max; a factor within rounding of 1 would
+     * make a sweep that never ends in practice (or, at F = 1 + 1 ulp, not
+     * at all) */
+    double sizes = floor(log(a->max / a->min) / log(a->factor) * (1 + 1e-12)) + 1;
+    if (a->min < a->max && !(sizes <= CS_SWEEP_MAX_SIZES))
+        return cs_cli_usage(CMD, "--factor %.17g makes a sweep of %.3g sizes from %.0f to %.0f B "
+                                 "(at most %d): give a larger --factor",
+                            a->factor, sizes, a->min, a->max, CS_SWEEP_MAX_SIZES);
     return -1;
 }
 

@@ -110,6 +110,13 @@ rc=0
 "$C" calibrate --cluster cpu-local --replay tests/data/replay-cpu.csv -o "$TMP/ns.yaml" >/dev/null 2>"$TMP/ns.err" || rc=$?
 check "--replay without --schedule exits 2 (got $rc)" [ "$rc" -eq 2 ]
 check "--replay without --schedule says so" grep -q 'needs the schedule it replayed: give --schedule FILE' "$TMP/ns.err"
+# a --schedule no --replay follows would be read by nothing: refused, not ignored
+rc=0
+# shellcheck disable=SC2086
+"$C" calibrate --cluster cpu-local $R --schedule tests/data/replay-cpu.json -o "$TMP/nr.yaml" >/dev/null 2>"$TMP/nr.err" || rc=$?
+check "--schedule without a --replay after it exits 2 (got $rc)" [ "$rc" -eq 2 ]
+check "--schedule without a --replay after it says so" grep -q -- '--schedule tests/data/replay-cpu.json: no --replay CSV after it' "$TMP/nr.err"
+check "no YAML when --schedule dangles" [ ! -e "$TMP/nr.yaml" ]
 "$C" simulate --model gpt2-124m --ranks 2 --cluster cpu-local --emit-schedule "$TMP/other.json" >/dev/null
 rc=0
 "$C" compare --cluster cpu-local --schedule "$TMP/other.json" --replay tests/data/replay-cpu.csv >/dev/null 2>"$TMP/ws.err" || rc=$?

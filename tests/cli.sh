@@ -224,6 +224,11 @@ expect_usage bad-op collective --op all_reduse --bytes 1M
 expect_usage bad-size collective --op all_reduce --bytes 12QB
 expect_usage bad-preset collective --op all_reduce --bytes 1M --cluster dgx-z900
 expect_usage no-op collective --bytes 1M
+# a size of 0 B is no sweep: refused, not a loop that never ends (0 x F = 0)
+expect_usage zero-bytes collective --op all_reduce --bytes 0
+expect_usage zero-min collective --op all_reduce --min 0 --max 8
+# a --factor so close to 1 that the sweep would not end in practice
+expect_usage tiny-factor collective --op all_reduce --factor 1.0000000000000002
 expect_usage tree-ag collective --algo tree --op all_gather --bytes 1M
 grep -q 'tree' "$TMP/tree-ag.err" || fail "tree-ag: message does not mention tree"
 expect_usage bad-cmd frobnicate

@@ -239,6 +239,42 @@ START_TEST(des_sees_slow_nics_and_stragglers)
 }
 END_TEST
 
+/* Edge sizes and layouts on a SHARP cluster, every row that runs there,
+ * both engines: 0 B, one element and an odd size, on 1 rank, 2 ranks of
+ * one node, 3 ranks over 2 nodes and 2 full nodes: a finite time >= 0,
+ * and a row refused at a size is refused at 1 MiB too (the choice drops a
+ * row whose time is NaN, which would hide it). */
+START_TEST(edge_sizes_and_layouts_run)
+{
+    static const int layout[][2] = {{1, 1}, {2, 1}, {3, 2}, {16, 2}};
+    static const double sizes[] = {0, 4, 1000003};
+    for (size_t l = 0; l < sizeof layout / sizeof *layout; l++) {
+        cs_topology t = sharp_topo(layout[l][1], layout[l][0], NULL, NULL);
+        for (int a = 0; a < CS_ALGO_COUNT; a++)
+            for (int op = 0; op < CS_OP_COUNT; op++)
+                for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+                    cs_coll_request rq = {(cs_op)op, sizes[z], a, CS_CHOICE_AUTO,
+                                          CS_ENGINE_ANALYTIC};
+                    cs_coll_result cf, des;
+                    cs_diag d;
+                    if (cs_collective_run(&t, &rq, &cf, &d)) { /* not this row's: at any size */
+                        rq.bytes = 1 << 20;
+                        ck_assert_msg(cs_collective_run(&t, &rq, &cf, &d) != 0,
+                                      "%s %s refused at %g B only, %d ranks", cs_algo_name(a),
+                                      cs_op_name((cs_op)op), sizes[z], t.ranks);
+                        continue;
+                    }
+                    rq.engine = CS_ENGINE_DES;
+                    ck_assert_msg(cs_collective_run(&t, &rq, &des, &d) == 0, "%s", d.message);
+                    ck_assert_msg(isfinite(cf.time_s) && cf.time_s >= 0 && isfinite(des.time_s) &&
+                                      des.time_s >= 0,
+                                  "%s %s %g B, %d ranks: %g / %g s", cs_algo_name(a),
+                                  cs_op_name((cs_op)op), sizes[z], t.ranks, cf.time_s, des.time_s);
+                }
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("collnet");
@@ -251,6 +287,7 @@ int main(void)
     tcase_add_test(tc, small_messages_run_on_fewer_channels);
     tcase_add_test(tc, des_agrees_with_the_closed_form);
     tcase_add_test(tc, des_sees_slow_nics_and_stragglers);
+    tcase_add_test(tc, edge_sizes_and_layouts_run);
     suite_add_tcase(s, tc);
     return cs_test_run(s);
 }

@@ -126,6 +126,22 @@ START_TEST(send_recv_is_one_hop)
 }
 END_TEST
 
+/* The largest job a cluster YAML allows (2^30 ranks: 2^27 dgx-h100
+ * nodes): NCCL's channel rules multiply channel counts by the rank count,
+ * which must not overflow an int (UBSan: run the suite with
+ * UBSAN_OPTIONS=halt_on_error=1). The time is still a time. */
+START_TEST(channel_rules_hold_at_the_largest_job)
+{
+    cs_topology t = topo("dgx-h100", 1 << 30, 1 << 27);
+    /* send_recv: the same channel rules as all_to_all, without its 2^27
+     * waves to sum (seconds) */
+    cs_coll_result r = run(&t, CS_OP_SEND_RECV, 1e12, CS_CHOICE_AUTO, CS_ENGINE_ANALYTIC);
+    ck_assert(isfinite(r.time_s) && r.time_s > 0);
+    /* at most one GPU's NIC (47 GB/s) per rank */
+    ck_assert_double_le(r.algbw_Bps, H100_NIC * (1 + 1e-9));
+}
+END_TEST
+
 /* enqueue.cc addP2pToPlan (2.23): LL when a peer's bytes <= nChannelsMax x
  * 16 KiB. dgx-h100: 16 channels -> p2pnChannels 16; an NVLink peer asks
  * 2 x floor(450 / 20.6) = 42 -> pow2Up 64 -> at most 16 per peer: LL up to
@@ -344,6 +360,7 @@ int main(void)
     tcase_add_test(c, a_slow_nic_only_the_des_sees);
     suite_add_tcase(s, c);
     c = tcase_create("names");
+    tcase_add_test(c, channel_rules_hold_at_the_largest_job);
     tcase_add_test(c, op_names_and_factors);
     tcase_add_test(c, nccl_tests_logs_of_alltoall_and_sendrecv);
     suite_add_tcase(s, c);

@@ -165,6 +165,9 @@ static const bad_case bad_cases[] = {
     {0, "0,forward 0,", "0,forward 1,", "r.csv", 2, 3,
      "task 0's name is 'forward 0' in the schedule (s.json:5:5), 'forward 1' here"},
     {0, "1e-4,copy,", "1e-4,gemm,", "r.csv", 5, 55, "expected copy for a memory task, got 'gemm'"},
+    /* replay runs a compute task with FLOPs as a GEMM, never a copy */
+    {0, "1,2e-3,gemm,100,100,50,4,fp32,4e+06,", "1,2e-3,copy,,,,4,,0,", "r.csv", 3, 61,
+     "column 'work': expected gemm (copy without FLOPs) for a compute task, got 'copy'"},
     {0, "fp32,2e+06,", "fp32,3e+06,", "r.csv", 2, 79,
      "column 'executed_flops': expected 2 m n k x reps = 2.000000000e+06, got '3e+06'"},
     {0, "0.010,0.010,0.020", "0.010,0.030,0.020", "r.csv", 3, 48,

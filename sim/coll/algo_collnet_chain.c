@@ -30,10 +30,8 @@ static cs__collnet_shape chain_shape(const cs_topology *t, const cs_coll_params 
 {
     int ppn = cs__collnet_ppn(t);
     double c = fmin(CS_NCCL_COLLNET_CHAIN_MAX_CHUNK_BYTES, p->chunk_bytes);
-    double depth = ppn, per = p->channels;
-    while (floor(p->bytes / (per * c)) < depth * 64 && c > 131072) c /= 2;
-    while (floor(p->bytes / (per * c)) < depth * 8 && c > 65536) c /= 2;
-    while (floor(p->bytes / (per * c)) < depth && c > 32768) c /= 2;
+    double depth = ppn;
+    c = cs__collnet_chunk(p->bytes, p->channels, c, (const double[3]){depth * 64, depth * 8, depth});
     return (cs__collnet_shape){.unit_bytes = c, .local_lat_s = (ppn - 1) * p->intra_lat_s};
 }
 

@@ -38,13 +38,10 @@
 
 static double direct_chunk(const cs_topology *t, const cs_coll_params *p)
 {
-    double c = p->chunk_bytes;
     double depth = t->ppn_max > 1 ? 2 : 1;
     double per = (double)p->channels * cs__collnet_heads(t);
-    while (floor(p->bytes / (per * c)) < depth * 64 && c > 131072) c /= 2;
-    while (floor(p->bytes / (per * c)) < depth * 8 && c > 65536) c /= 2;
-    while (floor(p->bytes / (per * c)) < depth * 8 && c > 32768) c /= 2;
-    return c;
+    return cs__collnet_chunk(p->bytes, per, p->chunk_bytes,
+                             (const double[3]){depth * 64, depth * 8, depth * 8});
 }
 
 static cs__collnet_shape direct_shape(const cs_topology *t, const cs_coll_params *p)

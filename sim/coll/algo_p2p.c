@@ -148,7 +148,7 @@ static int p2p_per_peer(const cs_topology *t)
     }
     if (t->nodes > 1) {
         int most = 2;
-        while (most * t->ranks > raw * 4 && most > 1) most /= 2;
+        while ((long long)most * t->ranks > raw * 4LL && most > 1) most /= 2; /* 2^30 ranks */
         int net = gpu_nics(t) > most ? gpu_nics(t) : most;
         if (net < least) least = net;
     }
@@ -161,7 +161,7 @@ static int p2p_per_peer(const cs_topology *t)
 static int p2p_op_channels(const cs_topology *t, double b)
 {
     int most = p2p_per_peer(t), least = most;
-    while (least * t->ranks > p2p_nchannels(t) && least > 1) least /= 2;
+    while ((long long)least * t->ranks > p2p_nchannels(t) && least > 1) least /= 2;
     if (!(b > 0)) return 1;
     double step = p2p_chunk_bytes(t);
     double min_part = t->nodes > 1 ? step / 2 : step / 8;

@@ -79,6 +79,14 @@ int cs__collnet_heads(const cs_topology *t)
 
 int cs__collnet_fits(const cs_topology *t) { return t->ppn_max <= CS_NCCL_COLLNET_MAX_LOCAL; }
 
+double cs__collnet_chunk(double bytes, double per, double c, const double deep[3])
+{
+    static const double floor_bytes[3] = {131072, 65536, 32768};
+    for (int i = 0; i < 3; i++)
+        while (floor(bytes / (per * c)) < deep[i] && c > floor_bytes[i]) c /= 2;
+    return c;
+}
+
 /* Steps per channel and the bytes of each. */
 static void collnet_steps(const cs_coll_params *p, const cs__collnet_shape *s, double *steps,
                           double *unit)

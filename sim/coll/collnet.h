@@ -45,6 +45,12 @@ int cs__collnet_heads(const cs_topology *t);
 /* Whether the CollNet kernels serve t (at most 8 GPUs on every node). */
 int cs__collnet_fits(const cs_topology *t);
 
+/* src/enqueue.cc computeCollChunkInfo's halving of a CollNet chunk: c
+ * halved while bytes / (per x c) < deep[0] above 128 KiB, < deep[1] above
+ * 64 KiB, < deep[2] above 32 KiB (per: the parts the data is cut into,
+ * deep[]: the row's depth multiples). */
+double cs__collnet_chunk(double bytes, double per, double c, const double deep[3]);
+
 /* Closed-form time and discrete-event run of the pipeline (collnet.c). */
 double cs__collnet_closed_form(const cs_topology *t, const cs_coll_params *p,
                                const cs__collnet_shape *s);

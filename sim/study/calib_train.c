@@ -379,7 +379,7 @@ static double rms_pct(const double *f, size_t n)
 static void apply_rules(fit *ft, const cs_cluster *c)
 {
     usage u;
-    cs__calib_train_usage(c, ft->s, &u);
+    cs__calib_train_usage_tally(c, ft->s, &u);
     for (int j = 0; j < NP; j++) {
         ft->eligible[j] = 1;
         ft->why[j][0] = 0;

@@ -46,7 +46,7 @@ static void kernel_usage(const cs_trun_set *s, cs__train_usage *u)
     free(b);
 }
 
-void cs__calib_train_usage(const cs_cluster *c, const cs_trun_set *s, cs__train_usage *u)
+void cs__calib_train_usage_tally(const cs_cluster *c, const cs_trun_set *s, cs__train_usage *u)
 {
     memset(u, 0, sizeof *u);
     kernel_usage(s, u);

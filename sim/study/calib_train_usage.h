@@ -31,6 +31,6 @@ typedef struct cs__train_usage {
 } cs__train_usage;
 
 /* What s exercises on c (its kernels priced on c for the shares). */
-void cs__calib_train_usage(const cs_cluster *c, const cs_trun_set *s, cs__train_usage *u);
+void cs__calib_train_usage_tally(const cs_cluster *c, const cs_trun_set *s, cs__train_usage *u);
 
 #endif

@@ -302,8 +302,9 @@ static int work(const reader *rd, const cs__meas_fields *f, rrow *r)
     text(rd, f, C_WORK, w, sizeof w);
     for (r->work = 0; r->work < W_COUNT && strcasecmp(w, work_names[r->work]); r->work++) {}
     int kind = r->t->kind;
-    int fits = r->work == W_GEMM         ? kind == CS_TASK_COMPUTE && r->t->flops > 0
-               : r->work == W_COPY       ? kind != CS_TASK_COLLECTIVE
+    int gemm = kind == CS_TASK_COMPUTE && r->t->flops > 0; /* what replay runs as a GEMM */
+    int fits = r->work == W_GEMM         ? gemm
+               : r->work == W_COPY       ? kind != CS_TASK_COLLECTIVE && !gemm
                : r->work == W_COLLECTIVE ? kind == CS_TASK_COLLECTIVE
                                          : 0;
     if (!fits)

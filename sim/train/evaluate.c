@@ -43,7 +43,8 @@ int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topolog
     cs_workload_opts wo = {.cache = o->cache, .unnamed = o->unnamed};
     if ((rc = cs_workload_build_opts(m, t, topo, &wo, &w, d))) return rc;
     cs_rank_class ranks[CS_RANK_CLASS_MAX]; /* des: stragglers, under the DES */
-    rc = cs_iteration_run_ranks(w, t, ranks, cs_rank_classes(t, topo, ranks), &out->iteration, d);
+    int nclasses = cs_rankclass_group(t, topo, ranks);
+    rc = cs_iteration_run_ranks(w, t, ranks, nclasses, &out->iteration, d);
     if (rc == 0 && !o->model_states_only) take_peak(out, &out->iteration);
     if (rc == 0 && o->simulate) {
         out->simulated = 1;

@@ -106,7 +106,7 @@ void cs_breakdown_largest_gain(const cs_breakdown *a, const cs_breakdown *b, cha
 /* Runs the graph, every rank alike. Caller frees with cs_iteration_free
  * (which frees the classes too). */
 int cs_iteration_run(const cs_workload *w, const cs_training *t, cs_iteration *out, cs_diag *d);
-/* Runs it once per rank class (classes[nclasses], cs_rank_classes; each
+/* Runs it once per rank class (classes[nclasses], cs_rankclass_group; each
  * slowdown >= 1); nclasses 0 is cs_iteration_run. */
 int cs_iteration_run_ranks(const cs_workload *w, const cs_training *t,
                            const cs_rank_class *classes, int nclasses, cs_iteration *out,

@@ -38,6 +38,6 @@ typedef struct cs_rank_class {
  * into out[CS_RANK_CLASS_MAX], ordered by first rank; returns how many,
  * or 0 when every rank runs alike (no straggler slower than 1, or the
  * closed form): then one timeline stands for all. O(stragglers^2). */
-int cs_rank_classes(const cs_training *t, const cs_topology *topo, cs_rank_class *out);
+int cs_rankclass_group(const cs_training *t, const cs_topology *topo, cs_rank_class *out);
 
 #endif

@@ -2,8 +2,15 @@
 /*
  * fuzz.c - the fuzz targets: one row per input loader (cluster, model,
  * scenario and Hugging Face config loaders, the nccl-tests and CSV
- * measurement readers, collsim-hw's schedule JSON reader). Each harness
- * executable is this file built with -DCS_FUZZ_TARGET=<row index>.
+ * measurement readers, the training-runs and collsim-hw compute CSV
+ * readers, the replay reader, collsim-hw's schedule JSON reader). Each
+ * harness executable is this file built with -DCS_FUZZ_TARGET=<row index>.
+ *
+ * The replay reader takes two texts, a schedule and the CSV of its
+ * replay: an input that opens with '{' is fuzzed as the schedule, joined
+ * with tests/data/replay-cpu.csv, any other as the CSV, joined with
+ * tests/data/replay-cpu.json (CS_FUZZ_DATA names the folder; a partner
+ * that cannot be read is a harness failure, not a finding).
  *
  * A target hands the bytes, NUL-terminated as a file read gives them
  * (base/textfile.c), to the loader's string form and frees what it made.
@@ -15,12 +22,16 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "base/textfile.h"
 #include "config/config.h"
 #include "study/measure.h"
+#include "study/replay_runs.h"
+#include "study/training_runs.h"
 #include "train/hfconfig.h"
 #include "train/model.h"
 #include "train/scenario.h"
@@ -71,6 +82,63 @@ static int csv(const char *t, size_t n, cs_diag *d)
     return rc;
 }
 
+static int training_runs(const char *t, size_t n, cs_diag *d)
+{
+    cs_trun_set s = {0};
+    int rc = cs_training_runs_read_string(&s, "runs.csv", t, n, d);
+    cs_training_runs_free(&s);
+    return rc;
+}
+
+static int compute(const char *t, size_t n, cs_diag *d)
+{
+    cs_trun_set s = {0};
+    int rc = cs_training_runs_read_compute_string(&s, "compute.csv", t, n, d);
+    cs_training_runs_free(&s);
+    return rc;
+}
+
+#ifndef CS_FUZZ_DATA
+#define CS_FUZZ_DATA "tests/data"
+#endif
+
+/* The replay's fixed partner file `name` under CS_FUZZ_DATA, read once
+ * (kept to the end of the process). */
+static const char *partner(const char *name, size_t *len)
+{
+    static char *text[2];
+    static size_t n[2];
+    int i = strstr(name, ".json") != NULL;
+    if (!text[i]) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", CS_FUZZ_DATA, name);
+        cs_diag d;
+        if (cs_textfile_read(path, "fuzz partner", &text[i], &n[i], &d))
+            CS_PANIC("%s", d.message);
+    }
+    *len = n[i];
+    return text[i];
+}
+
+static int replay(const char *t, size_t n, cs_diag *d)
+{
+    cs_trun_set s = {0};
+    size_t i = 0, pl;
+    while (i < n && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) i++;
+    int rc;
+    if (i < n && t[i] == '{') {
+        const char *csv = partner("replay-cpu.csv", &pl);
+        rc = cs_replay_runs_read_string(&s, "schedule.json", t, n, "replay.csv", csv, pl, NULL, d);
+    } else {
+        const char *json = partner("replay-cpu.json", &pl);
+        rc = cs_replay_runs_read_string(&s, "schedule.json", json, pl, "replay.csv", t, n, NULL, d);
+    }
+    /* on error the set is left as it was: empty */
+    if (rc && (s.n || s.nk || s.nfiles)) CS_PANIC("replay error %d left %zu timings", rc, s.nk);
+    cs_training_runs_free(&s);
+    return rc;
+}
+
 #ifdef CS_FUZZ_SCHEDULE
 static int schedule(const char *t, size_t n, cs_diag *d)
 {
@@ -85,7 +153,7 @@ static int schedule(const char *t, size_t n, cs_diag *d)
 
 /* The order of tests/fuzz/meson.build's targets. */
 static int (*const targets[])(const char *, size_t, cs_diag *) = {
-    cluster, model, scenario, hfconfig, nccl_tests, csv, schedule,
+    cluster, model, scenario, hfconfig, nccl_tests, csv, training_runs, compute, replay, schedule,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
