@@ -58,6 +58,12 @@ const char *cs_op_name(cs_op op)
     return op_rows[op].name;
 }
 
+const char *cs_op_nccl_tests_name(cs_op op)
+{
+    CS_ASSERT(op >= 0 && op < CS_OP_COUNT);
+    return op_rows[op].alias ? op_rows[op].alias : op_rows[op].name;
+}
+
 int cs_op_parse(const char *s, cs_op *out)
 {
     for (int i = 0; i < CS_OP_COUNT; i++)

@@ -39,6 +39,8 @@ typedef enum cs_engine_kind { CS_ENGINE_ANALYTIC, CS_ENGINE_DES, CS_ENGINE_COUNT
 #define CS_CHOICE_AUTO (-1)
 
 const char *cs_op_name(cs_op op); /* "all_reduce", ... */
+/* nccl-tests' binary without "_perf": "all_reduce", "alltoall", "sendrecv" */
+const char *cs_op_nccl_tests_name(cs_op op);
 /* A name, an alias (nccl-tests' "alltoall", "sendrecv") or either with
  * "_perf" (the nccl-tests binary); 0 or CS_EINVAL. */
 int cs_op_parse(const char *s, cs_op *out);

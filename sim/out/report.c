@@ -118,10 +118,11 @@ static void nccl_tests_footer(cs_doc *doc, const cs_coll_row *rows, size_t n)
 {
     double sum = 0;
     for (size_t i = 0; i < n; i++) sum += rows[i].busbw_GBps;
-    const char *prog = n ? cs_op_name(rows[0].op) : "";
     cs_doc_note(doc, "# %-20s : %d %s\n", "Out of bounds values", 0, "OK");
     cs_doc_note(doc, "# %-20s : %g %s\n", "Avg bus bandwidth", n ? sum / (double)n : 0.0, "");
-    cs_doc_note(doc, "#\n# Collective test concluded: %s_perf\n", prog);
+    if (n)
+        cs_doc_note(doc, "#\n# Collective test concluded: %s_perf\n",
+                    cs_op_nccl_tests_name(rows[0].op));
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j + 1 < n && rows[j + 1].algo == rows[i].algo && rows[j + 1].proto == rows[i].proto)
@@ -136,8 +137,10 @@ void cs_report_collective(cs_buf *b, cs_format f, const char *title, const cs_to
                           const cs_coll_row *rows, size_t n)
 {
     cs_doc *doc = cs_doc_new_as("collective");
-    cs_doc_note(doc, "# %s\n# Collective test starting: %s_perf\n", title,
-                n ? cs_op_name(rows[0].op) : "");
+    cs_doc_note(doc, "# %s\n", title); /* nccl-tests' program: alltoall_perf, not all_to_all */
+    if (n)
+        cs_doc_note(doc, "# Collective test starting: %s_perf\n",
+                    cs_op_nccl_tests_name(rows[0].op));
     if (topo) nccl_tests_devices(doc, topo);
     nccl_tests_header(doc);
     cs_table *head = cs_doc_table(
