@@ -17,17 +17,7 @@
 # Exit: 0 ok, 1 a check failed, 77 skipped (no collsim-hw, or built
 # without its MPI backend).
 set -eu
-if [ $# -ne 2 ]; then
-    echo "usage: $0 PATH/TO/collsim PATH/TO/collsim-hw" >&2
-    exit 2
-fi
-C=$1
-HW=$2
-[ -x "$HW" ] || { echo "skip: no collsim-hw at $HW"; exit 77; }
-# Under AddressSanitizer, Open MPI's own never-freed memory is suppressed
-# (tests/lsan-mpi.supp, as tests/calibrate-loop.sh does); collsim-hw's is checked.
-HERE=$(cd "$(dirname "$0")" && pwd)
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$HERE/lsan-mpi.supp:print_suppressions=0"
+. "$(dirname "$0")/hwloop.sh"
 ASAN_MPI="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-cloop.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT INT TERM

@@ -20,20 +20,10 @@
 # Exit: 0 ok, 1 a check failed, 77 skipped (no mpirun, no collsim-hw, or
 # built without its MPI backend).
 set -eu
-if [ $# -ne 2 ]; then
-    echo "usage: $0 PATH/TO/collsim PATH/TO/collsim-hw" >&2
-    exit 2
-fi
-C=$1
-HW=$2
-command -v mpirun >/dev/null 2>&1 || { echo "skip: mpirun not found"; exit 77; }
-[ -x "$HW" ] || { echo "skip: no collsim-hw at $HW"; exit 77; }
+HWLOOP_MPI=1
+. "$(dirname "$0")/hwloop.sh"
 # Open MPI refuses root without these (containers, CI)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# Under AddressSanitizer, Open MPI's own never-freed memory is suppressed
-# (tests/lsan-mpi.supp, as tests/calibrate-loop.sh does); collsim-hw's is checked.
-HERE=$(cd "$(dirname "$0")" && pwd)
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$HERE/lsan-mpi.supp:print_suppressions=0"
 ASAN_MPI="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-rloop.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT INT TERM
