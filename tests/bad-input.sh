@@ -24,7 +24,11 @@ fi
 C=${CS_COLLSIM:-$1} # CS_COLLSIM: the valgrind setup's wrapper (tests/meson.build)
 HW=${2:-}
 T=$(mktemp -d "${TMPDIR:-/tmp}/collsim-bad.XXXXXX")
-trap 'rm -rf "$T"' EXIT INT TERM
+trap 'rm -rf "$T"' EXIT
+# a signal ends the script (the EXIT trap cleans up): a trap that only
+# cleaned up would let a killed run go on to fail every later check
+trap 'exit 130' INT
+trap 'exit 143' TERM
 failures=0
 checks=0
 fail() {

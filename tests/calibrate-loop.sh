@@ -25,7 +25,11 @@ HWLOOP_MPI=1
 . "$(dirname "$0")/hwloop.sh"
 ASAN_MPI="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-loop.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+# a signal ends the script (the EXIT trap cleans up): a trap that only
+# cleaned up would let a killed run go on to fail every later check
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 median() { # cluster -> "median_all max_all" of the held-back sizes
     "$C" compare --cluster "$1" --measurements "$TMP/held.csv" --summary --format csv |

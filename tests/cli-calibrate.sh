@@ -19,7 +19,11 @@ AR=$V/h100_8gpu_allreduce_together_ringcfg.csv
 AG=$V/h100_8gpu_allgather_together_ringcfg.csv
 CL=validation/clusters/h100-together.yaml
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-cal.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+# a signal ends the script (the EXIT trap cleans up): a trap that only
+# cleaned up would let a killed run go on to fail every later check
+trap 'exit 130' INT
+trap 'exit 143' TERM
 failures=0
 checks=0
 fail() {

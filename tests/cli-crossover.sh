@@ -21,7 +21,11 @@ HEADER='strategy,ranks,params,fits,iteration_time_s,tokens_per_s,tflops_per_gpu,
 XHEADER='ranks,strategy_a,strategy_b,kind,params'
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-crossover.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+# a signal ends the script (the EXIT trap cleans up): a trap that only
+# cleaned up would let a killed run go on to fail every later check
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 failures=0
 fail() {

@@ -22,7 +22,11 @@ C=$1
 V=validation/training/mpt_llm_foundry_a100_80gb_h100.csv
 S=validation/training_scores.csv
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-train.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+# a signal ends the script (the EXIT trap cleans up): a trap that only
+# cleaned up would let a killed run go on to fail every later check
+trap 'exit 130' INT
+trap 'exit 143' TERM
 failures=0
 checks=0
 fail() {

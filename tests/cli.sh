@@ -19,7 +19,11 @@ COLLSIM=${CS_COLLSIM:-$1} # CS_COLLSIM: the valgrind setup's wrapper (tests/meso
 HEADER='op,algo,proto,engine,ranks,size_bytes,count,dtype,time_us,algbw_GBps,busbw_GBps'
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+# a signal ends the script (the EXIT trap cleans up): a trap that only
+# cleaned up would let a killed run go on to fail every later check
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 failures=0
 checks=0
@@ -35,6 +39,15 @@ run() {
     shift
     rc=0
     "$COLLSIM" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
+    echo "$rc" >"$TMP/$name.rc"
+}
+
+# same A B WHAT: runs A and B (both expect_ok) wrote the same bytes. A run
+# that failed is reported by its own check; comparing its output too would
+# add a second, misleading failure ("two runs differ"), so it is skipped.
+same() {
+    [ "$(cat "$TMP/$1.rc" 2>/dev/null)" = 0 ] && [ "$(cat "$TMP/$2.rc" 2>/dev/null)" = 0 ] || return 0
+    cmp -s "$TMP/$1.out" "$TMP/$2.out" || fail "$3"
 }
 
 # expect_ok NAME ARGS...: exit 0, something on stdout, nothing on stderr.
@@ -88,8 +101,7 @@ for engine in analytic des; do
         --engine "$engine" --ranks 16
     expect_ok "det-$engine-2" collective --op all_reduce --min 8 --max 256M --format csv \
         --engine "$engine" --ranks 16
-    cmp -s "$TMP/det-$engine-1.out" "$TMP/det-$engine-2.out" ||
-        fail "determinism: two --engine $engine runs differ"
+    same "det-$engine-1" "det-$engine-2" "determinism: two --engine $engine runs differ"
     grep -q ",$engine," "$TMP/det-$engine-1.out" ||
         fail "determinism: --engine $engine rows do not say $engine"
 done
@@ -314,11 +326,11 @@ expect_ok sim-csv simulate --model gpt3-1.3b --ranks 16 --strategy ddp,fsdp_full
 head -n 1 "$TMP/sim-csv.out" | grep -q "^$MEMCOLS" || fail "simulate csv: memory columns missing"
 head -n 1 "$TMP/sim-csv.out" | grep -qF "$SIMCOLS" || fail "simulate csv: iteration columns missing"
 expect_ok sim-csv2 simulate --model gpt3-1.3b --ranks 16 --strategy ddp,fsdp_full_shard --format csv
-cmp -s "$TMP/sim-csv.out" "$TMP/sim-csv2.out" || fail "simulate: two runs differ"
+same sim-csv sim-csv2 "simulate: two runs differ"
 # --engine des: same rows, DES-timed collectives, repeatable; memory refuses it
 expect_ok sim-des simulate --model gpt3-1.3b --ranks 16 --strategy ddp,fsdp_full_shard --format csv --engine des
 expect_ok sim-des2 simulate --model gpt3-1.3b --ranks 16 --strategy ddp,fsdp_full_shard --format csv --engine des
-cmp -s "$TMP/sim-des.out" "$TMP/sim-des2.out" || fail "simulate --engine des: two runs differ"
+same sim-des sim-des2 "simulate --engine des: two runs differ"
 [ "$(wc -l <"$TMP/sim-des.out")" = "$(wc -l <"$TMP/sim-csv.out")" ] || fail "simulate --engine des: rows differ"
 cmp -s "$TMP/sim-des.out" "$TMP/sim-csv.out" && fail "simulate --engine des: identical to analytic (engine ignored?)"
 expect_usage sim-bad-engine simulate --engine simgrid
@@ -365,7 +377,7 @@ grep -q 'bad-scen.yaml:5:' "$TMP/sim-bad-scenario.err" || fail "bad scenario: no
 PLAN_SCEN=configs/scenarios/gpt3-13b-fsdp-64.yaml
 expect_ok plan plan "$PLAN_SCEN"
 expect_ok plan2 plan "$PLAN_SCEN"
-cmp -s "$TMP/plan.out" "$TMP/plan2.out" || fail "plan: two runs differ"
+same plan plan2 "plan: two runs differ"
 rec=$(sed -n 's/^recommended: \([a-z0-9_]*\),.*/\1/p' "$TMP/plan.out")
 case "$rec" in
     ddp|zero1|fsdp_no_shard|fsdp_shard_grad_op|fsdp_full_shard|fsdp_hybrid_shard) ;;
@@ -428,14 +440,14 @@ expect_usage plan-bad-global plan --ranks 8 --global-batch 12
 # built-in scenarios by name, with a did-you-mean for a near miss
 expect_ok sim-named simulate gpt3-13b-fsdp-64 --format csv
 expect_ok sim-file simulate configs/scenarios/gpt3-13b-fsdp-64.yaml --format csv
-cmp -s "$TMP/sim-named.out" "$TMP/sim-file.out" || fail "simulate: built-in scenario differs from its file"
+same sim-named sim-file "simulate: built-in scenario differs from its file"
 expect_usage sim-named-typo simulate gpt3-13b-fsdp-46
 grep -q "did you mean 'gpt3-13b-fsdp-64'" "$TMP/sim-named-typo.err" || fail "scenario typo: no did-you-mean: $(cat "$TMP/sim-named-typo.err")"
 # --seq-len changes the model; --global-batch sets grad_accum (tokens/s per GPU
 # agree with the explicit grad_accum), aliases name the same strategies
 expect_ok sim-seq simulate --model gpt3-1.3b --ranks 8 --seq-len 1024 --strategy FULL_SHARD --micro-batch 2 --global-batch 64 --format csv
 expect_ok sim-seq-ref simulate --model gpt3-1.3b --ranks 8 --seq-len 1024 --strategy fsdp_full_shard --micro-batch 2 --grad-accum 4 --format csv
-cmp -s "$TMP/sim-seq.out" "$TMP/sim-seq-ref.out" || fail "simulate: --global-batch/alias differ from --grad-accum/name"
+same sim-seq sim-seq-ref "simulate: --global-batch/alias differ from --grad-accum/name"
 expect_ok sim-seq-2k simulate --model gpt3-1.3b --ranks 8 --seq-len 2048 --strategy fsdp_full_shard --micro-batch 2 --grad-accum 4 --format csv
 cmp -s "$TMP/sim-seq.out" "$TMP/sim-seq-2k.out" && fail "simulate: --seq-len 1024 changed nothing"
 expect_usage sim-zero3-typo simulate --strategy zero33

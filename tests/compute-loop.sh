@@ -20,7 +20,11 @@ set -eu
 . "$(dirname "$0")/hwloop.sh"
 ASAN_MPI="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-cloop.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+# a signal ends the script (the EXIT trap cleans up): a trap that only
+# cleaned up would let a killed run go on to fail every later check
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 measure() { # out min-n max-n copy-min copy-max
     rc=0

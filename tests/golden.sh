@@ -20,7 +20,11 @@ UPDATE=${2:-}
 export SOURCE_DATE_EPOCH=1767225600
 G=tests/golden
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-golden.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+# a signal ends the script (the EXIT trap cleans up): a trap that only
+# cleaned up would let a killed run go on to fail every later check
+trap 'exit 130' INT
+trap 'exit 143' TERM
 failures=0
 count=0
 # capture NAME ARGS...: the command's whole golden text on stdout.

@@ -18,7 +18,11 @@ SAN=${2:-none}
 CC_SAN=""
 [ "$SAN" = none ] || CC_SAN="-fsanitize=$SAN"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-install.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+# a signal ends the script (the EXIT trap cleans up): a trap that only
+# cleaned up would let a killed run go on to fail every later check
+trap 'exit 130' INT
+trap 'exit 143' TERM
 failures=0
 fail() {
     echo "FAIL: $*"

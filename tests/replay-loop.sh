@@ -26,7 +26,11 @@ HWLOOP_MPI=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ASAN_MPI="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-rloop.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+# a signal ends the script (the EXIT trap cleans up): a trap that only
+# cleaned up would let a killed run go on to fail every later check
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 cat >"$TMP/tiny.yaml" <<'EOF'
 name: tiny

@@ -29,7 +29,7 @@ setup build-asan -Dwerror=true -Dtests=enabled -Db_sanitize=address,undefined -D
     -Dbuildtype=debugoptimized
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    meson test -C build-asan --print-errorlogs
+    meson test -C build-asan --setup sanitizer --print-errorlogs
 # clang with libFuzzer's runtime (Debian: libclang-rt-dev, only recommended by clang)
 fuzzer_ok() {
     command -v clang >/dev/null 2>&1 || return 1
