@@ -194,7 +194,7 @@ START_TEST(the_rule_check)
     ck_assert_int_eq(cs_plan_rule_strategy(2), CS_STRAT_FSDP_FULL_SHARD);
     int agrees = 0, checked = 0;
     for (int k = 0; k < CS_PLAN_RULE_SIZES; k++) {
-        const cs_plan_rule_row *r = &p.rule[k];
+        const cs_plan_rule_row *r = &p.rule.rows[k];
         /* the bands: below 3B, 3-7B (both included), above 7B */
         int want = r->params < 3e9 ? 0 : r->params <= 7e9 ? 1 : 2;
         ck_assert_int_eq(r->rule, want);
@@ -210,9 +210,9 @@ START_TEST(the_rule_check)
         agrees += r->agrees > 0;
         checked += r->claim_checked;
     }
-    ck_assert_int_eq(p.rule_agrees, agrees);
-    ck_assert_int_eq(p.claim_checked, checked);
-    ck_assert_int_eq(p.rule[0].params, 1e9);
+    ck_assert_int_eq(p.rule.agrees, agrees);
+    ck_assert_int_eq(p.rule.claim_checked, checked);
+    ck_assert_int_eq(p.rule.rows[0].params, 1e9);
     cs_plan_free(&p);
     free(f);
 }

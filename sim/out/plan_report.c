@@ -175,19 +175,27 @@ static const cs_col rule_view[] = {
      .sep = "  ", .flags = CS_COL_LEFT},
 };
 
-/* rule_cols with the tokens/s columns named; lives while the doc does. */
+/* rule_cols with the tokens/s columns named, after a "ranks" column when
+ * with_ranks (crossover's one table over rank counts); lives while the
+ * doc does. */
 typedef struct rule_columns {
     char names[CS_PLAN_RULE_STRATEGIES][64];
-    cs_col cols[N(rule_cols)];
+    cs_col cols[N(rule_cols) + 1];
+    size_t ncols;
+    int with_ranks;
 } rule_columns;
 
-static void rule_columns_name(rule_columns *rc)
+static void rule_columns_name(rule_columns *rc, int with_ranks)
 {
-    memcpy(rc->cols, rule_cols, sizeof rule_cols);
+    size_t o = with_ranks ? 1 : 0;
+    if (with_ranks) rc->cols[0] = (cs_col)CS_COL_INT("ranks");
+    memcpy(rc->cols + o, rule_cols, sizeof rule_cols);
+    rc->ncols = N(rule_cols) + o;
+    rc->with_ranks = with_ranks;
     for (int i = 0; i < CS_PLAN_RULE_STRATEGIES; i++) {
         snprintf(rc->names[i], sizeof rc->names[i], "%s_tokens_per_s",
                  cs_strategy_name(cs_plan_rule_strategy(i)));
-        rc->cols[RULE_TOKENS + i].name = rc->names[i];
+        rc->cols[o + RULE_TOKENS + i].name = rc->names[i];
     }
 }
 
@@ -208,9 +216,24 @@ static const char *winner_name(const cs_plan_rule_row *r)
     return r->winner < 0 ? NULL : cs_strategy_name(cs_plan_rule_strategy(r->winner));
 }
 
-static void rule_row(cs_table *t, const cs_plan_rule_row *r)
+/* A searched configuration's tokens/s with its choice: "117648 (mb 2)",
+ * "89748 (mb 32, full)". */
+static void tokens_text(char *text, size_t len, const cs_plan_cfg *c, int searched)
+{
+    if (!searched) {
+        snprintf(text, len, "%.0f", c->tokens_per_s);
+        return;
+    }
+    snprintf(text, len, "%.0f (mb %d%s%s)", c->tokens_per_s, c->micro_batch,
+             c->checkpointing == CS_CKPT_NONE ? "" : ", ",
+             c->checkpointing == CS_CKPT_NONE ? "" : cs_ckpt_name(c->checkpointing));
+}
+
+static void rule_row(cs_table *t, const rule_columns *rc, const cs_plan_rule *rule,
+                     const cs_plan_rule_row *r)
 {
     cs_table_row(t);
+    if (rc->with_ranks) cs_table_int(t, rule->topo->ranks);
     cs_table_num(t, r->params);
     cs_table_str(t, rule_pick(r));
     if (r->winner < 0) cs_table_skip(t);
@@ -227,7 +250,7 @@ static void rule_row(cs_table *t, const cs_plan_rule_row *r)
     cs_table_str(t, r->agrees == 2 ? "yes" : r->agrees ? "tie" : "no");
     for (int i = 0; i < CS_PLAN_RULE_STRATEGIES; i++) {
         const cs_plan_cfg *c = &r->c[i];
-        snprintf(text, sizeof text, "%.0f", c->tokens_per_s);
+        tokens_text(text, sizeof text, c, rule->searched);
         cs_table_str(t, !c->ok ? "n/a" : !c->fits ? "OOM" : text);
     }
     if (r->claim_checked) {
@@ -239,17 +262,23 @@ static void rule_row(cs_table *t, const cs_plan_rule_row *r)
     }
 }
 
+/* The rows of rule into t. */
+static void rule_rows(cs_table *t, const rule_columns *rc, const cs_plan_rule *rule)
+{
+    for (int k = 0; k < rule->nsizes; k++) rule_row(t, rc, rule, &rule->rows[k]);
+}
+
 /* The group "rule_of_thumb" for the tree; returns its rows table. */
-static const cs_table *rule_group(cs_doc *doc, const cs_plan *p, const rule_columns *rc)
+static const cs_table *rule_group(cs_doc *doc, const cs_plan_rule *r, const rule_columns *rc)
 {
     cs_doc *g = cs_doc_group(doc, "rule_of_thumb");
     member_str(g, F_TEXT, cs_plan_rule_text());
-    member_int(g, F_MICRO_BATCH, p->training->micro_batch);
-    member_int(g, F_GRAD_ACCUM, p->training->grad_accum);
-    member_int(g, F_AGREES, p->rule_agrees);
-    member_int(g, F_SIZES, CS_PLAN_RULE_SIZES);
-    cs_table *t = cs_doc_table(g, &(cs_table_spec){"rows", rc->cols, N(rc->cols), CS_FOR_TREE, 0});
-    for (int k = 0; k < CS_PLAN_RULE_SIZES; k++) rule_row(t, &p->rule[k]);
+    member_int(g, F_MICRO_BATCH, r->micro_batch);
+    member_int(g, F_GRAD_ACCUM, r->grad_accum);
+    member_int(g, F_AGREES, r->agrees);
+    member_int(g, F_SIZES, r->nsizes);
+    cs_table *t = cs_doc_table(g, &(cs_table_spec){"rows", rc->cols, rc->ncols, CS_FOR_TREE, 0});
+    rule_rows(t, rc, r);
     return t;
 }
 
@@ -289,16 +318,19 @@ static void recommendation_notes(cs_doc *doc, const cs_plan *p)
 }
 
 /* Where the rule's pick is not the winner, why. */
-static void rule_misses(cs_doc *doc, const cs_plan *p)
+static void rule_misses(cs_doc *doc, const cs_plan_rule *rule)
 {
-    for (int k = 0; k < CS_PLAN_RULE_SIZES; k++) {
-        const cs_plan_rule_row *r = &p->rule[k];
+    for (int k = 0; k < rule->nsizes; k++) {
+        const cs_plan_rule_row *r = &rule->rows[k];
         if (r->agrees == 2) continue;
         char s[16];
         fmt_params(s, sizeof s, r->params);
         const cs_plan_cfg *pick = &r->c[r->rule];
-        if (r->winner < 0)
-            cs_doc_note(doc, "  %s: nothing fits at micro_batch %d\n", s, p->training->micro_batch);
+        if (r->winner < 0 && rule->searched)
+            cs_doc_note(doc, "  %s: nothing fits, even micro_batch 1 with the most recomputation\n",
+                        s);
+        else if (r->winner < 0)
+            cs_doc_note(doc, "  %s: nothing fits at micro_batch %d\n", s, rule->micro_batch);
         else if (!pick->ok || !pick->fits)
             cs_doc_note(doc, "  %s: the rule's %s does not fit; %s is fastest\n", s, rule_pick(r),
                         winner_name(r));
@@ -314,39 +346,67 @@ static void rule_misses(cs_doc *doc, const cs_plan *p)
 
 /* The verdict: the sizes that agree, the misses, the runs of the simulated
  * winner over the sizes, the DDP claim. */
-static void rule_verdict(cs_doc *doc, const cs_plan *p)
+static void rule_verdict(cs_doc *doc, const cs_plan_rule *rule)
 {
+    const cs_plan_rule_row *rows = rule->rows;
+    const int n = rule->nsizes;
     cs_doc_note(doc, "\nOn %s with %d GPUs the rule's pick is the fastest (or within %.0f %% of it) "
                      "at %d of %d sizes",
-                p->topo->cluster.name, p->topo->ranks, 100 * CS_PLAN_TIE_FRACTION, p->rule_agrees,
-                CS_PLAN_RULE_SIZES);
+                rule->topo->cluster.name, rule->topo->ranks, 100 * CS_PLAN_TIE_FRACTION,
+                rule->agrees, n);
     const char *sep = " (";
     char s[16], hi[16];
-    for (int k = 0; k < CS_PLAN_RULE_SIZES; k++) {
-        if (!p->rule[k].agrees) continue;
-        fmt_params(s, sizeof s, p->rule[k].params);
+    for (int k = 0; k < n; k++) {
+        if (!rows[k].agrees) continue;
+        fmt_params(s, sizeof s, rows[k].params);
         cs_doc_note(doc, "%s%s", sep, s);
         sep = ", ";
     }
     cs_doc_note(doc, "%s.\n", *sep == ',' ? ")" : "");
-    rule_misses(doc, p);
+    rule_misses(doc, rule);
     cs_doc_note(doc, "Simulated winners: ");
-    for (int k = 0, j; k < CS_PLAN_RULE_SIZES; k = j + 1) {
-        int w = p->rule[k].winner;
-        for (j = k; j + 1 < CS_PLAN_RULE_SIZES && p->rule[j + 1].winner == w;) j++;
-        fmt_params(s, sizeof s, p->rule[k].params);
-        fmt_params(hi, sizeof hi, p->rule[j].params);
-        cs_doc_note(doc, "%s%s %s%s%s", k ? ", " : "", w < 0 ? "none fits" : winner_name(&p->rule[k]),
+    for (int k = 0, j; k < n; k = j + 1) {
+        int w = rows[k].winner;
+        for (j = k; j + 1 < n && rows[j + 1].winner == w;) j++;
+        fmt_params(s, sizeof s, rows[k].params);
+        fmt_params(hi, sizeof hi, rows[j].params);
+        cs_doc_note(doc, "%s%s %s%s%s", k ? ", " : "", w < 0 ? "none fits" : winner_name(&rows[k]),
                     s, j > k ? "-" : "", j > k ? hi : "");
     }
     cs_doc_note(doc, ".\n");
-    if (p->claim_checked)
+    if (rule->claim_checked)
         cs_doc_note(doc, "\"DDP 20-30%% faster than FSDP below 3B\": DDP vs FULL_SHARD is within "
                          "+20-30 %% at %d of the %d sizes below 3B where both fit.\n",
-                    p->claim_holds, p->claim_checked);
+                    rule->claim_holds, rule->claim_checked);
     else
         cs_doc_note(doc, "\"DDP 20-30%% faster than FSDP below 3B\": not checkable here (DDP or "
                          "FULL_SHARD does not fit below 3B).\n");
+}
+
+/* For people: the rule's sizes (rows first .. first + n - 1 of src) and
+ * its verdict. */
+static void rule_text(cs_doc *doc, const cs_table *src, size_t first, const cs_plan_rule *rule)
+{
+    cs_doc_view_rows(doc, src, &(cs_table_spec){NULL, rule_view, N(rule_view), CS_FOR_PEOPLE, 0},
+                     first, (size_t)rule->nsizes);
+    rule_verdict(doc, rule);
+}
+
+void cs_plan_report_rules(cs_doc *doc, const cs_plan_rule *rules, size_t n)
+{
+    static rule_columns columns; /* outlives every doc; the same bytes each time */
+    rule_columns *rc = &columns;
+    rule_columns_name(rc, 1);
+    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"rule_of_thumb", rc->cols, rc->ncols,
+                                                      CS_FOR_TREE, 0});
+    for (size_t i = 0; i < n; i++) rule_rows(t, rc, &rules[i]);
+    cs_doc_note(doc, "\nRule of thumb: \"%s\"\n", cs_plan_rule_text());
+    for (size_t i = 0, first = 0; i < n; first += (size_t)rules[i++].nsizes) {
+        cs_doc_note(doc, "\n%d GPUs, generic models (sequence %d, vocabulary %d), each strategy at "
+                         "its fastest micro-batch and checkpointing that fit:\n\n",
+                    rules[i].topo->ranks, rules[i].seq_len, rules[i].vocab);
+        rule_text(doc, t, first, &rules[i]);
+    }
 }
 
 /* ---- the report ---------------------------------------------------------------------------- */
@@ -400,10 +460,8 @@ void cs_plan_report(cs_buf *b, cs_format f, const char *scenario, const cs_plan 
                 p->topo->cluster.name, p->topo->ranks, p->model->seq_len, p->model->vocab,
                 t->micro_batch, t->grad_accum);
     rule_columns rc;
-    rule_columns_name(&rc);
-    const cs_table *rules = rule_group(doc, p, &rc);
-    cs_doc_view(doc, rules, &(cs_table_spec){NULL, rule_view, N(rule_view), CS_FOR_PEOPLE, 0});
-    rule_verdict(doc, p);
+    rule_columns_name(&rc, 0);
+    rule_text(doc, rule_group(doc, &p->rule, &rc), 0, &p->rule);
     cs_doc_write(b, doc, f);
     cs_doc_free(doc);
 }

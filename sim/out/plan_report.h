@@ -18,4 +18,11 @@
  * NULL: none (the options alone; JSON "scenario": null). */
 void cs_plan_report(cs_buf *b, cs_format f, const char *scenario, const cs_plan *p);
 
+/* The rule checked at n rank counts (crossover's), appended to doc: for
+ * people, per rank count the sizes (each strategy's tokens/s with the
+ * micro-batch and checkpointing it chose) and the verdict, as plan words
+ * them; JSON: one table "rule_of_thumb", plan's rule rows after a "ranks"
+ * column. rules must outlive doc. */
+void cs_plan_report_rules(cs_doc *doc, const cs_plan_rule *rules, size_t n);
+
 #endif

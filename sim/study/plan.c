@@ -12,6 +12,7 @@
  */
 #include "study/plan.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,21 +46,24 @@ static int rule_index(double p) { return p < 3e9 ? 0 : p <= 7e9 ? 1 : 2; }
 
 /* Simulates one iteration of m under t; fills c (c->ok = 0 with the reason
  * when the configuration does not apply, e.g. a hybrid group that does not
- * divide the ranks). */
-static void simulate(const cs_model *m, const cs_training *t, const cs_topology *topo,
-                     cs_plan_cfg *c)
+ * divide the ranks). Returns 0 or that evaluation's error (d filled when
+ * not NULL). */
+static int simulate(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                    cs_pricing_cache *cache, cs_plan_cfg *c, cs_diag *d)
 {
-    cs_diag d;
-    cs_diag_clear(&d);
+    cs_diag own;
+    if (!d) d = &own;
+    cs_diag_clear(d);
     c->strategy = t->strategy;
     c->checkpointing = t->checkpointing;
     c->micro_batch = t->micro_batch;
     c->grad_accum = t->grad_accum;
-    cs_evaluate_opts o = {.simulate = 1};
+    cs_evaluate_opts o = {.simulate = 1, .cache = cache, .unnamed = 1};
     cs_evaluation ev;
-    if (cs_evaluate_config(m, t, topo, &o, &ev, &d)) {
-        snprintf(c->note, sizeof c->note, "n/a: %s", d.message);
-        return;
+    int rc = cs_evaluate_config(m, t, topo, &o, &ev, d);
+    if (rc) {
+        snprintf(c->note, sizeof c->note, "n/a: %s", d->message);
+        return rc;
     }
     const cs_iteration *it = &ev.iteration;
     c->ok = 1;
@@ -71,7 +75,10 @@ static void simulate(const cs_model *m, const cs_training *t, const cs_topology 
     c->tflops_per_gpu = it->tflops_per_gpu;
     c->mfu = it->mfu;
     c->exposed_comm_s = it->exposed_comm_s;
+    for (int op = 0; op < CS_OP_COUNT; op++) c->wire_bytes += it->wire_bytes_by_op[op];
+    cs_iteration_breakdown(it, &c->time);
     cs_evaluate_free(&ev);
+    return 0;
 }
 
 static int fits(const cs_plan_cfg *c) { return c->ok && c->fits; }
@@ -147,7 +154,7 @@ static void search_strategy(cs_plan *p, cs_strategy s, cs_ckpt ck, size_t *cap)
         t.grad_accum = ga;
         cs_plan_cfg *c = add_cfg(p, cap);
         c->batch_kept = mb * ga == S;
-        simulate(p->model, &t, p->topo, c);
+        simulate(p->model, &t, p->topo, NULL, c, NULL);
         if (c->ok && !c->batch_kept)
             snprintf(c->note, sizeof c->note, "global batch %d, not %d: not recommended",
                      mb * ga * ranks, S * ranks);
@@ -169,6 +176,182 @@ static void recommend(cs_plan *p)
     if (!p->runner) return;
     p->runner_slower_pct = 100 * (1 - p->runner->tokens_per_s / p->best->tokens_per_s);
     p->runner_as_fast = p->runner->tokens_per_s >= p->best->tokens_per_s * (1 - 1e-9);
+}
+
+/* ---- the fastest configuration of one strategy ---------------------------------- */
+
+#define BEST_TRIED 64 /* configurations one search may simulate (a few per mode) */
+
+typedef struct search {
+    const cs_model *m;
+    cs_training t;
+    const cs_topology *topo;
+    const cs_plan_batch *b;
+    cs_pricing_cache *cache;
+    cs_diag *d;
+    int cap; /* the largest micro-batch tried */
+    cs_plan_cfg tried[BEST_TRIED];
+    int ntried;
+} search;
+
+/* Is a preferred to b (NULL: nothing yet)? A kept batch first, then
+ * better(). */
+static int preferred(const cs_plan_cfg *a, const cs_plan_cfg *b)
+{
+    if (!b) return 1;
+    if (a->batch_kept != b->batch_kept) return a->batch_kept;
+    return better(a, b);
+}
+
+/* The grad_accum that keeps b's global batch at micro-batch mb on ranks,
+ * or the nearest whole one >= 1; *kept says whether it keeps it. */
+static int grad_accum_for(const cs_plan_batch *b, int ranks, int mb, int *kept)
+{
+    long per_step = (long)ranks * mb;
+    long ga = b->global_batch % per_step == 0 ? b->global_batch / per_step
+                                              : lround((double)b->global_batch / per_step);
+    if (ga < 1) ga = 1;
+    if (ga > INT_MAX) ga = INT_MAX;
+    *kept = ga * per_step == b->global_batch;
+    return (int)ga;
+}
+
+/* Configuration (ck, mb) of the search, simulated once; NULL after an
+ * error (d filled). */
+static const cs_plan_cfg *tried_at(search *s, cs_ckpt ck, int mb, int *rc)
+{
+    for (int i = 0; i < s->ntried; i++)
+        if (s->tried[i].checkpointing == ck && s->tried[i].micro_batch == mb) return &s->tried[i];
+    CS_ASSERT(s->ntried < BEST_TRIED);
+    cs_plan_cfg *c = &s->tried[s->ntried++];
+    memset(c, 0, sizeof *c);
+    cs_training t = s->t;
+    t.checkpointing = ck;
+    t.micro_batch = mb;
+    t.grad_accum = grad_accum_for(s->b, s->topo->ranks, mb, &c->batch_kept);
+    if ((*rc = simulate(s->m, &t, s->topo, s->cache, c, s->d))) return NULL;
+    if (!c->batch_kept)
+        snprintf(c->note, sizeof c->note, "global batch %ld, not %ld (the nearest whole grad_accum)",
+                 (long)mb * c->grad_accum * s->topo->ranks, s->b->global_batch);
+    return c;
+}
+
+static int floor_pow2(int v)
+{
+    int p = 1;
+    while (p <= v / 2) p *= 2;
+    return p;
+}
+
+/* Mode ck: the largest micro-batch (a power of 2 <= cap, or the pinned)
+ * that fits into *top (0: none), then smaller ones while faster. */
+static int search_mode(search *s, cs_ckpt ck, int *top)
+{
+    int rc = 0;
+    const cs_plan_cfg *c;
+    *top = 0;
+    if (s->b->micro_batch > 0) {
+        if (!(c = tried_at(s, ck, s->b->micro_batch, &rc))) return rc;
+        *top = fits(c) ? s->b->micro_batch : 0;
+        return 0;
+    }
+    cs_training t = s->t;
+    t.checkpointing = ck;
+    t.micro_batch = 1;
+    t.grad_accum = 1;
+    int guess = cs_memory_max_micro_batch(s->m, &t, s->topo);
+    int mb = floor_pow2(guess < 1 ? 1 : guess > s->cap ? s->cap : guess);
+    if (!(c = tried_at(s, ck, mb, &rc))) return rc;
+    if (fits(c)) {
+        while (mb <= s->cap / 2) {
+            if (!(c = tried_at(s, ck, 2 * mb, &rc))) return rc;
+            if (!fits(c)) break;
+            mb *= 2;
+        }
+    } else {
+        while (mb > 1 && !fits(c)) {
+            mb /= 2;
+            if (!(c = tried_at(s, ck, mb, &rc))) return rc;
+        }
+        if (!fits(c)) return 0;
+    }
+    *top = mb;
+    const cs_plan_cfg *cur = tried_at(s, ck, mb, &rc);
+    while (mb > 1) {
+        if (!(c = tried_at(s, ck, mb / 2, &rc))) return rc;
+        if (!preferred(c, cur)) break;
+        cur = c;
+        mb /= 2;
+    }
+    return 0;
+}
+
+/* The modes b allows, by increasing recomputation (less memory); returns
+ * the count. */
+static int modes_of(const cs_training *t, const cs_plan_batch *b, cs_ckpt modes[CS_CKPT_COUNT])
+{
+    if (b->ckpt >= 0) {
+        CS_ASSERT(b->ckpt < CS_CKPT_COUNT);
+        modes[0] = (cs_ckpt)b->ckpt;
+        return 1;
+    }
+    int n = 0;
+    modes[n++] = CS_CKPT_NONE;
+    if (!t->flash_attention) modes[n++] = CS_CKPT_SELECTIVE; /* see ckpt_modes */
+    modes[n++] = CS_CKPT_FULL;
+    return n;
+}
+
+static void search_init(search *s, const cs_model *m, const cs_training *t,
+                        const cs_topology *topo, const cs_plan_batch *b, cs_pricing_cache *cache,
+                        cs_diag *d)
+{
+    CS_ASSERT(b->global_batch >= 1);
+    s->m = m;
+    s->t = *t;
+    s->topo = topo;
+    s->b = b;
+    s->cache = cache;
+    s->d = d;
+    long per_rank = b->global_batch / topo->ranks;
+    s->cap = per_rank < 1 ? 1 : per_rank > MAX_MB ? MAX_MB : (int)per_rank;
+    s->ntried = 0;
+}
+
+int cs_plan_least(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                  const cs_plan_batch *b, cs_pricing_cache *cache, cs_plan_cfg *out, cs_diag *d)
+{
+    search *s = cs_xmalloc(sizeof *s);
+    search_init(s, m, t, topo, b, cache, d);
+    cs_ckpt modes[CS_CKPT_COUNT];
+    int n = modes_of(t, b, modes), rc = 0;
+    const cs_plan_cfg *c = tried_at(s, modes[n - 1], b->micro_batch > 0 ? b->micro_batch : 1, &rc);
+    if (c) *out = *c;
+    free(s);
+    return rc;
+}
+
+int cs_plan_best(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                 const cs_plan_batch *b, cs_pricing_cache *cache, cs_plan_cfg *out, cs_diag *d)
+{
+    search *s = cs_xmalloc(sizeof *s);
+    search_init(s, m, t, topo, b, cache, d);
+    cs_ckpt modes[CS_CKPT_COUNT];
+    int n = modes_of(t, b, modes), rc = 0, top = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        /* more recomputation at a micro-batch no larger: slower */
+        if (i > 0 && top >= (b->micro_batch > 0 ? b->micro_batch : s->cap)) break;
+        int tm;
+        if ((rc = search_mode(s, modes[i], &tm)) == 0 && tm > top) top = tm;
+    }
+    const cs_plan_cfg *best = NULL;
+    for (int i = 0; rc == 0 && i < s->ntried; i++)
+        if (fits(&s->tried[i]) && preferred(&s->tried[i], best)) best = &s->tried[i];
+    if (rc == 0 && !best)
+        best = tried_at(s, modes[n - 1], b->micro_batch > 0 ? b->micro_batch : 1, &rc);
+    if (rc == 0) *out = *best;
+    free(s);
+    return rc;
 }
 
 /* ---- the rule of thumb -------------------------------------------------------- */
@@ -198,25 +381,39 @@ static void judge(cs_plan_rule_row *r)
     }
 }
 
-static int check_rule(cs_plan *p, cs_diag *d)
+int cs_plan_rule_check(const cs_model *shape, const cs_training *t, const cs_topology *topo,
+                       const double *sizes, int nsizes, const cs_plan_batch *b,
+                       cs_pricing_cache *cache, cs_plan_rule *out, cs_diag *d)
 {
-    for (int k = 0; k < CS_PLAN_RULE_SIZES; k++) {
-        cs_plan_rule_row *r = &p->rule[k];
-        memset(r, 0, sizeof *r);
-        r->params = rule_sizes[k];
+    CS_ASSERT(nsizes >= 0 && nsizes <= CS_PLAN_RULE_MAX_SIZES);
+    memset(out, 0, sizeof *out);
+    out->topo = topo;
+    out->seq_len = shape->seq_len;
+    out->vocab = shape->vocab;
+    out->micro_batch = t->micro_batch;
+    out->grad_accum = t->grad_accum;
+    out->searched = b != NULL;
+    out->nsizes = nsizes;
+    for (int k = 0; k < nsizes; k++) {
+        cs_plan_rule_row *r = &out->rows[k];
+        r->params = sizes[k];
         cs_model m;
-        int rc = cs_model_generic_shape(r->params, p->model->seq_len, p->model->vocab, &m, d);
+        int rc = cs_model_generic_shape(r->params, shape->seq_len, shape->vocab, &m, d);
         if (rc) return rc;
         for (int i = 0; i < CS_PLAN_RULE_STRATEGIES; i++) {
-            cs_training t = *p->training;
-            cs_training_set_strategy(&t, rule_strats[i]);
-            r->c[i].batch_kept = 1;
-            simulate(&m, &t, p->topo, &r->c[i]);
+            cs_training ti = *t;
+            cs_training_set_strategy(&ti, rule_strats[i]);
+            if (b) {
+                if ((rc = cs_plan_best(&m, &ti, topo, b, cache, &r->c[i], d))) return rc;
+            } else {
+                r->c[i].batch_kept = 1;
+                simulate(&m, &ti, topo, cache, &r->c[i], NULL);
+            }
         }
         judge(r);
-        p->rule_agrees += r->agrees > 0;
-        p->claim_checked += r->claim_checked;
-        p->claim_holds += r->claim_holds;
+        out->agrees += r->agrees > 0;
+        out->claim_checked += r->claim_checked;
+        out->claim_holds += r->claim_holds;
     }
     return 0;
 }
@@ -244,7 +441,8 @@ int cs_plan_run(const cs_model *m, const cs_training *t, const cs_topology *topo
         for (int k = 0; k < CS_CKPT_COUNT && (strats >> s & 1); k++)
             if (ckpts >> k & 1) search_strategy(out, (cs_strategy)s, (cs_ckpt)k, &cap);
     recommend(out);
-    return check_rule(out, d);
+    return cs_plan_rule_check(m, t, topo, rule_sizes, CS_PLAN_RULE_SIZES, NULL, NULL, &out->rule,
+                              d);
 }
 
 void cs_plan_free(cs_plan *p)

@@ -33,7 +33,9 @@
 
 #include "base/error.h"
 #include "coll/topology.h"
+#include "train/iteration.h"
 #include "train/model.h"
+#include "train/pricing.h"
 #include "train/strategy.h"
 #include "train/training.h"
 
@@ -42,7 +44,8 @@
  * a few percent of nccl-tests), so a difference this small decides
  * nothing. */
 #define CS_PLAN_TIE_FRACTION 0.01
-#define CS_PLAN_RULE_SIZES 10
+#define CS_PLAN_RULE_SIZES 10     /* plan's sizes (1, 2, 3, 5, 7, 10, 13, 20, 30, 70B) */
+#define CS_PLAN_RULE_MAX_SIZES 10
 #define CS_PLAN_RULE_STRATEGIES 3 /* ddp, fsdp_shard_grad_op, fsdp_full_shard */
 
 /* One simulated configuration. */
@@ -55,8 +58,44 @@ typedef struct cs_plan_cfg {
     int fits;
     double peak_bytes, capacity_bytes;
     double iteration_time_s, tokens_per_s, tflops_per_gpu, mfu, exposed_comm_s;
-    char note[600]; /* "" when there is nothing to say */
+    double wire_bytes; /* all primitives, per rank per iteration */
+    cs_breakdown time; /* where the iteration's time goes */
+    char note[600];    /* "" when there is nothing to say */
 } cs_plan_cfg;
+
+/* ---- the fastest configuration of one strategy (crossover's search) ---------- */
+
+/* What cs_plan_best keeps and what it may vary. */
+typedef struct cs_plan_batch {
+    long global_batch; /* sequences per optimizer step over all ranks (>= 1) */
+    int micro_batch;   /* > 0: pinned; 0: searched over 1, 2, 4, ... */
+    int ckpt;          /* a cs_ckpt: pinned; -1: searched (cs_plan_space's default modes) */
+} cs_plan_batch;
+
+/* The fastest configuration of t->strategy (t's other settings kept) on
+ * topo that fits, keeping b->global_batch: each micro-batch mb gets the
+ * grad_accum global / (ranks x mb), or the nearest whole one >= 1 where
+ * that is no whole number (batch_kept 0, and the note says the batch
+ * run). Micro-batches are 1, 2, 4, ... up to the sequences per rank
+ * (1 when there are more ranks than sequences). Where nothing fits, the
+ * configuration needing the least memory (micro-batch 1 or the pinned,
+ * the most recomputation allowed), fits 0.
+ * The search, per checkpointing mode in order of less memory (none,
+ * selective, full): the largest micro-batch that fits (from the memory
+ * estimate's guess, one simulated iteration up or down at a time, fitting
+ * being monotone in the micro-batch), then smaller ones while they are
+ * faster; a mode that recomputes more is skipped when the modes before it
+ * already fit the largest micro-batch (the same micro-batch with more
+ * recomputation is slower). Typically 2-4 simulated iterations per mode.
+ * Ties as in the recommendation (faster, then a kept batch, then less
+ * memory, then the earlier tried). Returns 0, or an evaluation's error
+ * with d filled. */
+int cs_plan_best(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                 const cs_plan_batch *b, cs_pricing_cache *cache, cs_plan_cfg *out, cs_diag *d);
+/* The configuration of b needing the least memory (as above), simulated:
+ * whether anything fits is whether it fits. */
+int cs_plan_least(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                  const cs_plan_batch *b, cs_pricing_cache *cache, cs_plan_cfg *out, cs_diag *d);
 
 /* The rule checked at one size. */
 typedef struct cs_plan_rule_row {
@@ -73,6 +112,18 @@ typedef struct cs_plan_rule_row {
     int claim_holds;        /* checked and within +20..30 % */
 } cs_plan_rule_row;
 
+/* The rule checked at a list of sizes (cs_plan_rule_check). */
+typedef struct cs_plan_rule {
+    const cs_topology *topo;         /* the caller's */
+    int seq_len, vocab;              /* the generic models' */
+    int micro_batch, grad_accum;     /* the training's (searched 0: at these) */
+    int searched;                    /* each strategy at its cs_plan_best */
+    int nsizes;
+    cs_plan_rule_row rows[CS_PLAN_RULE_MAX_SIZES];
+    int agrees;                      /* sizes where agrees > 0 */
+    int claim_checked, claim_holds;  /* sizes where the claim was checked, held */
+} cs_plan_rule;
+
 typedef struct cs_plan {
     /* the inputs: the caller's, they must outlive the plan */
     const cs_model *model;
@@ -84,15 +135,24 @@ typedef struct cs_plan {
     const cs_plan_cfg *best, *runner; /* into cfgs; NULL: none */
     double runner_slower_pct;         /* runner vs best, in % */
     int runner_as_fast;               /* equally fast (best needs less memory) */
-    cs_plan_rule_row rule[CS_PLAN_RULE_SIZES];
-    int rule_agrees;                 /* sizes where agrees > 0 */
-    int claim_checked, claim_holds;  /* sizes where the claim was checked, held */
+    cs_plan_rule rule;                /* at CS_PLAN_RULE_SIZES sizes, the training's batch */
 } cs_plan;
 
 /* The rule of thumb, as the seed request words it. */
 const char *cs_plan_rule_text(void);
 /* The i-th of the rule's strategies (i < CS_PLAN_RULE_STRATEGIES). */
 cs_strategy cs_plan_rule_strategy(int i);
+
+/* Checks the rule on generic models of shape's sequence length and
+ * vocabulary at sizes[0..nsizes) (nsizes <= CS_PLAN_RULE_MAX_SIZES),
+ * trained as t on topo, for the rule's strategies: each at t's own
+ * micro-batch and checkpointing (b NULL), or at its cs_plan_best
+ * configuration under b. Returns 0, or the first failure's code with d
+ * filled (a generic model that cannot be made, an evaluation error under
+ * b; without b an error is the configuration's note). */
+int cs_plan_rule_check(const cs_model *shape, const cs_training *t, const cs_topology *topo,
+                       const double *sizes, int nsizes, const cs_plan_batch *b,
+                       cs_pricing_cache *cache, cs_plan_rule *out, cs_diag *d);
 
 /* What the search varies besides the micro-batch. strategies: a bit per
  * cs_strategy (0: all). ckpts: a bit per cs_ckpt (0: the training's own,
