@@ -233,7 +233,7 @@ static void rule_row(cs_table *t, const rule_columns *rc, const cs_plan_rule *ru
                      const cs_plan_rule_row *r)
 {
     cs_table_row(t);
-    if (rc->with_ranks) cs_table_int(t, rule->topo->ranks);
+    if (rc->with_ranks) cs_table_int(t, rule->ranks);
     cs_table_num(t, r->params);
     cs_table_str(t, rule_pick(r));
     if (r->winner < 0) cs_table_skip(t);
@@ -352,7 +352,7 @@ static void rule_verdict(cs_doc *doc, const cs_plan_rule *rule)
     const int n = rule->nsizes;
     cs_doc_note(doc, "\nOn %s with %d GPUs the rule's pick is the fastest (or within %.0f %% of it) "
                      "at %d of %d sizes",
-                rule->topo->cluster.name, rule->topo->ranks, 100 * CS_PLAN_TIE_FRACTION,
+                rule->cluster, rule->ranks, 100 * CS_PLAN_TIE_FRACTION,
                 rule->agrees, n);
     const char *sep = " (";
     char s[16], hi[16];
@@ -404,7 +404,7 @@ void cs_plan_report_rules(cs_doc *doc, const cs_plan_rule *rules, size_t n)
     for (size_t i = 0, first = 0; i < n; first += (size_t)rules[i++].nsizes) {
         cs_doc_note(doc, "\n%d GPUs, generic models (sequence %d, vocabulary %d), each strategy at "
                          "its fastest micro-batch and checkpointing that fit:\n\n",
-                    rules[i].topo->ranks, rules[i].seq_len, rules[i].vocab);
+                    rules[i].ranks, rules[i].seq_len, rules[i].vocab);
         rule_text(doc, t, first, &rules[i]);
     }
 }

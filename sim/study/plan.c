@@ -387,7 +387,8 @@ int cs_plan_rule_check(const cs_model *shape, const cs_training *t, const cs_top
 {
     CS_ASSERT(nsizes >= 0 && nsizes <= CS_PLAN_RULE_MAX_SIZES);
     memset(out, 0, sizeof *out);
-    out->topo = topo;
+    snprintf(out->cluster, sizeof out->cluster, "%s", topo->cluster.name);
+    out->ranks = topo->ranks;
     out->seq_len = shape->seq_len;
     out->vocab = shape->vocab;
     out->micro_batch = t->micro_batch;

@@ -114,7 +114,8 @@ typedef struct cs_plan_rule_row {
 
 /* The rule checked at a list of sizes (cs_plan_rule_check). */
 typedef struct cs_plan_rule {
-    const cs_topology *topo;         /* the caller's */
+    char cluster[64];                /* the topology's cluster */
+    int ranks;
     int seq_len, vocab;              /* the generic models' */
     int micro_batch, grad_accum;     /* the training's (searched 0: at these) */
     int searched;                    /* each strategy at its cs_plan_best */

@@ -74,49 +74,73 @@
 #define CS_SWEEP_TIE 1e-9
 #define CS_SWEEP_MAX_ITER 200
 
-/* cs_sweep_point_eval with a collective cache (NULL: none). */
+cs_plan_batch cs_sweep_batch(const cs_sweep_spec *s, int ranks)
+{
+    const cs_training *t = &s->training;
+    cs_plan_batch b = {
+        .global_batch = s->global_batch > 0 ? s->global_batch
+                                            : (long)t->micro_batch * t->grad_accum * ranks,
+        .micro_batch = s->search_micro_batch ? 0 : t->micro_batch,
+        .ckpt = s->search_ckpt ? -1 : (int)t->checkpointing};
+    return b;
+}
+
+/* The model of a point: spec->models[model] when model >= 0, else the
+ * generic model of params at the spec's sequence length. */
+static int point_model(const cs_sweep_spec *s, double params, int model, cs_model *m, cs_diag *d)
+{
+    if (model >= 0) {
+        CS_ASSERT(model < s->nmodels);
+        *m = s->models[model];
+        return 0;
+    }
+    if (s->seq_len > 0) return cs_model_generic_shape(params, s->seq_len, CS_MODEL_GENERIC_VOCAB, m, d);
+    return cs_model_generic(params, m, d);
+}
+
+/* cs_sweep_point_eval with a collective cache (NULL: none); least: the
+ * configuration needing the least memory instead of the fastest. */
 static int point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params, int model,
-                      cs_pricing_cache *cache, cs_sweep_point *out, cs_diag *d)
+                      cs_pricing_cache *cache, int least, cs_sweep_point *out, cs_diag *d)
 {
     memset(out, 0, sizeof *out);
     cs_model m;
     int rc;
-    if (model >= 0) {
-        CS_ASSERT(model < s->nmodels);
-        m = s->models[model];
-    } else if ((rc = cs_model_generic(params, &m, d))) {
-        return rc;
-    }
+    if ((rc = point_model(s, params, model, &m, d))) return rc;
     cs_topology topo;
     if ((rc = cs_topology_build(&s->cluster, ranks, 0, &topo, d))) return rc;
     cs_training t = s->training;
     cs_training_set_strategy(&t, st);
-    cs_evaluate_opts o = {.simulate = 1, .cache = cache, .unnamed = 1};
-    cs_evaluation ev;
-    if ((rc = cs_evaluate_config(&m, &t, &topo, &o, &ev, d))) return rc;
-    const cs_iteration *it = &ev.iteration;
+    cs_plan_batch b = cs_sweep_batch(s, topo.ranks);
+    cs_plan_cfg c;
+    rc = least ? cs_plan_least(&m, &t, &topo, &b, cache, &c, d)
+               : cs_plan_best(&m, &t, &topo, &b, cache, &c, d);
+    if (rc) return rc;
     out->strategy = st;
     out->ranks = topo.ranks;
     out->params = m.params;
     snprintf(out->model, sizeof out->model, "%s", m.name);
-    out->capacity_bytes = ev.memory.capacity_bytes;
-    out->peak_bytes = it->peak_bytes;
-    out->fits = ev.fits;
-    out->iteration_time_s = it->iteration_time_s;
-    out->tokens_per_s = it->tokens_per_s;
-    out->tflops_per_gpu = it->tflops_per_gpu;
-    out->mfu = it->mfu;
-    out->exposed_comm_s = it->exposed_comm_s;
-    for (int op = 0; op < CS_OP_COUNT; op++) out->wire_bytes += it->wire_bytes_by_op[op];
-    cs_iteration_breakdown(it, &out->time);
-    cs_evaluate_free(&ev);
+    out->micro_batch = c.micro_batch;
+    out->grad_accum = c.grad_accum;
+    out->checkpointing = c.checkpointing;
+    out->batch_kept = c.batch_kept;
+    out->capacity_bytes = c.capacity_bytes;
+    out->peak_bytes = c.peak_bytes;
+    out->fits = c.fits;
+    out->iteration_time_s = c.iteration_time_s;
+    out->tokens_per_s = c.tokens_per_s;
+    out->tflops_per_gpu = c.tflops_per_gpu;
+    out->mfu = c.mfu;
+    out->exposed_comm_s = c.exposed_comm_s;
+    out->wire_bytes = c.wire_bytes;
+    out->time = c.time;
     return 0;
 }
 
 int cs_sweep_point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params,
                         int model, cs_sweep_point *out, cs_diag *d)
 {
-    return point_eval(s, st, ranks, params, model, NULL, out, d);
+    return point_eval(s, st, ranks, params, model, NULL, 0, out, d);
 }
 
 /* A cache for one call when collectives run on the DES; NULL otherwise
@@ -175,7 +199,7 @@ int cs_sweep_run(const cs_sweep_spec *s, size_t first, size_t stride, cs_sweep_p
         double p;
         cs_strategy st;
         cs_sweep_coords(s, i, &r, &p, &model, &st);
-        rc = point_eval(s, st, r, p, model, cache, &pts[i], d);
+        rc = point_eval(s, st, r, p, model, cache, 0, &pts[i], d);
         if (rc) {
             if (failed) *failed = i;
             break;
@@ -197,20 +221,23 @@ typedef struct refine_ctx {
     cs_pricing_cache *cache;
 } refine_ctx;
 
-static int eval_at(refine_ctx *c, cs_strategy st, double x, cs_sweep_point *p)
+/* The point of st at P = 10^x: the fastest configuration, or (least) the
+ * one needing the least memory. */
+static int eval_at(refine_ctx *c, cs_strategy st, double x, int least, cs_sweep_point *p)
 {
-    int rc = point_eval(c->s, st, c->ranks, pow(10.0, x), -1, c->cache, p, c->d);
+    int rc = point_eval(c->s, st, c->ranks, pow(10.0, x), -1, c->cache, least, p, c->d);
     if (rc && c->rc == 0) c->rc = rc;
     return rc;
 }
 
-/* tokens_per_s(a) - tokens_per_s(b) at P = 10^x; 0 after an error (so the
- * solver stops on a finite value; the caller checks c->rc). */
+/* tokens_per_s(a) - tokens_per_s(b) at P = 10^x, each at its fastest; 0
+ * after an error (so the solver stops on a finite value; the caller
+ * checks c->rc). */
 static double tput_diff(double x, void *vc)
 {
     refine_ctx *c = vc;
     cs_sweep_point pa, pb;
-    if (c->rc || eval_at(c, c->a, x, &pa) || eval_at(c, c->b, x, &pb)) return 0;
+    if (c->rc || eval_at(c, c->a, x, 0, &pa) || eval_at(c, c->b, x, 0, &pb)) return 0;
     double diff = pa.tokens_per_s - pb.tokens_per_s;
     return isfinite(diff) ? diff : 0;
 }
@@ -245,15 +272,15 @@ static int refine_tput(refine_ctx *c, double x_lo, double x_hi, double *root)
     return c->rc;
 }
 
-/* Bisection of the fits verdict on [x_lo, x_hi] (fits differs at the
- * ends). */
+/* Bisection of the fits verdict of st's least-memory configuration on
+ * [x_lo, x_hi] (it differs at the ends). */
 static int refine_oom(refine_ctx *c, cs_strategy st, double x_lo, double x_hi, int fits_lo,
                       double *boundary)
 {
     while (x_hi - x_lo > log_tol()) {
         double mid = 0.5 * (x_lo + x_hi);
         cs_sweep_point p;
-        if (eval_at(c, st, mid, &p)) return c->rc;
+        if (eval_at(c, st, mid, 1, &p)) return c->rc;
         if (p.fits == fits_lo) x_lo = mid;
         else x_hi = mid;
     }
@@ -296,6 +323,94 @@ static void sort_by_params(clist *l, size_t from)
     }
 }
 
+/* The grid's points of one rank count: point (k, si) of a generic grid. */
+typedef struct grid {
+    const cs_sweep_point *pts;
+    int np, ns, ri;
+} grid;
+
+static const cs_sweep_point *at(const grid *g, int k, int si)
+{
+    return &g->pts[((size_t)g->ri * g->np + (size_t)k) * g->ns + (size_t)si];
+}
+
+/* The crossing of win over lose between grid points last (win ahead) and
+ * k, refined; pushed when both fit there. run: where win's lead began. */
+static int tput_crossing(refine_ctx *c, const grid *g, int win, int lose, int run, int last,
+                         int k, clist *l)
+{
+    c->a = c->s->strategies[win];
+    c->b = c->s->strategies[lose];
+    double x;
+    if (refine_tput(c, log10(at(g, last, win)->params), log10(at(g, k, win)->params), &x))
+        return c->rc;
+    cs_sweep_point pa, pb;
+    if (eval_at(c, c->a, x, 0, &pa) || eval_at(c, c->b, x, 0, &pb)) return c->rc;
+    if (!pa.fits || !pb.fits) return 0;
+    const cs_sweep_point *w = at(g, last, win), *o = at(g, last, lose);
+    cs_crossing cr = {.ranks = c->ranks, .a = c->a, .b = c->b, .kind = CS_CROSS_THROUGHPUT,
+                      .params = pow(10.0, x), .margin = w->tokens_per_s / o->tokens_per_s - 1,
+                      .fits_below = 1, .margin_params = w->params,
+                      .micro_batch_a = pa.micro_batch, .micro_batch_b = pb.micro_batch,
+                      .ckpt_a = pa.checkpointing, .ckpt_b = pb.checkpointing};
+    cr.lead_max = cr.margin;
+    cr.lead_max_params = w->params;
+    for (int j = run; j < last; j++) {
+        const cs_sweep_point *wj = at(g, j, win), *oj = at(g, j, lose);
+        double lead = wj->tokens_per_s / oj->tokens_per_s - 1;
+        if (wj->fits && oj->fits && lead > cr.lead_max) {
+            cr.lead_max = lead;
+            cr.lead_max_params = wj->params;
+        }
+    }
+    push(l, &cr);
+    return 0;
+}
+
+/* The throughput crossings of strategies ia < ib on one rank count: where
+ * the sign of their difference flips between untied grid points. */
+static int tput_crossings(refine_ctx *c, const grid *g, int ia, int ib, clist *l)
+{
+    int last = -1, last_sign = 0; /* last untied grid point */
+    int run = 0;                  /* where the current winner's run began */
+    for (int k = 0; k < g->np; k++) {
+        int sg = sign_of(at(g, k, ia)->tokens_per_s, at(g, k, ib)->tokens_per_s);
+        if (sg == 0) continue;
+        if (last >= 0 && sg != last_sign) {
+            /* a wins below when last_sign > 0 */
+            int win = last_sign > 0 ? ia : ib, lose = last_sign > 0 ? ib : ia;
+            if (tput_crossing(c, g, win, lose, run, last, k, l)) return c->rc;
+            run = k;
+        }
+        if (last < 0) run = k;
+        last = k;
+        last_sign = sg;
+    }
+    return 0;
+}
+
+/* The OOM boundaries of strategy si on one rank count: where the fits
+ * verdict differs between adjacent grid points. */
+static int oom_crossings(refine_ctx *c, const grid *g, int si, clist *l)
+{
+    cs_strategy st = c->s->strategies[si];
+    for (int k = 0; k + 1 < g->np; k++) {
+        int f0 = at(g, k, si)->fits, f1 = at(g, k + 1, si)->fits;
+        if (f0 == f1) continue;
+        double p = 0;
+        if (refine_oom(c, st, log10(at(g, k, si)->params), log10(at(g, k + 1, si)->params), f0, &p))
+            return c->rc;
+        cs_sweep_point least;
+        if (eval_at(c, st, log10(p), 1, &least)) return c->rc;
+        cs_crossing cr = {.ranks = c->ranks, .a = st, .b = st, .kind = CS_CROSS_OOM, .params = p,
+                          .margin = 0, .fits_below = f0, .micro_batch_a = least.micro_batch,
+                          .micro_batch_b = least.micro_batch, .ckpt_a = least.checkpointing,
+                          .ckpt_b = least.checkpointing};
+        push(l, &cr);
+    }
+    return 0;
+}
+
 int cs_sweep_crossings(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t n,
                        cs_crossing **out, size_t *nout, cs_diag *d)
 {
@@ -303,79 +418,43 @@ int cs_sweep_crossings(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t
     *nout = 0;
     CS_ASSERT(n == cs_sweep_size(s));
     if (s->nmodels > 0 || s->params_points < 2) return 0;
-    const int np = s->params_points, ns = s->nstrategies;
     clist l = {0};
     refine_ctx c = {.s = s, .d = d, .cache = call_cache(s)};
-#define PT(ri, k, si) (&pts[((size_t)(ri) * np + (size_t)(k)) * ns + (size_t)(si)])
-    for (int ri = 0; ri < s->nranks; ri++) {
+    for (int ri = 0; ri < s->nranks && c.rc == 0; ri++) {
+        grid g = {pts, s->params_points, s->nstrategies, ri};
         size_t first = l.n;
         c.ranks = s->ranks[ri];
-        for (int ia = 0; ia < ns; ia++)
-            for (int ib = ia + 1; ib < ns; ib++) {
-                int last = -1, last_sign = 0; /* last untied grid point */
-                int run = 0;                  /* where the current winner's run began */
-                for (int k = 0; k < np; k++) {
-                    int sg = sign_of(PT(ri, k, ia)->tokens_per_s, PT(ri, k, ib)->tokens_per_s);
-                    if (sg == 0) continue;
-                    if (last >= 0 && sg != last_sign) {
-                        /* a wins below when last_sign > 0 */
-                        int win = last_sign > 0 ? ia : ib, lose = last_sign > 0 ? ib : ia;
-                        c.a = s->strategies[win];
-                        c.b = s->strategies[lose];
-                        double x;
-                        if (refine_tput(&c, log10(PT(ri, last, ia)->params),
-                                        log10(PT(ri, k, ia)->params), &x))
-                            goto fail;
-                        cs_sweep_point pa, pb;
-                        if (eval_at(&c, c.a, x, &pa) || eval_at(&c, c.b, x, &pb)) goto fail;
-                        if (pa.fits && pb.fits) {
-                            const cs_sweep_point *w = PT(ri, last, win), *o = PT(ri, last, lose);
-                            cs_crossing cr = {.ranks = c.ranks, .a = c.a, .b = c.b,
-                                              .kind = CS_CROSS_THROUGHPUT, .params = pow(10.0, x),
-                                              .margin = w->tokens_per_s / o->tokens_per_s - 1,
-                                              .fits_below = 1};
-                            cr.margin_params = w->params;
-                            cr.lead_max = cr.margin;
-                            cr.lead_max_params = w->params;
-                            for (int j = run; j < last; j++) {
-                                const cs_sweep_point *wj = PT(ri, j, win), *oj = PT(ri, j, lose);
-                                double lead = wj->tokens_per_s / oj->tokens_per_s - 1;
-                                if (wj->fits && oj->fits && lead > cr.lead_max) {
-                                    cr.lead_max = lead;
-                                    cr.lead_max_params = wj->params;
-                                }
-                            }
-                            push(&l, &cr);
-                        }
-                        run = k;
-                    }
-                    if (last < 0) run = k;
-                    last = k;
-                    last_sign = sg;
-                }
-            }
-        for (int si = 0; si < ns; si++)
-            for (int k = 0; k + 1 < np; k++) {
-                int f0 = PT(ri, k, si)->fits, f1 = PT(ri, k + 1, si)->fits;
-                if (f0 == f1) continue;
-                double p = 0;
-                if (refine_oom(&c, s->strategies[si], log10(PT(ri, k, si)->params),
-                               log10(PT(ri, k + 1, si)->params), f0, &p))
-                    goto fail;
-                cs_crossing cr = {.ranks = c.ranks, .a = s->strategies[si], .b = s->strategies[si],
-                                  .kind = CS_CROSS_OOM, .params = p, .margin = 0,
-                                  .fits_below = f0};
-                push(&l, &cr);
-            }
+        for (int ia = 0; ia < g.ns && c.rc == 0; ia++)
+            for (int ib = ia + 1; ib < g.ns && c.rc == 0; ib++) tput_crossings(&c, &g, ia, ib, &l);
+        for (int si = 0; si < g.ns && c.rc == 0; si++) oom_crossings(&c, &g, si, &l);
         sort_by_params(&l, first);
     }
-#undef PT
     cs_pricing_cache_free(c.cache);
+    if (c.rc) {
+        free(l.v);
+        return c.rc;
+    }
     *out = l.v;
     *nout = l.n;
     return 0;
-fail:
-    cs_pricing_cache_free(c.cache);
-    free(l.v);
-    return c.rc;
+}
+
+/* 1, 3, 7, 13, 30, 70B: the rule's bands' edges and the sizes people
+ * train (Llama 2's 7/13/70B, GPT-3's 13B), two on each side of 3B and 7B. */
+static const double rule_sizes[CS_SWEEP_RULE_SIZES] = {1e9, 3e9, 7e9, 13e9, 30e9, 70e9};
+
+int cs_sweep_rules(const cs_sweep_spec *s, cs_plan_rule *out, cs_diag *d)
+{
+    cs_model shape;
+    int rc = point_model(s, 1e9, -1, &shape, d);
+    cs_pricing_cache *cache = call_cache(s);
+    for (int ri = 0; rc == 0 && ri < s->nranks; ri++) {
+        cs_topology topo;
+        if ((rc = cs_topology_build(&s->cluster, s->ranks[ri], 0, &topo, d))) break;
+        cs_plan_batch b = cs_sweep_batch(s, topo.ranks);
+        rc = cs_plan_rule_check(&shape, &s->training, &topo, rule_sizes, CS_SWEEP_RULE_SIZES, &b,
+                                cache, &out[ri], d);
+    }
+    cs_pricing_cache_free(cache);
+    return rc;
 }

@@ -21,12 +21,22 @@
 #include "train/model.h"
 #include "base/buf.h"
 #include "train/iteration.h"
+#include "study/plan.h"
 #include "train/strategy.h"
 #include "train/training.h"
 
 typedef struct cs_sweep_spec {
     cs_cluster cluster;
     cs_training training;      /* strategy overwritten per point */
+    /* The batch. global_batch: sequences per optimizer step over all ranks
+     * (0: the training's micro_batch x grad_accum per rank, whatever the
+     * rank count). search_micro_batch / search_ckpt: each point runs its
+     * strategy at the fastest micro-batch / checkpointing that fits
+     * (cs_plan_best), grad_accum derived from the global batch; 0: the
+     * training's. */
+    long global_batch;
+    int search_micro_batch, search_ckpt;
+    int seq_len;               /* the generic models' sequence length (0: GPT-3's) */
     int nranks;
     int ranks[64];
     int nstrategies;
@@ -45,6 +55,9 @@ typedef struct cs_sweep_point {
     int ranks;
     double params;
     char model[64];
+    int micro_batch, grad_accum; /* as run */
+    cs_ckpt checkpointing;
+    int batch_kept;            /* micro_batch x grad_accum x ranks = the spec's global batch */
     int fits;
     double iteration_time_s;
     double tokens_per_s;
@@ -100,7 +113,14 @@ typedef struct cs_crossing {
                                   points where it wins below params and both fit (>= margin);
                                   oom: 0 */
     double lead_max_params;    /* ... and the P where it is reached */
+    /* what each side runs at params: throughput, a's and b's choice; oom,
+     * the configuration needing the least memory (a's) */
+    int micro_batch_a, micro_batch_b;
+    cs_ckpt ckpt_a, ckpt_b;
 } cs_crossing;
+
+/* The batch a point of s on `ranks` keeps and what it pins. */
+cs_plan_batch cs_sweep_batch(const cs_sweep_spec *s, int ranks);
 
 /* Finds crossings for generic-model sweeps from evaluated points (all of
  * the grid, canonical order), refining each one by evaluating more points
@@ -111,5 +131,14 @@ typedef struct cs_crossing {
  * gives none. Caller frees *out (NULL when none). */
 int cs_sweep_crossings(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t n,
                        cs_crossing **out, size_t *nout, cs_diag *d);
+
+/* The sizes at which crossover checks the rule of thumb. */
+#define CS_SWEEP_RULE_SIZES 6 /* 1, 3, 7, 13, 30, 70B */
+
+/* The rule of thumb checked at each of s's rank counts (out[i] for
+ * s->ranks[i]) on generic models of the sweep's shape at
+ * CS_SWEEP_RULE_SIZES sizes, each strategy at what its points run
+ * (cs_sweep_batch). Returns 0, or the first failure's code with d filled. */
+int cs_sweep_rules(const cs_sweep_spec *s, cs_plan_rule *out, cs_diag *d);
 
 #endif

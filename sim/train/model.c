@@ -95,8 +95,8 @@ extern const char *const cs__model_preset_texts[];
 extern const size_t cs__model_preset_lengths[];
 
 #define GPT3_HEAD_DIM 128   /* Brown et al. 2020 Table 2.1: d_head 128 from 1.3B up */
-#define GPT3_SEQ_LEN  2048  /* Brown et al. 2020 Sec 2.1: n_ctx = 2048 */
-#define GPT3_VOCAB    50257 /* GPT-2's BPE vocabulary, reused by GPT-3 */
+#define GPT3_SEQ_LEN  CS_MODEL_GENERIC_SEQ_LEN
+#define GPT3_VOCAB    CS_MODEL_GENERIC_VOCAB
 #define GENERIC_MIN_PARAMS 1e5
 #define GENERIC_MAX_PARAMS 1e16
 

@@ -64,6 +64,8 @@ typedef struct cs_model {
  * (vocab x hidden) and the total. */
 int cs_model_derive(cs_model *m, cs_diag *d);
 
+#define CS_MODEL_GENERIC_SEQ_LEN 2048 /* Brown et al. 2020 Sec 2.1: n_ctx = 2048 */
+#define CS_MODEL_GENERIC_VOCAB 50257  /* GPT-2's BPE vocabulary, reused by GPT-3 */
 /* A generic model of `params` parameters (> 0) with uniform layers,
  * seq_len 2048 and vocab 50257 (GPT-3). params is met exactly; CS_EINVAL
  * below 1e5 parameters (the embedding alone would not fit). */
