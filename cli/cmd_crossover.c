@@ -40,6 +40,11 @@
 #define MAX_POINTS 1000000
 
 static const char *const default_strategies = "ddp,fsdp_shard_grad_op,fsdp_full_shard";
+/* The default global batch, in tokens: 2^21 = 1024 sequences of 2048.
+ * GPT-3 (Brown et al. 2020, Table 2.1) trains its 6.7B and 13B models at
+ * 2M tokens per step (1.3B-2.7B at 1M, 175B at 3.2M); Llama 2 (Touvron et
+ * al. 2023, Sec 2.2) at 4M. */
+#define DEFAULT_BATCH_TOKENS (1L << 21)
 
 
 /* The lists are parsed once the scenario is read (build_spec). */
@@ -47,6 +52,7 @@ typedef struct xargs {
     const char *scenario, *cluster, *out, *plot, *crossings;
     const char *ranks, *params, *models, *strategies;
     cs_cli_knobs knobs; /* engine -1: the scenario's (default analytic) */
+    int seq_len;        /* 0: the models' own */
     int fmt;
 } xargs;
 
@@ -57,6 +63,8 @@ static const cs_opt opts[] = {
     {"params", .parse = cs_opt_string, AT(params)},
     {"models", .parse = cs_opt_string, AT(models)},
     {"strategies", .parse = cs_opt_string, AT(strategies)},
+    CS_ARG_GLOBAL_BATCH(xargs, knobs.global_batch),
+    {"seq-len", .parse = cs_opt_int, AT(seq_len), .lo = 1, .hi = 1 << 24},
     CS_ARG_MICRO_BATCH(xargs, knobs.micro_batch),
     CS_ARG_GRAD_ACCUM(xargs, knobs.grad_accum),
     CS_ARG_CKPT(xargs, knobs.ckpt),
@@ -75,15 +83,21 @@ static void help(FILE *f)
     fprintf(f,
             "Usage: collsim crossover [SCENARIO.yaml] [--cluster FILE|PRESET] [--ranks N[,N...]]\n"
             "         [--params MIN:MAX:POINTS | --models a,b,...] [--strategies s1,s2,...]\n"
-            "         [--micro-batch B] [--grad-accum G] [--checkpointing C] [--dtype T]\n"
+            "         [--global-batch N] [--seq-len S] [--micro-batch B [--grad-accum G]]\n"
+            "         [--checkpointing C] [--dtype T]\n"
             "         [--optimizer O] [--engine analytic|des]\n"
             "         [--format table|csv|json] [-o FILE] [--plot FILE] [--crossings FILE]\n"
             "\n"
-            "Sweeps model size P x ranks N x strategies, simulating one training iteration per\n"
-            "point (closed-form collectives unless --engine des), and finds where one strategy's throughput\n"
-            "overtakes another's on a continuous P axis (GSL Brent root finding on log10 P,\n"
-            "to 1e-4; only where both fit) and where each strategy starts to run out of\n"
-            "memory (bisection, 1e-4).\n"
+            "Sweeps model size P x ranks N x strategies at one global batch, running each\n"
+            "strategy at every point at its fastest micro-batch and activation checkpointing\n"
+            "that fit (the search of `collsim plan`; grad-accum = global batch / (ranks x\n"
+            "micro-batch)), one simulated training iteration each (closed-form collectives\n"
+            "unless --engine des), and finds where one strategy's best overtakes another's on\n"
+            "a continuous P axis (GSL Brent root finding on log10 P, to 1e-4; only where both\n"
+            "fit) and where no configuration of a strategy fits any more (micro-batch 1 with\n"
+            "full recomputation; bisection, 1e-4). Then checks the rule of thumb \"DDP below\n"
+            "3B; SHARD_GRAD_OP 3-7B; FULL_SHARD above 7B; DDP 20-30%% faster below 3B\" at 1,\n"
+            "3, 7, 13, 30 and 70B on each rank count, as `collsim plan` does for one.\n"
             "\n"
             "  SCENARIO.yaml          optional: cluster, training and ranks (its model is not\n"
             "                         used: P is swept); the options below override it.\n"
@@ -95,14 +109,26 @@ static void help(FILE *f)
             "  --models a,b,...       instead, a list of model presets, YAML files or counts\n"
             "                         (no crossings: a list has no continuous P axis)\n"
             "  --strategies S[,S...]  default %s\n"
-            "  --micro-batch B, --grad-accum G, --checkpointing none|selective|full,\n"
+            "  --global-batch N       sequences per optimizer step over all ranks (default:\n"
+            "                         the scenario's micro-batch x grad-accum x ranks, else\n"
+            "                         %ld tokens: %ld sequences of %d, GPT-3's 2M-token batch);\n"
+            "                         where N is no whole multiple of ranks x micro-batch the\n"
+            "                         nearest whole grad-accum runs, and the output says so\n"
+            "  --seq-len S            sequence length of the models (default %d)\n"
+            "  --micro-batch B        pin the micro-batch (default: searched, 1, 2, 4, ...)\n"
+            "  --checkpointing none|selective|full  pin activation checkpointing (default:\n"
+            "                         searched: none and full; selective too without fused\n"
+            "                         attention)\n"
+            "  --grad-accum G         with --micro-batch and no --global-batch: the batch is\n"
+            "                         B x G sequences per rank at every rank count\n"
             "  --dtype fp32|bf16|fp16, --optimizer adam|adamw|sgd_momentum|sgd as for\n"
             "                         `collsim simulate`; --strategies takes its aliases too\n"
             "  --engine analytic|des  how collectives are timed, as for `collsim simulate`\n"
             "                         (default analytic; des: each distinct collective is one\n"
             "                         discrete-event run, shared across points; ~100x slower)\n"
-            "  --format F             table (default: the grid, then one sentence per crossing),\n"
-            "                         csv (the grid) or json (grid and crossings)\n"
+            "  --format F             table (default: the grid, one sentence per crossing, the\n"
+            "                         rule of thumb), csv (the grid) or json (grid,\n"
+            "                         crossings and rule_of_thumb)\n"
             "  -o FILE                output file (written whole or not at all); default stdout\n"
             "  --plot FILE            draw the plots with gnuplot (FILE ends in .svg or .png):\n"
             "                         BASE-throughput, BASE-memory, BASE-winner and BASE-wire\n"
@@ -114,13 +140,17 @@ static void help(FILE *f)
             "                         (margin empty)\n"
             "\n"
             "Grid CSV columns: %s\n"
-            "Points are in the order ranks, then P, then strategy; a point that runs out of\n"
-            "memory (fits 0) still gets its iteration time. At most %d points.\n"
+            "Points are in the order ranks, then P, then strategy; each reports the\n"
+            "micro_batch, grad_accum and activation_checkpointing it ran. A point where\n"
+            "nothing fits (fits 0) gets the time of its least-memory configuration, so\n"
+            "curves go on through the OOM region. At most %d points.\n"
             "A progress bar is drawn on stderr when it is a terminal.\n"
             "Under `mpirun -np K` the grid is split across K processes and gathered on rank 0,\n"
             "which writes the same bytes as a serial run.\n",
             CS_DEFAULT_CLUSTER, DEFAULT_RANKS, DEFAULT_PARAMS_MIN / 1e6, DEFAULT_PARAMS_MAX / 1e9,
-            DEFAULT_PARAMS_POINTS, default_strategies, cs_sweep_report_crossing_columns(),
+            DEFAULT_PARAMS_POINTS, default_strategies, DEFAULT_BATCH_TOKENS,
+            DEFAULT_BATCH_TOKENS / CS_MODEL_GENERIC_SEQ_LEN, CS_MODEL_GENERIC_SEQ_LEN,
+            CS_MODEL_GENERIC_SEQ_LEN, cs_sweep_report_crossing_columns(),
             cs_sweep_report_columns(), MAX_POINTS);
     cs_cli_exit_help(f);
 }
@@ -134,6 +164,14 @@ static int parse(int argc, char **argv, xargs *a)
     if (next < argc) return cs_cli_usage(CMD, "unexpected argument '%s'", argv[next]);
     if (a->params && a->models)
         return cs_cli_usage(CMD, "%s", "--params and --models are alternatives: give one");
+    if (a->knobs.grad_accum && a->knobs.global_batch)
+        return cs_cli_usage(CMD, "%s",
+                            "--grad-accum and --global-batch are alternatives: give one (with "
+                            "--global-batch grad-accum is derived)");
+    if (a->knobs.grad_accum && !a->knobs.micro_batch)
+        return cs_cli_usage(CMD, "%s",
+                            "--grad-accum needs --micro-batch (else the micro-batch is searched "
+                            "and grad-accum derived from --global-batch)");
     return -1;
 }
 
@@ -157,10 +195,11 @@ static int check_outputs(const xargs *a, cs_diag *d)
  * plots (renamed by cs_plot_crossover once gnuplot succeeded; their
  * temporaries known to the signal handler meanwhile), then the renames. */
 static int write_outputs(const xargs *a, const cs_sweep_spec *s, const cs_sweep_point *pts,
-                         size_t n, const cs_crossing *cross, size_t nc, cs_diag *d)
+                         size_t n, const cs_crossing *cross, size_t nc, const cs_plan_rule *rules,
+                         cs_diag *d)
 {
     cs_buf out = {0}, cb = {0};
-    cs_sweep_report(&out, (cs_format)a->fmt, s, pts, n, cross, nc);
+    cs_sweep_report(&out, (cs_format)a->fmt, s, pts, n, cross, nc, rules);
     if (a->crossings) cs_sweep_report_crossings(&cb, cross, nc);
     cs_cli_outputs set = {0};
     int rc = cs_cli_outputs_add(&set, &out, a->out, d);
@@ -224,7 +263,9 @@ static int model_item(void *ctx, const char *tok)
     cs_sweep_spec *s = c->s;
     if (s->nmodels == (int)(sizeof s->models / sizeof s->models[0]))
         return cs_cli_usage(CMD, "--models: at most 64 models, got '%s'", c->list);
-    if (cs_model_load(tok, &s->models[s->nmodels], c->d)) return cs_cli_fail(c->d);
+    cs_model *m = &s->models[s->nmodels];
+    if (cs_model_load(tok, m, c->d)) return cs_cli_fail(c->d);
+    if (s->seq_len > 0) m->seq_len = s->seq_len; /* as --seq-len in `collsim simulate` */
     s->nmodels++;
     return 0;
 }
@@ -269,6 +310,27 @@ static int parse_grid(const char *spec, cs_sweep_spec *s)
     return -1;
 }
 
+/* The batch: --micro-batch with --grad-accum, the configuration of
+ * earlier versions (that many sequences per rank at every rank count);
+ * else a global batch (--global-batch, the scenario's, or the default
+ * tokens) with what is not pinned searched. */
+static void set_batch(const xargs *a, cs_sweep_spec *s, int scen_ranks)
+{
+    s->seq_len = a->seq_len;
+    s->search_micro_batch = !a->knobs.micro_batch;
+    s->search_ckpt = a->knobs.ckpt < 0;
+    if (a->knobs.grad_accum) {
+        s->global_batch = 0;
+    } else if (a->knobs.global_batch) {
+        s->global_batch = a->knobs.global_batch;
+    } else if (scen_ranks > 0) {
+        s->global_batch = (long)s->training.micro_batch * s->training.grad_accum * scen_ranks;
+    } else {
+        long seq = a->seq_len ? a->seq_len : CS_MODEL_GENERIC_SEQ_LEN;
+        s->global_batch = DEFAULT_BATCH_TOKENS / seq > 0 ? DEFAULT_BATCH_TOKENS / seq : 1;
+    }
+}
+
 /* Builds the spec from the scenario, the cluster and the options; returns
  * -1 to continue, else an exit code (message printed). */
 static int build_spec(const xargs *a, cs_sweep_spec *s, cs_diag *d)
@@ -287,6 +349,7 @@ static int build_spec(const xargs *a, cs_sweep_spec *s, cs_diag *d)
     }
     if (a->cluster && cs_config_cluster(a->cluster, &s->cluster, d)) return cs_cli_fail(d);
     cs_cli_knobs_apply(&a->knobs, &s->training);
+    set_batch(a, s, a->scenario ? scen_ranks : 0);
     cs_cli_warn_des(CMD, &s->cluster, s->training.collective_engine);
     if (!a->ranks) {
         s->nranks = 1;
@@ -304,7 +367,9 @@ static int build_spec(const xargs *a, cs_sweep_spec *s, cs_diag *d)
     if (!a->models) {
         /* the ends are the extreme models: fail early with their message */
         cs_model m;
-        if (cs_model_generic(s->params_min, &m, d) || cs_model_generic(s->params_max, &m, d))
+        int seq = s->seq_len ? s->seq_len : CS_MODEL_GENERIC_SEQ_LEN;
+        if (cs_model_generic_shape(s->params_min, seq, CS_MODEL_GENERIC_VOCAB, &m, d) ||
+            cs_model_generic_shape(s->params_max, seq, CS_MODEL_GENERIC_VOCAB, &m, d))
             return cs_cli_fail(d);
     }
     if ((double)cs_sweep_size(s) > MAX_POINTS) {
@@ -358,6 +423,7 @@ static int crossover(int argc, char **argv)
     cs_sweep_spec *s = cs_xmalloc(sizeof *s);
     cs_sweep_point *pts = NULL;
     cs_crossing *cross = NULL;
+    cs_plan_rule *rules = NULL;
     size_t nc = 0;
     if ((rc = build_spec(&a, s, &d)) >= 0) goto done;
     rc = CS_EXIT_OK;
@@ -393,8 +459,17 @@ static int crossover(int argc, char **argv)
         rc = cs_cli_fail(&d);
         goto done;
     }
-    if (write_outputs(&a, s, pts, n, cross, nc, &d)) rc = cs_cli_fail(&d);
+    /* the rule of thumb: for people and JSON, on a P axis */
+    if (a.fmt != CS_FORMAT_CSV && s->nmodels == 0) {
+        rules = cs_xcalloc((size_t)s->nranks, sizeof *rules);
+        if (cs_sweep_rules(s, rules, &d)) {
+            rc = cs_cli_fail(&d);
+            goto done;
+        }
+    }
+    if (write_outputs(&a, s, pts, n, cross, nc, rules, &d)) rc = cs_cli_fail(&d);
 done:
+    free(rules);
     free(cross);
     free(pts);
     free(s);

@@ -36,6 +36,9 @@ import shutil
 import subprocess
 
 VERSION = 1  # the JSON layout version this module reads (CS_JSON_VERSION)
+# layouts that moved on alone: crossover 2 (CS_SWEEP_JSON_VERSION: each
+# point at the micro-batch and checkpointing it chose, one global batch)
+VERSIONS = {"crossover": 2}
 
 __all__ = ["CollsimError", "collective", "memory", "simulate", "plan", "crossover", "run",
            "options"]
@@ -96,9 +99,10 @@ def _check(doc, command):
     if not isinstance(doc, dict) or doc.get("format") != want:
         raise CollsimError(0, f"expected a {want} document, got format {doc.get('format')!r}"
                            if isinstance(doc, dict) else f"expected a {want} document")
-    if doc.get("version") != VERSION:
+    version = VERSIONS.get(command, VERSION)
+    if doc.get("version") != version:
         raise CollsimError(0, f"{want} version {doc.get('version')!r}: this module reads "
-                              f"version {VERSION}")
+                              f"version {version}")
     return doc
 
 
@@ -127,5 +131,7 @@ def plan(scenario=None, *, collsim=None, **kw):
 
 def crossover(scenario=None, *, collsim=None, **kw):
     """A P x N x strategies sweep and its crossings: `collsim crossover`;
-    ranks=[8, 64], params="1e8:1e11:31" or models=[...], strategies=[...]."""
+    ranks=[8, 64], params="1e8:1e11:31" or models=[...], strategies=[...],
+    global_batch=1024 (each strategy at its fastest micro-batch and
+    checkpointing; micro_batch= / checkpointing= pin them)."""
     return run("crossover", *([scenario] if scenario else []), collsim=collsim, **kw)

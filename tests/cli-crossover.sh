@@ -79,8 +79,8 @@ expect_ok table --ranks 8,64 --params 10M:10B:7
 nx=$(tail -n +2 "$TMP/x.csv" | wc -l | tr -d ' ')
 ns=$(grep -c '^  on dgx-h100 with [0-9]* GPUs, ' "$TMP/table.out" || true)
 [ "$nx" = "$ns" ] || fail "table: $ns sentences for $nx crossings"
-grep -Eq 'ddp beats fsdp_full_shard below [0-9.]+M params by [0-9.]+%' "$TMP/table.out" ||
-    fail "table: no 'ddp beats fsdp_full_shard below X params by Y%' sentence"
+grep -Eq 'ddp \(micro-batch [0-9]+, [a-z ]+\) beats fsdp_full_shard \(micro-batch [0-9]+, [a-z ]+\) below [0-9.]+M params by [0-9.]+%' "$TMP/table.out" ||
+    fail "table: no 'ddp (its choice) beats fsdp_full_shard (its choice) below X params by Y%' sentence"
 grep -Eq 'ddp OOMs above [0-9.]+B params' "$TMP/table.out" || fail "table: no 'ddp OOMs above' sentence"
 
 # determinism, and -o writes what stdout gets

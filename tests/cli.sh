@@ -124,7 +124,7 @@ if command -v python3 >/dev/null 2>&1; then
     expect_ok jv-crossover crossover --ranks 8 --params 1e8:1e9:2 --format json
     expect_ok jv-compare compare --cluster dgx-h100 --nccl-tests tests/data/nccl-tests-allreduce-2node-srun.log --format json
     for k in collective:json memory:jv-memory simulate:jv-simulate plan:jv-plan crossover:jv-crossover compare:jv-compare; do
-        python3 -c 'import json,sys; d=json.load(open(sys.argv[2])); assert list(d)[:2] == ["format", "version"] and d["format"] == "collsim-" + sys.argv[1] and d["version"] == 1, list(d)[:2]' \
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[2])); assert list(d)[:2] == ["format", "version"] and d["format"] == "collsim-" + sys.argv[1] and d["version"] == (2 if sys.argv[1] == "crossover" else 1), list(d)[:2]' \
             "${k%%:*}" "$TMP/${k#*:}.out" 2>"$TMP/jv.err" || fail "json ${k%%:*}: no format/version first: $(tail -n 1 "$TMP/jv.err")"
     done
 fi

@@ -399,15 +399,18 @@ START_TEST(sweep_report)
     const cs_sweep_point pts[] = {
         {.strategy = CS_STRAT_DDP, .ranks = 8, .params = 1e9, .model = "m,1", .fits = 1,
          .iteration_time_s = 0.5, .tokens_per_s = 1000, .tflops_per_gpu = 100, .mfu = 0.4,
-         .peak_bytes = 1 << 30, .exposed_comm_s = 0.01, .capacity_bytes = 2.0 * (1 << 30)},
-        {.strategy = CS_STRAT_DDP, .ranks = 16, .params = 1e9, .model = "m,1", .fits = 0},
+         .peak_bytes = 1 << 30, .exposed_comm_s = 0.01, .capacity_bytes = 2.0 * (1 << 30),
+         .micro_batch = 1, .grad_accum = 1, .batch_kept = 1},
+        {.strategy = CS_STRAT_DDP, .ranks = 16, .params = 1e9, .model = "m,1", .fits = 0,
+         .micro_batch = 1, .grad_accum = 1, .checkpointing = CS_CKPT_FULL, .batch_kept = 1},
     };
     const cs_crossing c[] = {
         {.ranks = 8, .a = CS_STRAT_DDP, .b = CS_STRAT_FSDP_FULL_SHARD, .kind = CS_CROSS_THROUGHPUT,
          .params = 3e9, .margin = 0.25, .fits_below = 1, .margin_params = 2e9, .lead_max = 0.5,
          .lead_max_params = 1e9},
         {.ranks = 16, .a = CS_STRAT_DDP, .b = CS_STRAT_DDP, .kind = CS_CROSS_OOM, .params = 5e9,
-         .fits_below = 1},
+         .fits_below = 1, .micro_batch_a = 1, .micro_batch_b = 1, .ckpt_a = CS_CKPT_FULL,
+         .ckpt_b = CS_CKPT_FULL},
     };
     cs_buf b = {0};
     cs_sweep_report_crossings(&b, c, 2);
@@ -416,7 +419,7 @@ START_TEST(sweep_report)
                              "8,ddp,fsdp_full_shard,throughput,3000000000,0.250000\n"
                              "16,ddp,ddp,oom,5000000000,\n");
     cs_buf_free(&b);
-    cs_sweep_report(&b, CS_FORMAT_TABLE, &spec, pts, 2, c, 2);
+    cs_sweep_report(&b, CS_FORMAT_TABLE, &spec, pts, 2, c, 2, NULL);
     cs_buf_printf(&b, "%s", "");
     ck_assert_str_eq(
         b.data,
@@ -424,40 +427,55 @@ START_TEST(sweep_report)
         "grad-accum 1, fp32\n"
         "\n8 GPUs\n"
         "model            strategy             fits   iteration_s       tokens/s  TFLOPS/GPU   MFU %"
-        "   peak GiB   exposed_s\n"
+        "   peak GiB   exposed_s  micro  accum  ckpt\n"
         "m,1              ddp                  yes         0.5000           1000       100.0    40.0"
-        "       1.00      0.0100\n"
+        "       1.00      0.0100      1      1  none\n"
         "\n16 GPUs\n"
         "model            strategy             fits   iteration_s       tokens/s  TFLOPS/GPU   MFU %"
-        "   peak GiB   exposed_s\n"
+        "   peak GiB   exposed_s  micro  accum  ckpt\n"
         "m,1              ddp                  OOM         0.0000              0         0.0     0.0"
-        "       0.00      0.0000\n"
+        "       0.00      0.0000      1      1  full\n"
         "\nCrossings (throughput: Brent on log10 P, both strategies fit there; OOM: bisection; "
         "both to 1e-4):\n"
         "  on c1 with 8 GPUs, ddp beats fsdp_full_shard below 3B params by 25.0% (at 2B; up to "
         "50% at 1B); fsdp_full_shard is faster above\n"
         "  on c1 with 16 GPUs, ddp OOMs above 5B params\n");
     cs_buf_free(&b);
-    cs_sweep_report(&b, CS_FORMAT_CSV, &spec, pts, 1, c, 0);
+    /* searched at a global batch: the title says so, each side its choice,
+     * the OOM boundary what no longer fits */
+    spec.global_batch = 1024;
+    spec.search_micro_batch = spec.search_ckpt = 1;
+    cs_sweep_report(&b, CS_FORMAT_TABLE, &spec, pts, 1, c + 1, 1, NULL);
+    cs_buf_printf(&b, "%s", "");
+    ck_assert_msg(strstr(b.data, "P 1B..10B (2 points, log), global batch 1024, best micro-batch "
+                                 "and checkpointing, fp32\n"), "%s", b.data);
+    ck_assert_msg(strstr(b.data, "  on c1 with 16 GPUs, ddp OOMs above 5B params (where not even "
+                                 "micro-batch 1 with full recomputation fits)\n"), "%s", b.data);
+    spec.global_batch = 0;
+    spec.search_micro_batch = spec.search_ckpt = 0;
+    cs_buf_free(&b);
+    cs_sweep_report(&b, CS_FORMAT_CSV, &spec, pts, 1, c, 0, NULL);
     cs_buf_printf(&b, "%s", "");
     ck_assert_str_eq(b.data, "strategy,ranks,params,fits,iteration_time_s,tokens_per_s,"
                              "tflops_per_gpu,mfu,peak_bytes,exposed_comm_s,model,capacity_bytes,"
                              "wire_bytes,kernels_s,recompute_s,copies_s,optimizer_s,"
                              "exposed_all_reduce_s,exposed_all_gather_s,exposed_reduce_scatter_s,"
-                             "cpu_wait_s\n"
+                             "cpu_wait_s,micro_batch,grad_accum,activation_checkpointing\n"
                              "ddp,8,1000000000,1,0.500000,1000.0,100.000,0.40000,1073741824,"
                              "0.010000,\"m,1\",2147483648,0,0.000000,0.000000,0.000000,0.000000,"
-                             "0.000000,0.000000,0.000000,0.000000\n");
+                             "0.000000,0.000000,0.000000,0.000000,1,1,none\n");
     cs_buf_free(&b);
-    cs_sweep_report(&b, CS_FORMAT_JSON, &spec, pts, 0, c + 1, 1);
+    cs_sweep_report(&b, CS_FORMAT_JSON, &spec, pts, 0, c + 1, 1, NULL);
     cs_buf_printf(&b, "%s", "");
-    ck_assert_str_eq(b.data, "{\n  \"format\": \"collsim-crossover\", \"version\": 1,\n"
+    ck_assert_str_eq(b.data, "{\n  \"format\": \"collsim-crossover\", \"version\": 2,\n"
                              "  \"title\": \"collsim crossover: c1 (G, 80 GiB), P 1B..10B (2 "
                              "points, log), micro-batch 1, grad-accum 1, fp32\",\n"
                              "  \"cluster\": \"c1\",\n  \"points\": [\n  ],\n"
                              "  \"crossings\": [\n    {\"ranks\": 16, \"strategy_a\": \"ddp\", "
                              "\"strategy_b\": \"ddp\", \"kind\": \"oom\", \"params\": 5000000000, "
-                             "\"fits_below\": 1}\n  ]\n}\n");
+                             "\"fits_below\": 1, \"micro_batch_a\": 1, "
+                             "\"activation_checkpointing_a\": \"full\", \"micro_batch_b\": 1, "
+                             "\"activation_checkpointing_b\": \"full\"}\n  ]\n}\n");
     cs_buf_free(&b);
 }
 END_TEST

@@ -9,6 +9,8 @@
  */
 #include "out/sweep_report.h"
 
+#include "out/plan_report.h"
+
 #include <stdio.h>
 
 #define N(a) (sizeof a / sizeof a[0])
@@ -22,7 +24,8 @@
     X(kernels_s, NUM, "%.6f") X(recompute_s, NUM, "%.6f") X(copies_s, NUM, "%.6f")               \
     X(optimizer_s, NUM, "%.6f") X(exposed_all_reduce_s, NUM, "%.6f")                              \
     X(exposed_all_gather_s, NUM, "%.6f") X(exposed_reduce_scatter_s, NUM, "%.6f")                 \
-    X(cpu_wait_s, NUM, "%.6f")
+    X(cpu_wait_s, NUM, "%.6f") X(micro_batch, INT, NULL) X(grad_accum, INT, NULL)                 \
+    X(activation_checkpointing, STR, NULL)
 #define CROSSING_COLUMNS(X)                                                                        \
     X(ranks, INT, NULL) X(strategy_a, STR, NULL) X(strategy_b, STR, NULL) X(kind, STR, NULL)       \
     X(params, NUM, "%.0f") X(margin, NUM, "%.6f")
@@ -51,6 +54,10 @@ static const cs_col grid_view[] = {
     CS_VIEW_NUM("MFU %", "mfu_pct", "%.1f", 7, NULL),
     CS_VIEW_NUM("peak GiB", "peak_gib", "%.2f", 10, NULL),
     CS_VIEW_NUM("exposed_s", "exposed_comm_s", "%.4f", 11, NULL),
+    {.name = "micro", .of = "micro_batch", .kind = CS_CELL_INT, .width = 6},
+    {.name = "accum", .of = "grad_accum", .kind = CS_CELL_INT, .width = 6},
+    {.name = "ckpt", .of = "activation_checkpointing", .kind = CS_CELL_STR, .sep = "  ",
+     .flags = CS_COL_LEFT},
 };
 
 static const cs_col crossing_cols[] = {
@@ -58,6 +65,10 @@ static const cs_col crossing_cols[] = {
     {.name = "lead_max", .kind = CS_CELL_NUM, .fmt = "%.6f", .only = CS_FOR_TREE},
     {.name = "lead_max_params", .kind = CS_CELL_NUM, .fmt = "%.0f", .only = CS_FOR_TREE},
     {.name = "fits_below", .kind = CS_CELL_INT, .only = CS_FOR_TREE},
+    {.name = "micro_batch_a", .kind = CS_CELL_INT, .only = CS_FOR_TREE},
+    {.name = "activation_checkpointing_a", .kind = CS_CELL_STR, .only = CS_FOR_TREE},
+    {.name = "micro_batch_b", .kind = CS_CELL_INT, .only = CS_FOR_TREE},
+    {.name = "activation_checkpointing_b", .kind = CS_CELL_STR, .only = CS_FOR_TREE},
 };
 
 static const cs_col title_col[] = {CS_COL_STR("title")};
@@ -87,9 +98,25 @@ static void make_title(char *buf, size_t len, const cs_sweep_spec *s)
                       s->params_points);
     }
     if ((size_t)o >= len) return;
-    snprintf(buf + o, len - (size_t)o, ", micro-batch %d, grad-accum %d, %s%s",
-             s->training.micro_batch, s->training.grad_accum,
-             cs_dtype_name(s->training.param_dtype), s->training.collective_engine == CS_ENGINE_DES ? ", DES collectives" : "");
+    const cs_training *t = &s->training;
+    if (s->global_batch <= 0)
+        o += snprintf(buf + o, len - (size_t)o, ", micro-batch %d, grad-accum %d", t->micro_batch,
+                      t->grad_accum);
+    else
+        o += snprintf(buf + o, len - (size_t)o, ", global batch %ld", s->global_batch);
+    if ((size_t)o >= len) return;
+    if (s->global_batch > 0 && s->search_micro_batch)
+        o += snprintf(buf + o, len - (size_t)o, ", best micro-batch");
+    else if (s->global_batch > 0)
+        o += snprintf(buf + o, len - (size_t)o, ", micro-batch %d", t->micro_batch);
+    if ((size_t)o >= len) return;
+    if (s->search_ckpt)
+        o += snprintf(buf + o, len - (size_t)o, " and checkpointing");
+    else if (s->global_batch > 0 || t->checkpointing != CS_CKPT_NONE)
+        o += snprintf(buf + o, len - (size_t)o, ", %s checkpointing", cs_ckpt_name(t->checkpointing));
+    if ((size_t)o >= len) return;
+    snprintf(buf + o, len - (size_t)o, ", %s%s", cs_dtype_name(t->param_dtype),
+             t->collective_engine == CS_ENGINE_DES ? ", DES collectives" : "");
 }
 
 /* The grid point of strategy st at (ranks, params), or NULL. */
@@ -115,14 +142,32 @@ static void why(cs_doc *doc, const cs_crossing *c, const cs_sweep_point *pts, si
     double ga, gb, la, lb;
     cs_breakdown_largest_gain(&a->time, &b->time, gain, sizeof gain, &ga, &gb);
     cs_breakdown_largest_gain(&b->time, &a->time, loss, sizeof loss, &lb, &la);
-    cs_doc_note(doc, "; there %s saves most on %s (%.4f vs %.4f s) and loses most on %s (%.4f vs "
-                     "%.4f s)",
-                cs_strategy_name(c->a), gain, ga, gb, loss, la, lb);
+    cs_doc_note(doc, "; there %s saves most on %s (%.4f vs %.4f s)", cs_strategy_name(c->a), gain,
+                ga, gb);
+    if (la > lb)
+        cs_doc_note(doc, " and loses most on %s (%.4f vs %.4f s)", loss, la, lb);
+    else
+        cs_doc_note(doc, " and loses on no part");
 }
 
-/* "on <cluster> with N GPUs, A beats B below X params by Y% (at P; up to
- * Z% at Q); B is faster above; the largest difference there: ..." / "A
- * OOMs above X params" */
+/* What a side runs at a crossing, when the sweep searched it: " (micro-batch
+ * 4, full checkpointing)". */
+static const char *ckpt_words(cs_ckpt ck)
+{
+    return ck == CS_CKPT_NONE ? "no checkpointing"
+           : ck == CS_CKPT_FULL ? "full recomputation"
+                                : "selective recomputation";
+}
+
+static void choice(cs_doc *doc, const cs_sweep_spec *s, int mb, cs_ckpt ck)
+{
+    if (!s->search_micro_batch && !s->search_ckpt) return;
+    cs_doc_note(doc, " (micro-batch %d, %s)", mb, ckpt_words(ck));
+}
+
+/* "on <cluster> with N GPUs, A (its choice) beats B (its choice) below X
+ * params by Y% (at P; up to Z% at Q); B is faster above; the largest
+ * difference there: ..." / "A OOMs above X params" */
 static void sentence(cs_doc *doc, const cs_sweep_spec *s, const cs_crossing *c,
                      const cs_sweep_point *pts, size_t n)
 {
@@ -133,18 +178,27 @@ static void sentence(cs_doc *doc, const cs_sweep_spec *s, const cs_crossing *c,
         char below[32], lead[32];
         human_params(c->margin_params, below, sizeof below);
         human_params(c->lead_max_params, lead, sizeof lead);
-        cs_doc_note(doc, "%s beats %s below %s params by %.1f%% (at %s", cs_strategy_name(c->a),
-                    cs_strategy_name(c->b), p, 100 * c->margin, below);
+        cs_doc_note(doc, "%s", cs_strategy_name(c->a));
+        choice(doc, s, c->micro_batch_a, c->ckpt_a);
+        cs_doc_note(doc, " beats %s", cs_strategy_name(c->b));
+        choice(doc, s, c->micro_batch_b, c->ckpt_b);
+        cs_doc_note(doc, " below %s params by %.1f%% (at %s", p, 100 * c->margin, below);
         if (c->lead_max > c->margin)
             cs_doc_note(doc, "; up to %.0f%% at %s", 100 * c->lead_max, lead);
         cs_doc_note(doc, "); %s is faster above", cs_strategy_name(c->b));
+        if (c->lead_max < CS_PLAN_TIE_FRACTION)
+            cs_doc_note(doc, " (%s leads by under %.0f%%: a tie at the simulator's accuracy)",
+                        cs_strategy_name(c->a), 100 * CS_PLAN_TIE_FRACTION);
         why(doc, c, pts, n);
         cs_doc_note(doc, "\n");
-    } else if (c->fits_below) {
-        cs_doc_note(doc, "%s OOMs above %s params\n", cs_strategy_name(c->a), p);
-    } else {
-        cs_doc_note(doc, "%s fits only above %s params\n", cs_strategy_name(c->a), p);
+        return;
     }
+    cs_doc_note(doc, c->fits_below ? "%s OOMs above %s params" : "%s fits only above %s params",
+                cs_strategy_name(c->a), p);
+    if (s->search_micro_batch || s->search_ckpt)
+        cs_doc_note(doc, " (where not even micro-batch %d with %s fits)", c->micro_batch_a,
+                    ckpt_words(c->ckpt_a));
+    cs_doc_note(doc, "\n");
 }
 
 static cs_table *crossings_table(cs_doc *doc, unsigned audience, const cs_crossing *c, size_t nc)
@@ -163,12 +217,17 @@ static cs_table *crossings_table(cs_doc *doc, unsigned audience, const cs_crossi
             cs_table_num(t, c[i].margin);
             cs_table_num(t, c[i].lead_max);
             cs_table_num(t, c[i].lead_max_params);
+            cs_table_skip(t);
         } else {
             cs_table_skip(t);
             cs_table_skip(t);
             cs_table_skip(t);
             cs_table_int(t, c[i].fits_below);
         }
+        cs_table_int(t, c[i].micro_batch_a);
+        cs_table_str(t, cs_ckpt_name(c[i].ckpt_a));
+        cs_table_int(t, c[i].micro_batch_b);
+        cs_table_str(t, cs_ckpt_name(c[i].ckpt_b));
     }
     return t;
 }
@@ -198,6 +257,9 @@ static cs_table *grid_table(cs_doc *doc, const cs_sweep_point *pts, size_t n)
                                 bd->exposed_s[CS_OP_ALL_REDUCE], bd->exposed_s[CS_OP_ALL_GATHER],
                                 bd->exposed_s[CS_OP_REDUCE_SCATTER], bd->cpu_wait_s};
         for (size_t k = 0; k < N(parts); k++) cs_table_num(t, parts[k]);
+        cs_table_int(t, p->micro_batch);
+        cs_table_int(t, p->grad_accum);
+        cs_table_str(t, cs_ckpt_name(p->checkpointing));
         cs_table_str(t, p->fits ? "yes" : "OOM");
         cs_table_num(t, 100 * p->mfu);
         cs_table_num(t, p->peak_bytes / GIB);
@@ -205,13 +267,36 @@ static cs_table *grid_table(cs_doc *doc, const cs_sweep_point *pts, size_t n)
     return t;
 }
 
+/* Where points of one rank count could not keep the global batch (no
+ * whole grad-accum), what they ran instead. */
+static void batch_note(cs_doc *doc, const cs_sweep_spec *s, const cs_sweep_point *pts, size_t n)
+{
+    if (s->global_batch <= 0) return;
+    size_t off = 0;
+    long lo = 0, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pts[i].batch_kept) continue;
+        long g = (long)pts[i].micro_batch * pts[i].grad_accum * pts[i].ranks;
+        if (off++ == 0 || g < lo) lo = g;
+        if (off == 1 || g > hi) hi = g;
+    }
+    if (!off) return;
+    cs_doc_note(doc, "note: the global batch of %ld sequences is no whole multiple of %d ranks x "
+                     "micro-batch at %zu point%s; the nearest whole grad-accum runs ",
+                s->global_batch, pts[0].ranks, off, off == 1 ? "" : "s");
+    if (lo == hi) cs_doc_note(doc, "%ld sequences there\n", lo);
+    else cs_doc_note(doc, "%ld-%ld sequences there\n", lo, hi);
+}
+
 /* For people: the grid in one view per run of points with the same rank
  * count, each under its own heading. */
-static void grid_views(cs_doc *doc, const cs_table *grid, const cs_sweep_point *pts, size_t n)
+static void grid_views(cs_doc *doc, const cs_sweep_spec *s, const cs_table *grid,
+                       const cs_sweep_point *pts, size_t n)
 {
     for (size_t i = 0, end; i < n; i = end) {
         for (end = i + 1; end < n && pts[end].ranks == pts[i].ranks; end++) continue;
         cs_doc_note(doc, "\n%d GPUs\n", pts[i].ranks);
+        batch_note(doc, s, pts + i, end - i);
         cs_doc_view_rows(doc, grid,
                          &(cs_table_spec){NULL, grid_view, N(grid_view), CS_FOR_PEOPLE, 0}, i,
                          end - i);
@@ -226,15 +311,15 @@ static void field(cs_doc *doc, const cs_col *col, const char *v)
 }
 
 void cs_sweep_report(cs_buf *b, cs_format f, const cs_sweep_spec *s, const cs_sweep_point *pts,
-                     size_t n, const cs_crossing *c, size_t nc)
+                     size_t n, const cs_crossing *c, size_t nc, const cs_plan_rule *rules)
 {
     char title[512];
     make_title(title, sizeof title, s);
-    cs_doc *doc = cs_doc_new_as("crossover");
+    cs_doc *doc = cs_doc_new_versioned("crossover", CS_SWEEP_JSON_VERSION);
     cs_doc_note(doc, "# %s\n", title);
     field(doc, title_col, title);
     field(doc, cluster_col, s->cluster.name);
-    grid_views(doc, grid_table(doc, pts, n), pts, n);
+    grid_views(doc, s, grid_table(doc, pts, n), pts, n);
     crossings_table(doc, CS_FOR_TREE, c, nc);
     cs_doc_note(doc, "\nCrossings (throughput: Brent on log10 P, both strategies fit there; OOM: "
                      "bisection; both to 1e-4):\n");
@@ -243,6 +328,7 @@ void cs_sweep_report(cs_buf *b, cs_format f, const cs_sweep_spec *s, const cs_sw
     else if (nc == 0)
         cs_doc_note(doc, "  none in this range\n");
     for (size_t i = 0; i < nc; i++) sentence(doc, s, &c[i], pts, n);
+    if (rules) cs_plan_report_rules(doc, rules, (size_t)s->nranks);
     cs_doc_write(b, doc, f);
     cs_doc_free(doc);
 }

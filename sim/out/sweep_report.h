@@ -17,10 +17,17 @@
 const char *cs_sweep_report_columns(void);
 const char *cs_sweep_report_crossing_columns(void);
 
+/* The version of crossover's JSON layout: 2 since each point runs its
+ * strategy at the configuration it chose (micro_batch, grad_accum,
+ * activation_checkpointing) at one global batch. */
+#define CS_SWEEP_JSON_VERSION 2
+
 /* For people: a title line, the grid by rank count, one sentence per
- * crossing; CSV: the grid; JSON: title, cluster, points and crossings. */
+ * crossing, then (rules not NULL: s->nranks of them, cs_sweep_rules) the
+ * rule of thumb per rank count; CSV: the grid; JSON: title, cluster,
+ * points, crossings and rule_of_thumb. */
 void cs_sweep_report(cs_buf *b, cs_format f, const cs_sweep_spec *s, const cs_sweep_point *pts,
-                     size_t n, const cs_crossing *c, size_t nc);
+                     size_t n, const cs_crossing *c, size_t nc, const cs_plan_rule *rules);
 /* The crossings as CSV; the margin is empty for an OOM crossing. */
 void cs_sweep_report_crossings(cs_buf *b, const cs_crossing *c, size_t nc);
 

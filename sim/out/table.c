@@ -46,7 +46,9 @@ int cs_format_parse(const char *s, cs_format *out)
 
 cs_doc *cs_doc_new(void) { return cs_xcalloc(1, sizeof(cs_doc)); }
 
-cs_doc *cs_doc_new_as(const char *format)
+cs_doc *cs_doc_new_as(const char *format) { return cs_doc_new_versioned(format, CS_JSON_VERSION); }
+
+cs_doc *cs_doc_new_versioned(const char *format, int version)
 {
     static const cs_col cols[] = {CS_COL_STR("format"), CS_COL_INT("version")};
     cs_doc *doc = cs_doc_new();
@@ -55,7 +57,7 @@ cs_doc *cs_doc_new_as(const char *format)
     snprintf(name, sizeof name, "collsim-%s", format);
     cs_table_row(t);
     cs_table_str(t, name);
-    cs_table_int(t, CS_JSON_VERSION);
+    cs_table_int(t, version);
     return doc;
 }
 

@@ -126,6 +126,9 @@ cs_doc *cs_doc_new(void);
  * so a reader can tell the outputs apart and refuse a layout it does
  * not know; other formats do not show them. */
 cs_doc *cs_doc_new_as(const char *format);
+/* The same with a layout of its own version (a format whose layout moved
+ * on alone). */
+cs_doc *cs_doc_new_versioned(const char *format, int version);
 void cs_doc_free(cs_doc *doc);
 /* Appends text for people (a note; consecutive notes join). */
 void cs_doc_note(cs_doc *doc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -203,6 +203,13 @@ static int preferred(const cs_plan_cfg *a, const cs_plan_cfg *b)
     return better(a, b);
 }
 
+int cs_plan_cfg_preferred(const cs_plan_cfg *a, const cs_plan_cfg *b)
+{
+    if (!b) return 1;
+    if (fits(a) != fits(b)) return fits(a);
+    return preferred(a, b);
+}
+
 /* The grad_accum that keeps b's global batch at micro-batch mb on ranks,
  * or the nearest whole one >= 1; *kept says whether it keeps it. */
 static int grad_accum_for(const cs_plan_batch *b, int ranks, int mb, int *kept)

@@ -92,6 +92,9 @@ typedef struct cs_plan_batch {
  * with d filled. */
 int cs_plan_best(const cs_model *m, const cs_training *t, const cs_topology *topo,
                  const cs_plan_batch *b, cs_pricing_cache *cache, cs_plan_cfg *out, cs_diag *d);
+/* Is simulated configuration a preferred to b (NULL: nothing yet)? One
+ * that fits first, then a kept batch, then faster, then less memory. */
+int cs_plan_cfg_preferred(const cs_plan_cfg *a, const cs_plan_cfg *b);
 /* The configuration of b needing the least memory (as above), simulated:
  * whether anything fits is whether it fits. */
 int cs_plan_least(const cs_model *m, const cs_training *t, const cs_topology *topo,

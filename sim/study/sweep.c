@@ -98,10 +98,44 @@ static int point_model(const cs_sweep_spec *s, double params, int model, cs_mode
     return cs_model_generic(params, m, d);
 }
 
-/* cs_sweep_point_eval with a collective cache (NULL: none); least: the
- * configuration needing the least memory instead of the fastest. */
+/* What a point runs: the fastest configuration (cs_plan_best), the one
+ * needing the least memory (LEAST), or the better of given ones (PICK). */
+typedef enum point_how { FASTEST, LEAST, PICK } point_how;
+
+/* The configurations PICK chooses from: micro-batch and checkpointing. */
+typedef struct picks {
+    int n;
+    int micro_batch[2];
+    cs_ckpt ckpt[2];
+} picks;
+
+static void point_fill(const cs_model *m, const cs_plan_cfg *c, int ranks, cs_sweep_point *out)
+{
+    out->strategy = c->strategy;
+    out->ranks = ranks;
+    out->params = m->params;
+    snprintf(out->model, sizeof out->model, "%s", m->name);
+    out->micro_batch = c->micro_batch;
+    out->grad_accum = c->grad_accum;
+    out->checkpointing = c->checkpointing;
+    out->batch_kept = c->batch_kept;
+    out->capacity_bytes = c->capacity_bytes;
+    out->peak_bytes = c->peak_bytes;
+    out->fits = c->fits;
+    out->iteration_time_s = c->iteration_time_s;
+    out->tokens_per_s = c->tokens_per_s;
+    out->tflops_per_gpu = c->tflops_per_gpu;
+    out->mfu = c->mfu;
+    out->exposed_comm_s = c->exposed_comm_s;
+    out->wire_bytes = c->wire_bytes;
+    out->time = c->time;
+}
+
+/* cs_sweep_point_eval with a collective cache (NULL: none), run as how
+ * says (pk: PICK's choices). */
 static int point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params, int model,
-                      cs_pricing_cache *cache, int least, cs_sweep_point *out, cs_diag *d)
+                      cs_pricing_cache *cache, point_how how, const picks *pk,
+                      cs_sweep_point *out, cs_diag *d)
 {
     memset(out, 0, sizeof *out);
     cs_model m;
@@ -112,35 +146,33 @@ static int point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double 
     cs_training t = s->training;
     cs_training_set_strategy(&t, st);
     cs_plan_batch b = cs_sweep_batch(s, topo.ranks);
-    cs_plan_cfg c;
-    rc = least ? cs_plan_least(&m, &t, &topo, &b, cache, &c, d)
-               : cs_plan_best(&m, &t, &topo, &b, cache, &c, d);
+    cs_plan_cfg c, ci;
+    if (how == FASTEST) {
+        rc = cs_plan_best(&m, &t, &topo, &b, cache, &c, d);
+    } else if (how == LEAST) {
+        rc = cs_plan_least(&m, &t, &topo, &b, cache, &c, d);
+    } else {
+        CS_ASSERT(pk && pk->n >= 1 && pk->n <= 2);
+        for (int i = 0; i < pk->n && rc == 0; i++) {
+            if (i == 1 && pk->micro_batch[1] == pk->micro_batch[0] && pk->ckpt[1] == pk->ckpt[0])
+                break;
+            cs_plan_batch bi = b;
+            bi.micro_batch = pk->micro_batch[i];
+            bi.ckpt = (int)pk->ckpt[i];
+            if ((rc = cs_plan_best(&m, &t, &topo, &bi, cache, &ci, d)) == 0 &&
+                (i == 0 || cs_plan_cfg_preferred(&ci, &c)))
+                c = ci;
+        }
+    }
     if (rc) return rc;
-    out->strategy = st;
-    out->ranks = topo.ranks;
-    out->params = m.params;
-    snprintf(out->model, sizeof out->model, "%s", m.name);
-    out->micro_batch = c.micro_batch;
-    out->grad_accum = c.grad_accum;
-    out->checkpointing = c.checkpointing;
-    out->batch_kept = c.batch_kept;
-    out->capacity_bytes = c.capacity_bytes;
-    out->peak_bytes = c.peak_bytes;
-    out->fits = c.fits;
-    out->iteration_time_s = c.iteration_time_s;
-    out->tokens_per_s = c.tokens_per_s;
-    out->tflops_per_gpu = c.tflops_per_gpu;
-    out->mfu = c.mfu;
-    out->exposed_comm_s = c.exposed_comm_s;
-    out->wire_bytes = c.wire_bytes;
-    out->time = c.time;
+    point_fill(&m, &c, topo.ranks, out);
     return 0;
 }
 
 int cs_sweep_point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params,
                         int model, cs_sweep_point *out, cs_diag *d)
 {
-    return point_eval(s, st, ranks, params, model, NULL, 0, out, d);
+    return point_eval(s, st, ranks, params, model, NULL, FASTEST, NULL, out, d);
 }
 
 /* A cache for one call when collectives run on the DES; NULL otherwise
@@ -199,7 +231,7 @@ int cs_sweep_run(const cs_sweep_spec *s, size_t first, size_t stride, cs_sweep_p
         double p;
         cs_strategy st;
         cs_sweep_coords(s, i, &r, &p, &model, &st);
-        rc = point_eval(s, st, r, p, model, cache, 0, &pts[i], d);
+        rc = point_eval(s, st, r, p, model, cache, FASTEST, NULL, &pts[i], d);
         if (rc) {
             if (failed) *failed = i;
             break;
@@ -216,28 +248,37 @@ typedef struct refine_ctx {
     const cs_sweep_spec *s;
     int ranks;
     cs_strategy a, b;
+    picks pa, pb; /* inside a bracket: what a and b chose at its two grid ends */
     int rc;
     cs_diag *d;
     cs_pricing_cache *cache;
 } refine_ctx;
 
-/* The point of st at P = 10^x: the fastest configuration, or (least) the
- * one needing the least memory. */
-static int eval_at(refine_ctx *c, cs_strategy st, double x, int least, cs_sweep_point *p)
+/* The point of st at P = 10^x, run as how says. */
+static int eval_at(refine_ctx *c, cs_strategy st, double x, point_how how, const picks *pk,
+                   cs_sweep_point *p)
 {
-    int rc = point_eval(c->s, st, c->ranks, pow(10.0, x), -1, c->cache, least, p, c->d);
+    int rc = point_eval(c->s, st, c->ranks, pow(10.0, x), -1, c->cache, how, pk, p, c->d);
     if (rc && c->rc == 0) c->rc = rc;
     return rc;
 }
 
-/* tokens_per_s(a) - tokens_per_s(b) at P = 10^x, each at its fastest; 0
- * after an error (so the solver stops on a finite value; the caller
- * checks c->rc). */
+/* The choices of grid points p and q (the ends of a bracket). */
+static picks picks_of(const cs_sweep_point *p, const cs_sweep_point *q)
+{
+    picks pk = {2, {p->micro_batch, q->micro_batch}, {p->checkpointing, q->checkpointing}};
+    return pk;
+}
+
+/* tokens_per_s(a) - tokens_per_s(b) at P = 10^x, each at the better of
+ * the configurations it chose at the bracket's ends; 0 after an error (so
+ * the solver stops on a finite value; the caller checks c->rc). */
 static double tput_diff(double x, void *vc)
 {
     refine_ctx *c = vc;
     cs_sweep_point pa, pb;
-    if (c->rc || eval_at(c, c->a, x, 0, &pa) || eval_at(c, c->b, x, 0, &pb)) return 0;
+    if (c->rc || eval_at(c, c->a, x, PICK, &c->pa, &pa) || eval_at(c, c->b, x, PICK, &c->pb, &pb))
+        return 0;
     double diff = pa.tokens_per_s - pb.tokens_per_s;
     return isfinite(diff) ? diff : 0;
 }
@@ -280,7 +321,7 @@ static int refine_oom(refine_ctx *c, cs_strategy st, double x_lo, double x_hi, i
     while (x_hi - x_lo > log_tol()) {
         double mid = 0.5 * (x_lo + x_hi);
         cs_sweep_point p;
-        if (eval_at(c, st, mid, 1, &p)) return c->rc;
+        if (eval_at(c, st, mid, LEAST, NULL, &p)) return c->rc;
         if (p.fits == fits_lo) x_lo = mid;
         else x_hi = mid;
     }
@@ -341,11 +382,14 @@ static int tput_crossing(refine_ctx *c, const grid *g, int win, int lose, int ru
 {
     c->a = c->s->strategies[win];
     c->b = c->s->strategies[lose];
+    c->pa = picks_of(at(g, last, win), at(g, k, win));
+    c->pb = picks_of(at(g, last, lose), at(g, k, lose));
     double x;
     if (refine_tput(c, log10(at(g, last, win)->params), log10(at(g, k, win)->params), &x))
         return c->rc;
     cs_sweep_point pa, pb;
-    if (eval_at(c, c->a, x, 0, &pa) || eval_at(c, c->b, x, 0, &pb)) return c->rc;
+    if (eval_at(c, c->a, x, PICK, &c->pa, &pa) || eval_at(c, c->b, x, PICK, &c->pb, &pb))
+        return c->rc;
     if (!pa.fits || !pb.fits) return 0;
     const cs_sweep_point *w = at(g, last, win), *o = at(g, last, lose);
     cs_crossing cr = {.ranks = c->ranks, .a = c->a, .b = c->b, .kind = CS_CROSS_THROUGHPUT,
@@ -401,7 +445,7 @@ static int oom_crossings(refine_ctx *c, const grid *g, int si, clist *l)
         if (refine_oom(c, st, log10(at(g, k, si)->params), log10(at(g, k + 1, si)->params), f0, &p))
             return c->rc;
         cs_sweep_point least;
-        if (eval_at(c, st, log10(p), 1, &least)) return c->rc;
+        if (eval_at(c, st, log10(p), LEAST, NULL, &least)) return c->rc;
         cs_crossing cr = {.ranks = c->ranks, .a = st, .b = st, .kind = CS_CROSS_OOM, .params = p,
                           .margin = 0, .fits_below = f0, .micro_batch_a = least.micro_batch,
                           .micro_batch_b = least.micro_batch, .ckpt_a = least.checkpointing,
