@@ -9,12 +9,16 @@
  */
 #include "out/schedule.h"
 
+/* Version 1's names of the layout's groups (cs_group order). */
+static const char *const v1_names[] = {"world", "shard", "replica", "tp"};
+
 void cs_schedule_write(const cs_workload *w, cs_buf *b)
 {
     cs_buf_printf(b, "{\n  \"format\": \"collsim-schedule\",\n  \"version\": 1,\n");
     cs_buf_printf(b, "  \"groups\": {\"world\": %d, \"shard\": %d, \"replica\": %d},\n",
-                  cs_workload_group_ranks(w, CS_GROUP_WORLD), cs_workload_group_ranks(w, CS_GROUP_SHARD),
-                  cs_workload_group_ranks(w, CS_GROUP_REPLICA));
+                  cs_workload_group_ranks(w, CS_GROUP_WORLD),
+                  cs_workload_group_ranks(w, CS_GROUP_DP_SHARD),
+                  cs_workload_group_ranks(w, CS_GROUP_DP_REPLICATE));
     cs_buf_printf(b, "  \"peak_flops\": %.6e,\n  \"compute_efficiency\": %.6g,\n",
                   cs_workload_peak_flops(w), cs_workload_compute_efficiency(w));
     cs_buf_printf(b, "  \"tasks\": [");
@@ -31,7 +35,7 @@ void cs_schedule_write(const cs_workload *w, cs_buf *b)
             cs_buf_printf(b, "\"op\": \"%s\", \"size_bytes\": %.0f, \"dtype\": \"%s\", \"group\": \"%s\", "
                           "\"algo\": \"%s\", \"proto\": \"%s\", \"wire_bytes\": %.0f, ",
                           cs_op_name(t->op), t->size_bytes, cs_dtype_name(t->dtype),
-                          cs_group_name(t->group), cs_algo_name(t->algo), cs_proto_name(t->proto),
+                          v1_names[t->group], cs_algo_name(t->algo), cs_proto_name(t->proto),
                           t->wire_bytes);
         else
             cs_buf_printf(b, "\"flops\": %.6e, \"mem_bytes\": %.0f, ", t->flops, t->mem_bytes);
