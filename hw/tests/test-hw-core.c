@@ -284,6 +284,7 @@ START_TEST(schedule_from_simulator)
     }
     /* the mesh travels: every group's colours are the simulator's */
     const cs_layout *l = cs_workload_layout(w);
+    ck_assert_int_eq(s.version, 2);
     ck_assert_int_eq(s.mesh.ranks, 16);
     for (int g = 0; g < CS_GROUP_COUNT; g++) {
         ck_assert_int_eq(s.group_ranks[g], cs_workload_group_ranks(w, (cs_group)g));

@@ -1,24 +1,43 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * schedule.c - the iteration graph as JSON ("format": "collsim-schedule",
- * "version": 1): the process groups' sizes, the compute rates, and every
- * task with its stream, kind, dependencies, memory deltas and predicted
- * duration; collectives with op, size, dtype, group, algorithm, protocol
- * and wire bytes. collsim-hw reads it back (hw/schedule.h documents the
- * fields it uses). Deterministic: the same graph gives the same bytes.
+ * "version": 2): the layout's device mesh (its dimensions, innermost
+ * first, with their sizes), its process groups by name (each one's ranks
+ * and the dimensions it spans), the compute rates, and every task with
+ * its stream, kind, dependencies, memory deltas and predicted duration;
+ * collectives with op, size, dtype, group (by name), algorithm, protocol
+ * and wire bytes. collsim-hw reads it back, and colours its communicators
+ * from the mesh (hw/schedule.h documents the fields it uses; it still
+ * reads version 1, whose "groups" were {world, shard, replica} rank
+ * counts). Deterministic: the same graph gives the same bytes.
  */
 #include "out/schedule.h"
 
-/* Version 1's names of the layout's groups (cs_group order). */
-static const char *const v1_names[] = {"world", "shard", "replica", "tp"};
+/* The names of the dimensions in dims, as a JSON array. */
+static void dim_names(const cs_mesh *m, cs_mesh_dims dims, cs_buf *b)
+{
+    cs_buf_printf(b, "[");
+    for (int i = 0, k = 0; i < m->ndims; i++)
+        if (dims & CS_MESH_BIT(i)) cs_buf_printf(b, "%s\"%s\"", k++ ? ", " : "", m->dim[i].name);
+    cs_buf_printf(b, "]");
+}
 
 void cs_schedule_write(const cs_workload *w, cs_buf *b)
 {
-    cs_buf_printf(b, "{\n  \"format\": \"collsim-schedule\",\n  \"version\": 1,\n");
-    cs_buf_printf(b, "  \"groups\": {\"world\": %d, \"shard\": %d, \"replica\": %d},\n",
-                  cs_workload_group_ranks(w, CS_GROUP_WORLD),
-                  cs_workload_group_ranks(w, CS_GROUP_DP_SHARD),
-                  cs_workload_group_ranks(w, CS_GROUP_DP_REPLICATE));
+    const cs_layout *l = cs_workload_layout(w);
+    cs_buf_printf(b, "{\n  \"format\": \"collsim-schedule\",\n  \"version\": 2,\n");
+    cs_buf_printf(b, "  \"mesh\": [");
+    for (int i = 0; i < l->mesh.ndims; i++)
+        cs_buf_printf(b, "%s{\"name\": \"%s\", \"size\": %d}", i ? ", " : "", l->mesh.dim[i].name,
+                      l->mesh.dim[i].size);
+    cs_buf_printf(b, "],\n  \"groups\": {");
+    for (int g = 0; g < CS_GROUP_COUNT; g++) {
+        cs_buf_printf(b, "%s\n    \"%s\": {\"ranks\": %d, \"dims\": ", g ? "," : "",
+                      cs_group_name((cs_group)g), l->group[g].size);
+        dim_names(&l->mesh, l->group[g].dims, b);
+        cs_buf_printf(b, "}");
+    }
+    cs_buf_printf(b, "\n  },\n");
     cs_buf_printf(b, "  \"peak_flops\": %.6e,\n  \"compute_efficiency\": %.6g,\n",
                   cs_workload_peak_flops(w), cs_workload_compute_efficiency(w));
     cs_buf_printf(b, "  \"tasks\": [");
@@ -35,7 +54,7 @@ void cs_schedule_write(const cs_workload *w, cs_buf *b)
             cs_buf_printf(b, "\"op\": \"%s\", \"size_bytes\": %.0f, \"dtype\": \"%s\", \"group\": \"%s\", "
                           "\"algo\": \"%s\", \"proto\": \"%s\", \"wire_bytes\": %.0f, ",
                           cs_op_name(t->op), t->size_bytes, cs_dtype_name(t->dtype),
-                          v1_names[t->group], cs_algo_name(t->algo), cs_proto_name(t->proto),
+                          cs_group_name(t->group), cs_algo_name(t->algo), cs_proto_name(t->proto),
                           t->wire_bytes);
         else
             cs_buf_printf(b, "\"flops\": %.6e, \"mem_bytes\": %.0f, ", t->flops, t->mem_bytes);
