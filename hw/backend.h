@@ -23,6 +23,8 @@
 
 #include "coll/collective.h"
 #include "base/dtype.h"
+#include "coll/mesh.h"
+#include "train/layout.h"
 
 /* Exit codes of collsim-hw: one table, printed by every --help
  * (cs_hw_exit_help, hw_util.c) and copied in hw/README.md. 0-2 mean what
@@ -92,7 +94,7 @@ typedef struct cs_hw_rtask {
     cs_op op;            /* collective */
     cs_dtype dtype;
     size_t count;        /* per-rank count, nccl-tests convention */
-    int group;           /* cs_group: world, shard, replica */
+    int group;           /* cs_group: an index into the plan's groups */
     int ndeps;
     int deps[4];         /* indices of earlier tasks */
     char on_start[4];    /* 1: wait for that task's start, 0: its end */
@@ -101,7 +103,8 @@ typedef struct cs_hw_rtask {
 typedef struct cs_hw_rplan {
     size_t n;
     const cs_hw_rtask *tasks;
-    int shard_ranks;     /* ranks per shard group (world = shard x replica) */
+    cs_mesh mesh;                             /* the run's ranks as a device mesh */
+    cs_mesh_dims group_dims[CS_GROUP_COUNT];  /* the dimensions each group spans */
 } cs_hw_rplan;
 
 /* Per-iteration result: start/end of every task on every rank, seconds

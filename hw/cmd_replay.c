@@ -15,10 +15,12 @@
  *   collective   the op on the task's group, per-rank count from size_bytes
  *                (nccl-tests convention for the schedule's group size),
  *                x --bytes-scale
- * Groups: when the run has as many ranks as the schedule's world, shard
- * groups are consecutive blocks of `shard` ranks and replica groups take
- * every shard-th rank (PyTorch HYBRID_SHARD's layout); otherwise every
- * collective runs on all ranks of the run (with a note).
+ * Groups: when the run has as many ranks as the schedule's world, each
+ * group's communicators are split from the schedule's device mesh by the
+ * simulator's mesh code (coll/mesh.h: a dp_shard group is consecutive
+ * ranks, a dp_replicate group every dp_shard-th rank, PyTorch
+ * HYBRID_SHARD's layout); otherwise every collective runs on all ranks of
+ * the run (with a note).
  * The schedule's per-task algorithm and protocol cannot be forced per call
  * (NCCL_ALGO / Open MPI's rules are per communicator): --algo/--proto force
  * one choice for all, else the library chooses; the schedule's choice is
@@ -51,6 +53,7 @@
 
 #include "hwcli.h"
 #include "out/report.h"
+#include "rplan.h"
 #include "schedule.h"
 #include "session.h"
 #include "watchdog.h"
@@ -274,9 +277,7 @@ static void map_task(const cs_hw_backend *b, const cs_hw_schedule *sc, const cs_
         r->dtype = t->dtype;
         r->count = cnt < 1 ? 1 : (size_t)cnt;
         r->group = matches ? (int)t->group : CS_GROUP_WORLD;
-        int gsize = r->group == CS_GROUP_WORLD ? nr
-                  : r->group == CS_GROUP_SHARD ? sc->group_ranks[CS_GROUP_SHARD]
-                                               : sc->group_ranks[CS_GROUP_REPLICA];
+        int gsize = matches ? sc->group_ranks[t->group] : nr;
         *size = (double)r->count * ts * (per_rank ? gsize : 1);
         *scale = a->bscale;
     } else if (t->kind == CS_TASK_COMPUTE && t->flops > 0) {
@@ -308,7 +309,8 @@ static void build_plan(const cs_hw_session *s, const cs_hw_schedule *sc, const r
     for (size_t i = 0; i < sc->n; i++)
         map_task(s->b, sc, &sc->tasks[i], nr, matches, a, &p->rt[i], &p->sizes[i],
                  &p->scale[i]);
-    p->plan = (cs_hw_rplan){sc->n, p->rt, matches ? sc->group_ranks[CS_GROUP_SHARD] : nr};
+    p->plan = (cs_hw_rplan){.n = sc->n, .tasks = p->rt};
+    cs_hw_rplan_set_groups(&p->plan, sc, nr, matches);
 }
 
 /* Every measured iteration's timeline (ranks x tasks), kept on process 0

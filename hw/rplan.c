@@ -11,15 +11,26 @@
 
 int cs_hw_rplan_group_size(const cs_hw_rplan *p, int nranks, int g)
 {
-    return g == CS_GROUP_WORLD ? nranks
-         : g == CS_GROUP_SHARD ? p->shard_ranks
-                               : nranks / p->shard_ranks;
+    CS_ASSERT(nranks == p->mesh.ranks && g >= 0 && g < CS_GROUP_COUNT);
+    return cs_mesh_group_size(&p->mesh, p->group_dims[g]);
 }
 
 int cs_hw_rplan_group_color(const cs_hw_rplan *p, int g, int rank)
 {
-    return g == CS_GROUP_WORLD ? 0 : g == CS_GROUP_SHARD ? rank / p->shard_ranks
-                                                         : rank % p->shard_ranks;
+    CS_ASSERT(g >= 0 && g < CS_GROUP_COUNT);
+    return cs_mesh_group_colour(&p->mesh, p->group_dims[g], rank);
+}
+
+void cs_hw_rplan_set_groups(cs_hw_rplan *p, const cs_hw_schedule *sc, int nranks, int match)
+{
+    if (match) {
+        p->mesh = sc->mesh;
+        memcpy(p->group_dims, sc->group_dims, sizeof p->group_dims);
+        return;
+    }
+    cs_mesh_init(&p->mesh);
+    cs_mesh_add(&p->mesh, "world", nranks);
+    for (int g = 0; g < CS_GROUP_COUNT; g++) p->group_dims[g] = cs_mesh_all(&p->mesh);
 }
 
 static void grow(size_t *have, size_t need)

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rplan.h - what a replay plan (backend.h cs_hw_rplan) asks of a backend,
- * worked out once for both: the communicator groups (HYBRID_SHARD's
- * layout: shard groups are consecutive blocks of shard_ranks ranks,
- * replica groups take every shard_ranks-th rank), the (group, stream)
- * pairs that need a communicator, and the largest buffers each stream,
- * GEMM and copy needs. Pure C: no MPI, no CUDA.
+ * worked out once for both: the communicator groups (their sizes and
+ * each rank's colour, from the plan's device mesh by the simulator's own
+ * code, coll/mesh.h), the (group, stream) pairs that need a communicator,
+ * and the largest buffers each stream, GEMM and copy needs. Pure C: no
+ * MPI, no CUDA.
  */
 #ifndef CS_HW_RPLAN_H
 #define CS_HW_RPLAN_H
@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "backend.h"
+#include "schedule.h"
 #include "train/workload.h"
 
 typedef struct cs_hw_rneeds {
@@ -23,10 +24,13 @@ typedef struct cs_hw_rneeds {
     size_t copy_bytes;                          /* largest copy chunk (>= 1) */
 } cs_hw_rneeds;
 
-/* Ranks in group g (cs_group) of plan p run on nranks ranks. */
+/* Ranks in group g (cs_group) of plan p run on nranks ranks (the mesh's). */
 int cs_hw_rplan_group_size(const cs_hw_rplan *p, int nranks, int g);
 /* The group of g that rank belongs to (the color of a communicator split). */
 int cs_hw_rplan_group_color(const cs_hw_rplan *p, int g, int rank);
+/* p's mesh and groups: the schedule's when the run has its ranks (match),
+ * else one dimension of nranks that every group spans. */
+void cs_hw_rplan_set_groups(cs_hw_rplan *p, const cs_hw_schedule *sc, int nranks, int match);
 /* The needs of p on nranks ranks: each compute task's GEMM of its m x n x
  * k, copies done in chunks of at most copy_chunk bytes. */
 void cs_hw_rplan_needs(const cs_hw_rplan *p, int nranks, size_t copy_chunk, cs_hw_rneeds *out);

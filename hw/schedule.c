@@ -17,7 +17,8 @@
 
 static const char *const kind_names[] = {"compute", "memory", "collective"};
 static const char *const stream_names[] = {"compute", "comm", "comm_reduce"};
-static const char *const group_names[] = {"world", "shard", "replica"};
+/* Version 1's group names, in cs_group order (world, dp_shard, dp_replicate). */
+static const char *const v1_group_names[] = {"world", "shard", "replica"};
 
 static int at(cs_diag *d, const char *file, const cs_json *v, const char *fmt, const char *a,
               const char *b)
@@ -78,6 +79,24 @@ static int enum_member(const cs_json *o, const char *key, const char *const *nam
     return 0;
 }
 
+/* A collective's group: by version 1's names, or by the layout's. */
+static int task_group(const cs_json *o, const cs_hw_schedule *s, cs_hw_stask *t, const char *file,
+                      cs_diag *d)
+{
+    int g = 0, rc = 0;
+    if (s->version == 1) {
+        rc = enum_member(o, "group", v1_group_names, 3, "world, shard, replica", &g, file, d);
+        t->group = (cs_group)g;
+        return rc;
+    }
+    const cs_json *v = member(o, "group", CS_JSON_STRING, 0, file, d, &rc);
+    if (rc) return rc;
+    if (cs_group_parse(v->string, &t->group) || !s->has_group[t->group])
+        return at(d, file, v, "'group' must name one of the schedule's groups, got \"%s\"%s",
+                  v->string, "");
+    return 0;
+}
+
 static int parse_task(const cs_json *o, cs_hw_schedule *s, size_t idx, const char *file,
                       cs_diag *d)
 {
@@ -110,10 +129,7 @@ static int parse_task(const cs_json *o, cs_hw_schedule *s, size_t idx, const cha
         if (rc) return rc;
         if (cs_dtype_parse(v->string, &t->dtype) || t->dtype == CS_DTYPE_TF32)
             return at(d, file, v, "'%s' must be one of %s", "dtype", "fp32, bf16, fp16, fp8, fp64");
-        int g;
-        if ((rc = enum_member(o, "group", group_names, 3, "world, shard, replica", &g, file, d)))
-            return rc;
-        t->group = (cs_group)g;
+        if ((rc = task_group(o, s, t, file, d))) return rc;
         if ((rc = number(o, "size_bytes", 0, 0, &t->size_bytes, file, d))) return rc;
         v = member(o, "algo", CS_JSON_STRING, 1, file, d, &rc);
         if (rc) return rc;
@@ -159,6 +175,95 @@ static int parse_task(const cs_json *o, cs_hw_schedule *s, size_t idx, const cha
     return 0;
 }
 
+/* An integer member >= 1 (a rank count, a size). */
+static int count(const cs_json *o, const char *key, int *out, const char *file, cs_diag *d)
+{
+    double r = 0;
+    int rc = number(o, key, 0, 1, &r, file, d);
+    if (rc) return rc;
+    if (r != floor(r) || r > 1e8)
+        return at(d, file, cs_json_get(o, key), "'%s' must be an integer >= 1%s", key, "");
+    *out = (int)r;
+    return 0;
+}
+
+/* Version 1: "groups" {world, shard, replica} rank counts, read as the
+ * mesh tp 1 x dp_shard shard x dp_replicate replica (the layout's). */
+static int read_v1_groups(const cs_json *root, cs_hw_schedule *s, const char *file, cs_diag *d)
+{
+    int rc = 0, n[3];
+    const cs_json *groups = member(root, "groups", CS_JSON_OBJECT, 0, file, d, &rc);
+    if (rc) return rc;
+    for (int g = 0; g < 3; g++)
+        if ((rc = count(groups, v1_group_names[g], &n[g], file, d))) return rc;
+    if ((long long)n[1] * n[2] != n[0])
+        return at(d, file, groups, "groups: world must equal shard x replica%s%s", "", "");
+    cs_mesh_init(&s->mesh);
+    cs_mesh_add(&s->mesh, "tp", 1);
+    cs_mesh_add(&s->mesh, "dp_shard", n[1]);
+    cs_mesh_add(&s->mesh, "dp_replicate", n[2]);
+    for (int g = 0; g < CS_GROUP_COUNT; g++) {
+        s->group_dims[g] = cs_layout_group_dims(&s->mesh, (cs_group)g);
+        s->has_group[g] = 1;
+    }
+    return 0;
+}
+
+/* Version 2: "mesh" [{name, size}] innermost first, and "groups" {NAME:
+ * {ranks, dims: [dimension names]}} with the layout's group names. */
+static int read_mesh(const cs_json *root, cs_hw_schedule *s, const char *file, cs_diag *d)
+{
+    int rc = 0;
+    const cs_json *mesh = member(root, "mesh", CS_JSON_ARRAY, 0, file, d, &rc);
+    if (rc) return rc;
+    if (mesh->n > CS_MESH_MAX_DIMS)
+        return at(d, file, mesh, "'mesh' has more dimensions than this reader knows%s%s", "", "");
+    cs_mesh_init(&s->mesh);
+    for (size_t i = 0; i < mesh->n; i++) {
+        const cs_json *dim = mesh->items[i];
+        if (dim->type != CS_JSON_OBJECT)
+            return at(d, file, dim, "a mesh dimension must be an object {name, size}%s%s", "", "");
+        const cs_json *nm = member(dim, "name", CS_JSON_STRING, 0, file, d, &rc);
+        int size = 0;
+        if (rc || (rc = count(dim, "size", &size, file, d))) return rc;
+        if (strlen(nm->string) >= CS_MESH_NAME_MAX || cs_mesh_find(&s->mesh, nm->string) >= 0)
+            return at(d, file, nm, "mesh dimension '%s' is too long or repeated%s", nm->string, "");
+        if ((long long)s->mesh.ranks * size > 100000000)
+            return at(d, file, dim, "the mesh has too many ranks%s%s", "", "");
+        cs_mesh_add(&s->mesh, nm->string, size);
+    }
+    const cs_json *groups = member(root, "groups", CS_JSON_OBJECT, 0, file, d, &rc);
+    if (rc) return rc;
+    for (size_t k = 0; k < groups->n; k++) {
+        const cs_json *gr = groups->items[k];
+        cs_group g;
+        if (cs_group_parse(groups->keys[k], &g))
+            return at(d, file, gr, "unknown group '%s'%s", groups->keys[k], "");
+        if (gr->type != CS_JSON_OBJECT)
+            return at(d, file, gr, "group '%s' must be an object {ranks, dims}%s", groups->keys[k], "");
+        const cs_json *dims = member(gr, "dims", CS_JSON_ARRAY, 0, file, d, &rc);
+        int ranks = 0;
+        if (rc || (rc = count(gr, "ranks", &ranks, file, d))) return rc;
+        cs_mesh_dims set = 0;
+        for (size_t i = 0; i < dims->n; i++) {
+            int j = dims->items[i]->type == CS_JSON_STRING
+                        ? cs_mesh_find(&s->mesh, dims->items[i]->string) : -1;
+            if (j < 0)
+                return at(d, file, dims->items[i], "group '%s' names a dimension not in the mesh%s",
+                          groups->keys[k], "");
+            set |= CS_MESH_BIT(j);
+        }
+        if (cs_mesh_group_size(&s->mesh, set) != ranks)
+            return at(d, file, gr, "group '%s': ranks is not the product of its dimensions' sizes%s",
+                      groups->keys[k], "");
+        s->group_dims[g] = set;
+        s->has_group[g] = 1;
+    }
+    if (!s->has_group[CS_GROUP_WORLD] || s->group_dims[CS_GROUP_WORLD] != cs_mesh_all(&s->mesh))
+        return at(d, file, groups, "groups: 'world' must span every mesh dimension%s%s", "", "");
+    return 0;
+}
+
 int cs_hw_schedule_parse(const char *text, size_t len, const char *file, cs_hw_schedule *s,
                          cs_diag *d)
 {
@@ -178,28 +283,16 @@ int cs_hw_schedule_parse(const char *text, size_t len, const char *file, cs_hw_s
     }
     double version = 0;
     if ((rc = number(root, "version", 0, 0, &version, file, d))) goto out;
-    if (version != 1) {
+    if (version != 1 && version != 2) {
         rc = at(d, file, cs_json_get(root, "version"), "unsupported schedule version (this reader "
-                "knows version 1)%s%s", "", "");
+                "knows versions 1 and 2)%s%s", "", "");
         goto out;
     }
-    const cs_json *groups = member(root, "groups", CS_JSON_OBJECT, 0, file, d, &rc);
-    if (rc) goto out;
-    for (int g = 0; g < CS_GROUP_COUNT; g++) {
-        double r = 0;
-        if ((rc = number(groups, group_names[g], 0, 1, &r, file, d))) goto out;
-        if (r != floor(r) || r > 1e8) {
-            rc = at(d, file, cs_json_get(groups, group_names[g]), "'%s' must be an integer >= 1%s",
-                    group_names[g], "");
-            goto out;
-        }
-        s->group_ranks[g] = (int)r;
-    }
-    if ((long long)s->group_ranks[CS_GROUP_SHARD] * s->group_ranks[CS_GROUP_REPLICA] !=
-        s->group_ranks[CS_GROUP_WORLD]) {
-        rc = at(d, file, groups, "groups: world must equal shard x replica%s%s", "", "");
+    s->version = (int)version;
+    if ((rc = version == 1 ? read_v1_groups(root, s, file, d) : read_mesh(root, s, file, d)))
         goto out;
-    }
+    for (int g = 0; g < CS_GROUP_COUNT; g++)
+        s->group_ranks[g] = cs_mesh_group_size(&s->mesh, s->group_dims[g]);
     const cs_json *tasks = member(root, "tasks", CS_JSON_ARRAY, 0, file, d, &rc);
     if (rc) goto out;
     s->tasks = cs_xcalloc(tasks->n ? tasks->n : 1, sizeof *s->tasks);

@@ -6,11 +6,16 @@
  * reports: the no-contention timeline the schedule predicts and the
  * exposed communication of a timeline.
  *
- * Format ("format": "collsim-schedule", "version": 1): "groups" {world,
- * shard, replica} rank counts, and "tasks": [{id, kind compute|memory|
- * collective, stream compute|comm|comm_reduce, name, flops, mem_bytes (not
- * collectives), op, size_bytes, dtype, group world|shard|replica, algo,
- * proto (collectives), predicted_s, deps: [{task: ID, when: start|end}]}].
+ * Format ("format": "collsim-schedule", "version": 2, sim/out/schedule.c):
+ * "mesh" [{name, size}] (the device mesh, innermost first: coll/mesh.h),
+ * "groups" {NAME: {ranks, dims: [dimension names]}} with the layout's
+ * group names (train/layout.h: world, dp_shard, dp_replicate, tp), and
+ * "tasks": [{id, kind compute|memory|collective, stream compute|comm|
+ * comm_reduce, name, flops, mem_bytes (not collectives), op, size_bytes,
+ * dtype, group (a NAME of "groups"), algo, proto (collectives),
+ * predicted_s, deps: [{task: ID, when: start|end}]}]. Version 1 is read
+ * too: "groups" {world, shard, replica} rank counts, task groups by those
+ * names; its mesh is tp 1 x dp_shard shard x dp_replicate replica.
  * Members this reader does not use (micro, layer, wire_bytes,
  * mem_at_start, ...) are ignored, so newer writers stay readable. Checked:
  * ids unique, dependencies name earlier tasks, values in range; errors
@@ -24,6 +29,7 @@
 #include "coll/collective.h"
 #include "base/dtype.h"
 #include "base/error.h"
+#include "coll/mesh.h"
 #include "train/workload.h"
 
 typedef struct cs_hw_stask {
@@ -47,7 +53,11 @@ typedef struct cs_hw_stask {
 typedef struct cs_hw_schedule {
     size_t n;
     cs_hw_stask *tasks;
-    int group_ranks[CS_GROUP_COUNT];
+    int version;                              /* 1 or 2 */
+    cs_mesh mesh;                             /* the ranks the schedule was made for */
+    cs_mesh_dims group_dims[CS_GROUP_COUNT];  /* the dimensions each group spans */
+    int has_group[CS_GROUP_COUNT];            /* 1: the schedule names it */
+    int group_ranks[CS_GROUP_COUNT];          /* ranks per group (from the mesh) */
 } cs_hw_schedule;
 
 /* Reads and checks a schedule file. 0, CS_ENOENT / CS_EIO (file), or

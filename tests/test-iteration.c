@@ -90,7 +90,7 @@ START_TEST(comm_exposed_when_compute_waits)
 {
     cs_workload *w = cs_workload_new(1e15);
     COMPUTE(w, 0.2, NULL);
-    int g = add(w, CS_STREAM_COMM, 0.5, CS_OP_ALL_GATHER, CS_GROUP_SHARD, NULL);
+    int g = add(w, CS_STREAM_COMM, 0.5, CS_OP_ALL_GATHER, CS_GROUP_DP_SHARD, NULL);
     int b = COMPUTE(w, 0.3, DEPS(g));
     cs_training t = settings(0);
     cs_iteration it;
@@ -115,7 +115,7 @@ START_TEST(exposed_time_by_stream_kind)
     cs_training t = settings(0);
     cs_iteration it;
     cs_workload *w = cs_workload_new(1e15);
-    add(w, CS_STREAM_COMM, 0.2, CS_OP_ALL_GATHER, CS_GROUP_SHARD, NULL);
+    add(w, CS_STREAM_COMM, 0.2, CS_OP_ALL_GATHER, CS_GROUP_DP_SHARD, NULL);
     add(w, CS_STREAM_COMM_REDUCE, 0.4, CS_OP_REDUCE_SCATTER, CS_GROUP_WORLD, NULL);
     run(w, &t, &it);
     ck_assert_double_eq_tol(it.iteration_time_s, 0.4, TOL);
@@ -166,7 +166,7 @@ START_TEST(serial_groups)
     cs_workload_set_serial_groups(w, 1);
     int a = add(w, CS_STREAM_COMM, 0.2, CS_OP_ALL_GATHER, CS_GROUP_WORLD, NULL);
     int r = add(w, CS_STREAM_COMM_REDUCE, 0.4, CS_OP_REDUCE_SCATTER, CS_GROUP_WORLD, NULL);
-    int o = add(w, CS_STREAM_COMM_REDUCE, 0.1, CS_OP_ALL_REDUCE, CS_GROUP_REPLICA, NULL);
+    int o = add(w, CS_STREAM_COMM_REDUCE, 0.1, CS_OP_ALL_REDUCE, CS_GROUP_DP_REPLICATE, NULL);
     run(w, &t, &it);
     ck_assert_double_eq_tol(it.end_s[a], 0.2, TOL);
     ck_assert_double_eq_tol(it.start_s[r], 0.2, TOL); /* after the gather, at full rate */
@@ -178,8 +178,8 @@ START_TEST(serial_groups)
     w = cs_workload_new(1e15);
     cs_workload_set_serial_groups(w, 1);
     int c = COMPUTE(w, 0.5, NULL);
-    int g = add(w, CS_STREAM_COMM, 0.2, CS_OP_ALL_GATHER, CS_GROUP_SHARD, DEPS(c));
-    int s = add(w, CS_STREAM_COMM_REDUCE, 0.2, CS_OP_REDUCE_SCATTER, CS_GROUP_SHARD, NULL);
+    int g = add(w, CS_STREAM_COMM, 0.2, CS_OP_ALL_GATHER, CS_GROUP_DP_SHARD, DEPS(c));
+    int s = add(w, CS_STREAM_COMM_REDUCE, 0.2, CS_OP_REDUCE_SCATTER, CS_GROUP_DP_SHARD, NULL);
     run(w, &t, &it);
     ck_assert_double_eq_tol(it.start_s[g], 0.5, TOL);
     ck_assert_double_eq_tol(it.start_s[s], 0.7, TOL);
@@ -208,7 +208,7 @@ START_TEST(collectives_take_sms)
     w = cs_workload_new(1e15);
     cs_workload_set_comm_sm_share(w, 0.4);
     c = COMPUTE(w, 1.0, NULL);
-    add(w, CS_STREAM_COMM, 0.5, CS_OP_ALL_GATHER, CS_GROUP_SHARD, NULL);
+    add(w, CS_STREAM_COMM, 0.5, CS_OP_ALL_GATHER, CS_GROUP_DP_SHARD, NULL);
     add(w, CS_STREAM_COMM_REDUCE, 0.5, CS_OP_REDUCE_SCATTER, CS_GROUP_WORLD, NULL);
     run(w, &t, &it);
     ck_assert_double_eq_tol(it.end_s[c], 1.25, TOL); /* 0.5 s at half speed */
@@ -307,7 +307,7 @@ static cs_workload *ddp_like(void)
         int c = COMPUTE(w, 0.05 + 0.01 * (l % 5), NULL);
         last_ar = add(w, CS_STREAM_COMM, 0.07, CS_OP_ALL_REDUCE, CS_GROUP_WORLD, DEPS(c));
         if (l % 3 == 0)
-            last_rs = add(w, CS_STREAM_COMM_REDUCE, 0.02, CS_OP_REDUCE_SCATTER, CS_GROUP_SHARD,
+            last_rs = add(w, CS_STREAM_COMM_REDUCE, 0.02, CS_OP_REDUCE_SCATTER, CS_GROUP_DP_SHARD,
                           DEPS(c));
     }
     COMPUTE(w, 0.1, DEPS(last_ar, last_rs));

@@ -17,9 +17,18 @@
 
 #include "config/config.h"
 #include "test-memory.h"
+#include "train/layout.h"
+#include "train/strategy.h"
 
 
 /* ---- degrees and ordering ---- */
+
+/* The layout of t and m on topo, into l (a failure fails the test). */
+static void layout_of(const cs_model *m, const cs_training *t, const cs_topology *topo, cs_layout *l)
+{
+    cs_diag d;
+    ck_assert_msg(cs_layout_build(m, t, topo, l, &d) == 0, "%s", d.message);
+}
 
 START_TEST(shard_degrees_every_strategy)
 {
@@ -39,31 +48,31 @@ START_TEST(shard_degrees_every_strategy)
         {CS_STRAT_FSDP_HYBRID_SHARD, 4, 4, 4, 4},
         {CS_STRAT_FSDP_HYBRID_SHARD, 64, 16, 16, 16}, /* capped at N */
     };
+    cs_model m = cs_test_model("gpt3-1.3b");
+    cs_layout *l = malloc(sizeof *l);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cs_training t = training(cases[i].s);
         t.shard_group = cases[i].shard_group;
-        int p, g, o;
-        cs_strategy_degrees(&t, &t16, &p, &g, &o);
+        layout_of(&m, &t, &t16, l);
+        int p = l->params_degree, g = l->grads_degree, o = l->optimizer_degree;
         ck_assert_msg(p == cases[i].p && g == cases[i].g && o == cases[i].o,
                       "case %zu (%s): got %d,%d,%d", i, cs_strategy_name(cases[i].s), p, g, o);
     }
     /* "One node" is the ranks on a node: 16 ranks on 4 nodes -> 4. */
     cs_topology t16x4 = cs_test_topology(&c, 16, 4);
     cs_training t = training(CS_STRAT_FSDP_HYBRID_SHARD);
-    cs_strategy_groups groups;
-    ck_assert_int_eq(cs_strategy_groups_of(&t, &t16x4, &groups, NULL), 0);
-    ck_assert_int_eq(groups.shard, 4);
-    ck_assert_int_eq(groups.replica, 4);
+    layout_of(&m, &t, &t16x4, l);
+    ck_assert_int_eq(l->group[CS_GROUP_DP_SHARD].size, 4);
+    ck_assert_int_eq(l->group[CS_GROUP_DP_REPLICATE].size, 4);
     /* One rank: nothing to shard. */
     cs_topology t1 = cs_test_topology(&c, 1, 0);
-    int p, g, o;
-    cs_strategy_degrees(&t, &t1, &p, &g, &o);
-    ck_assert_int_eq(p * g * o, 1);
+    layout_of(&m, &t, &t1, l);
+    ck_assert_int_eq(l->params_degree * l->grads_degree * l->optimizer_degree, 1);
+    free(l);
     /* A hybrid group that does not divide the ranks is an error. */
     t.shard_group = 3;
     cs_memory mem;
     cs_diag d;
-    cs_model m = cs_test_model("gpt3-1.3b");
     ck_assert_int_eq(cs_memory_estimate(&m, &t, &t16, 0, &mem, &d), CS_EINVAL);
     CS_ASSERT_CONTAINS(d.message, "divide");
 }
@@ -86,19 +95,18 @@ START_TEST(every_row_terms_sum_and_groups_divide)
                                 ? layouts[li][2]
                                 : 0;
             const char *name = cs_strategy_name((cs_strategy)s);
-            cs_strategy_groups g;
-            cs_diag d;
-            ck_assert_msg(cs_strategy_groups_of(&t, &topo, &g, &d) == 0, "%s: %s", name,
-                          d.message);
-            ck_assert_int_eq(g.world, topo.ranks);
-            ck_assert_int_eq(g.shard * g.replica, g.world);
+            cs_layout *l = malloc(sizeof *l);
+            layout_of(&m, &t, &topo, l);
+            int world = l->group[CS_GROUP_WORLD].size, shard = l->group[CS_GROUP_DP_SHARD].size,
+                replica = l->group[CS_GROUP_DP_REPLICATE].size;
+            ck_assert_int_eq(world, topo.ranks);
+            ck_assert_int_eq(shard * replica, world);
             const cs_strategy_row *r = cs_strategy_row_of((cs_strategy)s);
-            if (!r->hybrid) ck_assert_int_eq(g.shard, g.world);
-            int dp, dg, dopt;
-            cs_strategy_degrees(&t, &topo, &dp, &dg, &dopt);
-            ck_assert_int_eq(dp, r->shards_params ? g.shard : 1);
-            ck_assert_int_eq(dg, r->shards_grads ? g.shard : 1);
-            ck_assert_int_eq(dopt, r->shards_optimizer ? g.shard : 1);
+            if (!r->hybrid) ck_assert_int_eq(shard, world);
+            int dp = l->params_degree, dg = l->grads_degree, dopt = l->optimizer_degree;
+            ck_assert_int_eq(dp, r->shards_params ? shard : 1);
+            ck_assert_int_eq(dg, r->shards_grads ? shard : 1);
+            ck_assert_int_eq(dopt, r->shards_optimizer ? shard : 1);
 
             cs_memory mem = estimate(&m, &t, &topo, 0);
             /* amp (ddp, zero1): fp32 params and grads, Adam's fp32 m, v;
@@ -117,12 +125,13 @@ START_TEST(every_row_terms_sum_and_groups_divide)
             /* the fault: a line left out does not pass for the peak */
             ck_assert(fabs(sum - mem.fragmentation_bytes - mem.peak_bytes) > 1.0);
             cs_strategy_mem own = {0};
-            if (r->memory_terms) r->memory_terms(&m, &t, &g, &own);
+            if (r->memory_terms) r->memory_terms(&m, &t, l, &own);
             ck_assert_double_eq(mem.unsharded_bytes, own.unsharded_bytes);
             ck_assert_double_eq(mem.buckets_bytes, own.buckets_bytes);
             /* one communicator per group of more than one rank */
             double comm = 2.0 * c.coll.channels * (4 + 0.5 + 4.6875) * MiB;
-            ck_assert_double_eq_tol(mem.nccl_bytes, comm * ((g.shard > 1) + (g.replica > 1)), 1.0);
+            ck_assert_double_eq_tol(mem.nccl_bytes, comm * ((shard > 1) + (replica > 1)), 1.0);
+            free(l);
         }
 }
 END_TEST
@@ -136,10 +145,9 @@ START_TEST(hybrid_groups_one_check_one_message)
     cs_model m = cs_test_model("gpt3-1.3b");
     cs_training t = training(CS_STRAT_FSDP_HYBRID_SHARD);
     t.shard_group = 3;
-    cs_strategy_groups g;
+    cs_mesh g;
     cs_diag dg, dm;
-    ck_assert_int_eq(cs_strategy_groups_of(&t, &t16, &g, &dg), CS_EINVAL);
-    ck_assert_int_eq(g.shard, 3);
+    ck_assert_int_eq(cs_layout_mesh(&t, &t16, &g, &dg), CS_EINVAL);
     ck_assert_str_eq(dg.message, "fsdp_hybrid_shard needs the shard group (3 ranks) to divide "
                                  "the 16 ranks into whole replicas");
     cs_memory mem;
@@ -150,7 +158,7 @@ START_TEST(hybrid_groups_one_check_one_message)
         if (cs_strategy_row_of((cs_strategy)s)->hybrid) continue;
         cs_training u = training((cs_strategy)s);
         u.shard_group = 3;
-        ck_assert_int_eq(cs_strategy_groups_of(&u, &t16, &g, NULL), 0);
+        ck_assert_int_eq(cs_layout_mesh(&u, &t16, &g, NULL), 0);
     }
 }
 END_TEST

@@ -35,19 +35,31 @@ static cs_training engine(cs_engine_kind e)
     return t;
 }
 
+/* The classes of t on topo's layout (a gpt2-124m run). */
+static int classes(const cs_training *t, const cs_topology *topo, cs_rank_class *rc)
+{
+    cs_model m = cs_test_model("gpt2-124m");
+    cs_layout *l = malloc(sizeof *l);
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&m, t, topo, l, &d), 0);
+    int n = cs_rankclass_group(t, l, rc);
+    free(l);
+    return n;
+}
+
 START_TEST(none_where_ranks_run_alike)
 {
     cs_rank_class rc[CS_RANK_CLASS_MAX];
     cs_training des = engine(CS_ENGINE_DES), cf = engine(CS_ENGINE_ANALYTIC);
     cs_topology u = with_stragglers(16, NULL, 0);
-    ck_assert_int_eq(cs_rankclass_group(&des, &u, rc), 0);
+    ck_assert_int_eq(classes(&des, &u, rc), 0);
     const double delay_only[] = {5, 1.0, 20e-6};
     cs_topology d = with_stragglers(16, delay_only, 1);
-    ck_assert_int_eq(cs_rankclass_group(&des, &d, rc), 0); /* its delay is in the collectives */
+    ck_assert_int_eq(classes(&des, &d, rc), 0); /* its delay is in the collectives */
     const double slow[] = {5, 1.5, 0};
     cs_topology s = with_stragglers(16, slow, 1);
-    ck_assert_int_eq(cs_rankclass_group(&cf, &s, rc), 0); /* the closed form ignores des: */
-    ck_assert_int_eq(cs_rankclass_group(&des, &s, rc), 2);
+    ck_assert_int_eq(classes(&cf, &s, rc), 0); /* the closed form ignores des: */
+    ck_assert_int_eq(classes(&des, &s, rc), 2);
 }
 END_TEST
 
@@ -58,7 +70,7 @@ START_TEST(classes_by_slowdown_and_first_rank)
     /* written out of order; ranks 3 and 6 alike; rank 0 late only */
     const double s[] = {7, 1.2, 0, 6, 1.5, 20e-6, 0, 1.0, 10e-6, 3, 1.5, 0};
     cs_topology topo = with_stragglers(16, s, 4);
-    ck_assert_int_eq(cs_rankclass_group(&t, &topo, rc), 3);
+    ck_assert_int_eq(classes(&t, &topo, rc), 3);
     ck_assert_str_eq(rc[0].label, "ranks 0-2,4-5,8-15");
     ck_assert_int_eq(rc[0].nranks, 13);
     ck_assert_double_eq(rc[0].slowdown, 1.0);
@@ -73,14 +85,14 @@ START_TEST(classes_by_slowdown_and_first_rank)
      * are ranges; every rank a straggler: no normal class */
     const double z[] = {0, 2, 0, 1, 2, 0, 2, 2, 0, 5, 3, 0};
     topo = with_stragglers(8, z, 4);
-    ck_assert_int_eq(cs_rankclass_group(&t, &topo, rc), 3);
+    ck_assert_int_eq(classes(&t, &topo, rc), 3);
     ck_assert_str_eq(rc[0].label, "ranks 0-2");
     ck_assert_str_eq(rc[1].label, "ranks 3-4,6-7");
     ck_assert_int_eq(rc[1].first_rank, 3);
     ck_assert_str_eq(rc[2].label, "rank 5");
     const double all[] = {0, 2, 0, 1, 2, 0};
     topo = with_stragglers(2, all, 2);
-    ck_assert_int_eq(cs_rankclass_group(&t, &topo, rc), 1);
+    ck_assert_int_eq(classes(&t, &topo, rc), 1);
     ck_assert_str_eq(rc[0].label, "ranks 0-1");
     ck_assert_int_eq(rc[0].nranks, 2);
 }
@@ -95,7 +107,7 @@ START_TEST(long_label_ends_in_ellipsis)
     cs_topology topo = with_stragglers(4096, s, CS_MAX_OVERRIDES);
     cs_training t = engine(CS_ENGINE_DES);
     cs_rank_class rc[CS_RANK_CLASS_MAX];
-    ck_assert_int_eq(cs_rankclass_group(&t, &topo, rc), 2);
+    ck_assert_int_eq(classes(&t, &topo, rc), 2);
     for (int k = 0; k < 2; k++) {
         size_t n = strlen(rc[k].label);
         ck_assert_uint_lt(n, sizeof rc[k].label);

@@ -534,17 +534,22 @@ START_TEST(every_row_builds_a_well_formed_graph)
             if (comm) ck_assert(x->kind != CS_TASK_COMPUTE);
             if (x->kind != CS_TASK_COLLECTIVE) continue;
             ck_assert(r->hybrid || x->group == CS_GROUP_WORLD);
-            if (x->micro >= 0 && x->op != CS_OP_ALL_GATHER && x->group != CS_GROUP_REPLICA) {
+            if (x->micro >= 0 && x->op != CS_OP_ALL_GATHER && x->group != CS_GROUP_DP_REPLICATE) {
                 ck_assert_int_eq(x->op, r->grad_op);
                 grad_reductions++;
             }
         }
         ck_assert_msg(grad_reductions > 0, "%s reduces no gradients",
                       cs_strategy_name((cs_strategy)i));
-        cs_strategy_groups g;
-        ck_assert_int_eq(cs_strategy_groups_of(&s.t, &s.topo, &g, &d), 0);
-        ck_assert_int_eq(cs_workload_group_ranks(w, CS_GROUP_SHARD), g.shard);
-        ck_assert_int_eq(cs_workload_group_ranks(w, CS_GROUP_REPLICA), g.replica);
+        /* the graph's groups are its layout's */
+        cs_mesh g;
+        ck_assert_int_eq(cs_layout_mesh(&s.t, &s.topo, &g, &d), 0);
+        const cs_layout *l = cs_workload_layout(w);
+        ck_assert_int_eq(cs_workload_group_ranks(w, CS_GROUP_DP_SHARD),
+                         g.dim[cs_mesh_find(&g, "dp_shard")].size);
+        ck_assert_int_eq(cs_workload_group_ranks(w, CS_GROUP_DP_REPLICATE),
+                         g.dim[cs_mesh_find(&g, "dp_replicate")].size);
+        ck_assert_int_eq(l->mesh.ranks, s.topo.ranks);
         cs_workload_free(w);
     }
 }

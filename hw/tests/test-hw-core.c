@@ -153,9 +153,11 @@ START_TEST(schedule_mini)
 }
 END_TEST
 
-static void sched_bad(const char *from, const char *to, int line, const char *needle)
+/* text with `from` replaced by `to` must fail to parse at `line`, naming needle. */
+static void sched_bad_in(const char *text, const char *from, const char *to, int line,
+                         const char *needle)
 {
-    char *buf = cs_test_replace(mini, from, to);
+    char *buf = cs_test_replace(text, from, to);
     cs_hw_schedule s;
     cs_diag d;
     cs_diag_clear(&d);
@@ -166,10 +168,16 @@ static void sched_bad(const char *from, const char *to, int line, const char *ne
     free(buf);
 }
 
+static void sched_bad(const char *from, const char *to, int line, const char *needle)
+{
+    sched_bad_in(mini, from, to, line, needle);
+}
+
 START_TEST(schedule_errors)
 {
     sched_bad("\"collsim-schedule\"", "\"other\"", 1, "'format'");
-    sched_bad("\"version\": 1", "\"version\": 2", 1, "version");
+    sched_bad("\"version\": 1", "\"version\": 3", 1, "version");
+    sched_bad("\"version\": 1", "\"version\": 2", 1, "missing member 'mesh'");
     sched_bad("\"world\": 2", "\"world\": 3", 2, "shard x replica");
     sched_bad("\"kind\": \"memory\"", "\"kind\": \"mem\"", 7, "compute, memory, collective");
     sched_bad("\"op\": \"all_reduce\"", "\"op\": \"allreduce\"", 5, "'op'");
@@ -181,6 +189,61 @@ START_TEST(schedule_errors)
     sched_bad("\"predicted_s\": 1,", "\"predicted_s\": -1,", 6, ">= 0");
     sched_bad("\"name\": \"g\", ", "", 6, "missing member 'name'");
     sched_bad("\"size_bytes\": 4096", "\"size_bytes\": \"4K\"", 5, "must be a number");
+}
+END_TEST
+
+/* mini as version 2: a mesh of 2 ranks, groups by the layout's names. */
+static const char v2_head[] =
+    "{\"format\": \"collsim-schedule\", \"version\": 2,\n"
+    " \"mesh\": [{\"name\": \"tp\", \"size\": 1}, {\"name\": \"dp_shard\", \"size\": 2}], "
+    "\"groups\": {\"world\": {\"ranks\": 2, \"dims\": [\"tp\", \"dp_shard\"]}, "
+    "\"dp_shard\": {\"ranks\": 2, \"dims\": [\"dp_shard\"]}},\n";
+
+static char *mini_v2(void)
+{
+    const char *tasks = strstr(mini, " \"tasks\"");
+    char *buf = malloc(sizeof v2_head + strlen(tasks));
+    memcpy(buf, v2_head, sizeof v2_head - 1);
+    memcpy(buf + sizeof v2_head - 1, tasks, strlen(tasks) + 1);
+    return buf;
+}
+
+static void sched_bad_v2(const char *from, const char *to, int line, const char *needle)
+{
+    char *v2 = mini_v2();
+    sched_bad_in(v2, from, to, line, needle);
+    free(v2);
+}
+
+/* Version 1 and version 2 of one schedule read alike: the same tasks, the
+ * same mesh sizes and colours; v2's errors name the member at fault. */
+START_TEST(schedule_v1_and_v2_alike)
+{
+    char *v2 = mini_v2();
+    cs_hw_schedule a, b;
+    cs_diag d;
+    ck_assert_int_eq(cs_hw_schedule_parse(mini, strlen(mini), "v1.json", &a, &d), 0);
+    ck_assert_msg(cs_hw_schedule_parse(v2, strlen(v2), "v2.json", &b, &d) == 0, "%s", d.message);
+    ck_assert_int_eq(a.version, 1);
+    ck_assert_int_eq(b.version, 2);
+    ck_assert_uint_eq(a.n, b.n);
+    ck_assert_int_eq(a.tasks[1].group, b.tasks[1].group);
+    ck_assert_int_eq(a.mesh.ranks, b.mesh.ranks);
+    for (int g = 0; g < 2; g++)
+        for (int r = 0; r < 2; r++)
+            ck_assert_int_eq(cs_mesh_group_colour(&a.mesh, a.group_dims[g], r),
+                             cs_mesh_group_colour(&b.mesh, b.group_dims[g], r));
+    ck_assert_int_eq(a.group_ranks[CS_GROUP_DP_SHARD], b.group_ranks[CS_GROUP_DP_SHARD]);
+    cs_hw_schedule_free(&a);
+    cs_hw_schedule_free(&b);
+    free(v2);
+    sched_bad_v2("\"dims\": [\"dp_shard\"]", "\"dims\": [\"dp\"]", 2, "not in the mesh");
+    sched_bad_v2("\"dp_shard\": {\"ranks\": 2", "\"dp_shard\": {\"ranks\": 4", 2,
+                 "product of its dimensions");
+    sched_bad_v2("\"dp_shard\": {", "\"shard\": {", 2, "unknown group 'shard'");
+    sched_bad_v2("\"dims\": [\"tp\", \"dp_shard\"]", "\"dims\": [\"tp\"]", 2, "world");
+    sched_bad_v2("\"group\": \"world\"", "\"group\": \"dp_replicate\"", 5,
+                 "the schedule's groups");
 }
 END_TEST
 
@@ -220,8 +283,18 @@ START_TEST(schedule_from_simulator)
             ck_assert_double_eq(s.tasks[i].size_bytes, x->size_bytes);
         }
     }
-    for (int g = 0; g < CS_GROUP_COUNT; g++)
+    /* the mesh travels: every group's colours are the simulator's */
+    const cs_layout *l = cs_workload_layout(w);
+    ck_assert_int_eq(s.version, 2);
+    ck_assert_int_eq(s.mesh.ranks, 16);
+    for (int g = 0; g < CS_GROUP_COUNT; g++) {
         ck_assert_int_eq(s.group_ranks[g], cs_workload_group_ranks(w, (cs_group)g));
+        for (int r = 0; r < 16; r++)
+            ck_assert_int_eq(cs_mesh_group_colour(&s.mesh, s.group_dims[g], r),
+                             cs_mesh_group_colour(&l->mesh, l->group[g].dims, r));
+    }
+    ck_assert_int_eq(s.group_ranks[CS_GROUP_DP_SHARD], 8);
+    ck_assert_int_eq(s.group_ranks[CS_GROUP_DP_REPLICATE], 2);
     cs_hw_schedule_free(&s);
     cs_buf_free(&b);
     cs_workload_free(w);
@@ -399,34 +472,42 @@ START_TEST(replay_needs)
     /* 4 ranks, shards of 2: world 4, shard 2, replica 2 */
     const cs_hw_rtask tasks[] = {
         {.kind = CS_TASK_COLLECTIVE, .stream = CS_STREAM_COMM, .op = CS_OP_ALL_GATHER,
-         .dtype = CS_DTYPE_BF16, .count = 1000, .group = CS_GROUP_SHARD},
+         .dtype = CS_DTYPE_BF16, .count = 1000, .group = CS_GROUP_DP_SHARD},
         {.kind = CS_TASK_COLLECTIVE, .stream = CS_STREAM_COMM_REDUCE, .op = CS_OP_ALL_REDUCE,
-         .dtype = CS_DTYPE_FP32, .count = 500, .group = CS_GROUP_REPLICA},
+         .dtype = CS_DTYPE_FP32, .count = 500, .group = CS_GROUP_DP_REPLICATE},
         {.kind = CS_TASK_COLLECTIVE, .stream = CS_STREAM_COMM, .op = CS_OP_REDUCE_SCATTER,
          .dtype = CS_DTYPE_FP32, .count = 100, .group = CS_GROUP_WORLD},
         {.kind = CS_TASK_COMPUTE, .stream = CS_STREAM_COMPUTE, .flops = 2.0 * 64 * 64 * 64,
          .m = 64, .n = 64, .k = 64, .reps = 1},
         {.kind = CS_TASK_MEMORY, .stream = CS_STREAM_COMPUTE, .copy_bytes = 10u << 20},
     };
-    cs_hw_rplan p = {sizeof tasks / sizeof tasks[0], tasks, 2};
+    /* the groups of a version-1 schedule for those ranks */
+    static const char v1[] = "{\"format\": \"collsim-schedule\", \"version\": 1, \"groups\": "
+                             "{\"world\": 4, \"shard\": 2, \"replica\": 2}, \"tasks\": []}";
+    cs_hw_schedule sc;
+    cs_diag d;
+    ck_assert_int_eq(cs_hw_schedule_parse(v1, strlen(v1), "v1.json", &sc, &d), 0);
+    cs_hw_rplan p = {.n = sizeof tasks / sizeof tasks[0], .tasks = tasks};
+    cs_hw_rplan_set_groups(&p, &sc, 4, 1);
+    cs_hw_schedule_free(&sc);
     ck_assert_int_eq(cs_hw_rplan_group_size(&p, 4, CS_GROUP_WORLD), 4);
-    ck_assert_int_eq(cs_hw_rplan_group_size(&p, 4, CS_GROUP_SHARD), 2);
-    ck_assert_int_eq(cs_hw_rplan_group_size(&p, 4, CS_GROUP_REPLICA), 2);
+    ck_assert_int_eq(cs_hw_rplan_group_size(&p, 4, CS_GROUP_DP_SHARD), 2);
+    ck_assert_int_eq(cs_hw_rplan_group_size(&p, 4, CS_GROUP_DP_REPLICATE), 2);
     /* shards are blocks {0,1} {2,3}; replicas stride 2: {0,2} {1,3} */
     int shard[4], replica[4];
     for (int r = 0; r < 4; r++) {
         ck_assert_int_eq(cs_hw_rplan_group_color(&p, CS_GROUP_WORLD, r), 0);
-        shard[r] = cs_hw_rplan_group_color(&p, CS_GROUP_SHARD, r);
-        replica[r] = cs_hw_rplan_group_color(&p, CS_GROUP_REPLICA, r);
+        shard[r] = cs_hw_rplan_group_color(&p, CS_GROUP_DP_SHARD, r);
+        replica[r] = cs_hw_rplan_group_color(&p, CS_GROUP_DP_REPLICATE, r);
     }
     ck_assert(shard[0] == shard[1] && shard[2] == shard[3] && shard[0] != shard[2]);
     ck_assert(replica[0] == replica[2] && replica[1] == replica[3] && replica[0] != replica[1]);
 
     cs_hw_rneeds need;
     cs_hw_rplan_needs(&p, 4, 1u << 20, &need);
-    ck_assert_int_eq(need.used[CS_GROUP_SHARD][CS_STREAM_COMM], 1);
+    ck_assert_int_eq(need.used[CS_GROUP_DP_SHARD][CS_STREAM_COMM], 1);
     ck_assert_int_eq(need.used[CS_GROUP_WORLD][CS_STREAM_COMM], 1);
-    ck_assert_int_eq(need.used[CS_GROUP_REPLICA][CS_STREAM_COMM_REDUCE], 1);
+    ck_assert_int_eq(need.used[CS_GROUP_DP_REPLICATE][CS_STREAM_COMM_REDUCE], 1);
     ck_assert_int_eq(need.used[CS_GROUP_WORLD][CS_STREAM_COMM_REDUCE], 0);
     ck_assert_int_eq(need.used[CS_GROUP_WORLD][CS_STREAM_COMPUTE], 0);
     /* comm: all_gather sends 1000 x 2 B, receives 2 x that; reduce_scatter
@@ -439,7 +520,8 @@ START_TEST(replay_needs)
     ck_assert_uint_eq(need.gemm_a, 64 * 64);
     ck_assert_uint_eq(need.gemm_c, 64 * 64);
     ck_assert_uint_eq(need.copy_bytes, 1u << 20); /* one chunk */
-    cs_hw_rplan none = {0, tasks, 1};
+    cs_hw_rplan none = {.n = 0, .tasks = tasks};
+    cs_hw_rplan_set_groups(&none, NULL, 1, 0);
     cs_hw_rplan_needs(&none, 1, 1u << 20, &need);
     ck_assert_uint_eq(need.gemm_b, 1);
     ck_assert_uint_eq(need.copy_bytes, 1);
@@ -456,6 +538,7 @@ int main(void)
     TCase *ts = tcase_create("schedule");
     tcase_add_test(ts, schedule_mini);
     tcase_add_test(ts, schedule_errors);
+    tcase_add_test(ts, schedule_v1_and_v2_alike);
     tcase_add_test(ts, schedule_from_simulator);
     suite_add_tcase(s, ts);
     TCase *tp = tcase_create("pattern");

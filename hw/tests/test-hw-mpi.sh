@@ -220,6 +220,19 @@ assert len(ev) == 2 * len(ids) and {e["pid"] for e in ev} == {0, 1}
 EOF
     grep -q "exposed communication" "$TMP/replay.out" || fail "replay: no summary"
 fi
+grep -q '"version": 2' "$TMP/sched.json" && grep -q '"mesh"' "$TMP/sched.json" ||
+    fail "simulate --emit-schedule: not a version-2 schedule with its mesh"
+# a version-1 schedule (written before the device mesh: groups as world/shard/replica counts)
+# still replays, its groups read as the mesh tp 1 x dp_shard x dp_replicate
+run replayv1 2 replay "$SRC/tests/data/replay-cpu.json" --backend mpi -o "$TMP/rv1" --bytes-scale 0.05 \
+    --iters 1 --progress 0
+expect_rc replayv1 0 && { grep -q "exposed communication" "$TMP/replayv1.out" || fail "replay v1: no summary"; }
+# HYBRID_SHARD on 4 ranks of 2 nodes (shard groups of 2, a node's): the replay splits
+# its dp_shard and dp_replicate communicators from the schedule's mesh
+"$COLLSIM" simulate --model gpt2-124m --ranks 4 --nodes 2 --cluster dgx-h100 --strategy fsdp_hybrid_shard \
+    --emit-schedule "$TMP/hsched.json" >/dev/null 2>&1 || fail "collsim simulate hybrid --emit-schedule failed"
+run replayhsdp 4 replay "$TMP/hsched.json" --backend mpi -o "$TMP/rh" --bytes-scale 0.02 --iters 1 --progress 0
+expect_rc replayhsdp 0 && { grep -q '"group": "dp_replicate"' "$TMP/hsched.json" || fail "hybrid schedule: no dp_replicate collective"; }
 
 # --- errors before any MPI start ------------------------------------------------
 run bad-op 0 bench --backend mpi --op all_sum

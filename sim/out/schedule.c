@@ -1,20 +1,43 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * schedule.c - the iteration graph as JSON ("format": "collsim-schedule",
- * "version": 1): the process groups' sizes, the compute rates, and every
- * task with its stream, kind, dependencies, memory deltas and predicted
- * duration; collectives with op, size, dtype, group, algorithm, protocol
- * and wire bytes. collsim-hw reads it back (hw/schedule.h documents the
- * fields it uses). Deterministic: the same graph gives the same bytes.
+ * "version": 2): the layout's device mesh (its dimensions, innermost
+ * first, with their sizes), its process groups by name (each one's ranks
+ * and the dimensions it spans), the compute rates, and every task with
+ * its stream, kind, dependencies, memory deltas and predicted duration;
+ * collectives with op, size, dtype, group (by name), algorithm, protocol
+ * and wire bytes. collsim-hw reads it back, and colours its communicators
+ * from the mesh (hw/schedule.h documents the fields it uses; it still
+ * reads version 1, whose "groups" were {world, shard, replica} rank
+ * counts). Deterministic: the same graph gives the same bytes.
  */
 #include "out/schedule.h"
 
+/* The names of the dimensions in dims, as a JSON array. */
+static void dim_names(const cs_mesh *m, cs_mesh_dims dims, cs_buf *b)
+{
+    cs_buf_printf(b, "[");
+    for (int i = 0, k = 0; i < m->ndims; i++)
+        if (dims & CS_MESH_BIT(i)) cs_buf_printf(b, "%s\"%s\"", k++ ? ", " : "", m->dim[i].name);
+    cs_buf_printf(b, "]");
+}
+
 void cs_schedule_write(const cs_workload *w, cs_buf *b)
 {
-    cs_buf_printf(b, "{\n  \"format\": \"collsim-schedule\",\n  \"version\": 1,\n");
-    cs_buf_printf(b, "  \"groups\": {\"world\": %d, \"shard\": %d, \"replica\": %d},\n",
-                  cs_workload_group_ranks(w, CS_GROUP_WORLD), cs_workload_group_ranks(w, CS_GROUP_SHARD),
-                  cs_workload_group_ranks(w, CS_GROUP_REPLICA));
+    const cs_layout *l = cs_workload_layout(w);
+    cs_buf_printf(b, "{\n  \"format\": \"collsim-schedule\",\n  \"version\": 2,\n");
+    cs_buf_printf(b, "  \"mesh\": [");
+    for (int i = 0; i < l->mesh.ndims; i++)
+        cs_buf_printf(b, "%s{\"name\": \"%s\", \"size\": %d}", i ? ", " : "", l->mesh.dim[i].name,
+                      l->mesh.dim[i].size);
+    cs_buf_printf(b, "],\n  \"groups\": {");
+    for (int g = 0; g < CS_GROUP_COUNT; g++) {
+        cs_buf_printf(b, "%s\n    \"%s\": {\"ranks\": %d, \"dims\": ", g ? "," : "",
+                      cs_group_name((cs_group)g), l->group[g].size);
+        dim_names(&l->mesh, l->group[g].dims, b);
+        cs_buf_printf(b, "}");
+    }
+    cs_buf_printf(b, "\n  },\n");
     cs_buf_printf(b, "  \"peak_flops\": %.6e,\n  \"compute_efficiency\": %.6g,\n",
                   cs_workload_peak_flops(w), cs_workload_compute_efficiency(w));
     cs_buf_printf(b, "  \"tasks\": [");

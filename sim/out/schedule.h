@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * schedule.h - the iteration's task graph as JSON (`collsim simulate
- * --emit-schedule FILE`), for collsim-hw to replay.
+ * --emit-schedule FILE`), version 2: the layout's mesh and groups by name,
+ * for collsim-hw to replay.
  */
 #ifndef CS_OUT_SCHEDULE_H
 #define CS_OUT_SCHEDULE_H

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * evaluate.c - one configuration: the memory estimate (memory.c), then
- * the iteration graph (workload.c) run by the executor (iteration.c). One
+ * evaluate.c - one configuration: its layout (layout.c: the mesh, the
+ * groups and their topologies, built once and handed to every stage), the
+ * memory estimate (memory.c), then the iteration graph (workload.c, given
+ * that estimate) run by the executor (iteration.c). One
  * memory peak per configuration: the timeline's, since it alone sees
  * which FSDP units are gathered at once and when the loss buffers, cast
  * copies and optimizer intermediates are freed; the estimate's lines (its
@@ -14,6 +16,7 @@
 #include "train/evaluate.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The timeline's peak replaces the estimate's. */
@@ -33,17 +36,22 @@ int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topolog
     if (!o) o = &memory_only;
     memset(out, 0, sizeof *out);
     if (o->workload) *o->workload = NULL;
-    int rc = cs_memory_estimate(m, t, topo, o->model_states_only, &out->memory, d);
-    if (rc) return rc;
+    cs_diag_clear(d);
+    cs_layout *l = cs_xmalloc(sizeof *l);
+    cs_workload *w = NULL;
+    int rc = cs_layout_build(m, t, topo, l, d);
+    if (rc == 0) rc = cs_memory_estimate_layout(m, t, l, o->model_states_only, &out->memory, d);
+    if (rc) goto done;
     out->fits = out->memory.fits;
     out->estimate_peak_bytes = out->memory.peak_bytes;
     out->note = cs_training_note(t);
-    if (!o->simulate && o->model_states_only) return 0;
-    cs_workload *w;
-    cs_workload_opts wo = {.cache = o->cache, .unnamed = o->unnamed};
-    if ((rc = cs_workload_build_opts(m, t, topo, &wo, &w, d))) return rc;
+    if (!o->simulate && o->model_states_only) goto done;
+    /* the graph's static footprint is this estimate, unless it is the ZeRO view */
+    cs_workload_opts wo = {.cache = o->cache, .unnamed = o->unnamed,
+                           .memory = o->model_states_only ? NULL : &out->memory};
+    if ((rc = cs_workload_build_layout(m, t, l, &wo, &w, d))) goto done;
     cs_rank_class ranks[CS_RANK_CLASS_MAX]; /* des: stragglers, under the DES */
-    int nclasses = cs_rankclass_group(t, topo, ranks);
+    int nclasses = cs_rankclass_group(t, l, ranks);
     rc = cs_iteration_run_ranks(w, t, ranks, nclasses, &out->iteration, d);
     if (rc == 0 && !o->model_states_only) take_peak(out, &out->iteration);
     if (rc == 0 && o->simulate) {
@@ -55,6 +63,8 @@ int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topolog
         *o->workload = w;
     else
         cs_workload_free(w);
+done:
+    free(l);
     return rc;
 }
 

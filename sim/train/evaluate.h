@@ -42,9 +42,10 @@ typedef struct cs_evaluation {
     const char *note;           /* cs_training_note, or NULL */
 } cs_evaluation;
 
-/* Evaluates t on topo: the memory estimate first (its errors first: no
- * parameters, micro_batch < 1, a hybrid group that does not divide the
- * ranks), then the graph build and the run. One memory peak per
+/* Evaluates t on topo: the layout first (its errors first: no
+ * parameters, a hybrid group that does not divide the ranks), then the
+ * memory estimate (micro_batch < 1), then the graph build on that layout
+ * and estimate, and the run. One memory peak per
  * configuration: the simulated timeline's (it sees which gathered units,
  * buffers and temporaries overlap), reported by memory, simulate and plan
  * alike; without o->simulate the run is made for the peak alone (the

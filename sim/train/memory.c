@@ -61,6 +61,7 @@
 #include "train/memory.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "train/strategy.h"
@@ -77,13 +78,12 @@
  * nccl_buffers to a measured figure to override. One communicator per
  * process group of more than one rank: the shard group and, with
  * hybrid sharding, the replica group. */
-double cs_memory_nccl_buffer_bytes(const cs_training *t, const cs_topology *topo)
+double cs_memory_nccl_buffer_bytes(const cs_training *t, const cs_layout *l)
 {
+    (void)t;
     const double per_connection = 4.0 * MiB + 0.5 * MiB + 4.6875 * MiB;
-    cs_strategy_groups g;
-    cs_strategy_groups_of(t, topo, &g, NULL); /* counts only: the estimate checks them */
-    int comms = (g.shard > 1) + (g.replica > 1);
-    return comms * 2.0 * topo->cluster.coll.channels * per_connection;
+    int comms = (l->group[CS_GROUP_DP_SHARD].size > 1) + (l->group[CS_GROUP_DP_REPLICATE].size > 1);
+    return comms * 2.0 * l->group[CS_GROUP_WORLD].topo.cluster.coll.channels * per_connection;
 }
 
 double cs_memory_logit_forward_bytes(const cs_training *t)
@@ -116,21 +116,24 @@ int cs_memory_estimate(const cs_model *m, const cs_training *t, const cs_topolog
                        int model_states_only, cs_memory *out, cs_diag *d)
 {
     cs_diag_clear(d);
-    if (!(m->params > 0))
-        return cs_diag_set(d, CS_EINVAL, NULL, 0, 0, "model '%s' has no parameters", m->name);
-    if (topo->ranks < 1)
-        return cs_diag_set(d, CS_EINVAL, NULL, 0, 0, "need at least 1 rank, got %d", topo->ranks);
+    cs_layout *l = cs_xmalloc(sizeof *l);
+    int rc = cs_layout_build(m, t, topo, l, d);
+    if (rc == 0) rc = cs_memory_estimate_layout(m, t, l, model_states_only, out, d);
+    free(l);
+    return rc;
+}
+
+int cs_memory_estimate_layout(const cs_model *m, const cs_training *t, const cs_layout *l,
+                              int model_states_only, cs_memory *out, cs_diag *d)
+{
+    cs_diag_clear(d);
     if (t->micro_batch < 1)
         return cs_diag_set(d, CS_EINVAL, NULL, 0, 0, "micro_batch must be >= 1, got %d",
                            t->micro_batch);
-    cs_strategy_groups g;
-    int rc = cs_strategy_groups_of(t, topo, &g, d);
-    if (rc) return rc;
-
     memset(out, 0, sizeof *out);
-    int dp, dg, dopt;
-    cs_strategy_degrees(t, topo, &dp, &dg, &dopt);
-    double psi = m->params, ps = cs_dtype_size(cs_training_stored_dtype(t));
+    const cs_topology *topo = &l->group[CS_GROUP_WORLD].topo;
+    int dp = l->params_degree, dg = l->grads_degree, dopt = l->optimizer_degree;
+    double psi = l->params_per_rank, ps = cs_dtype_size(cs_training_stored_dtype(t));
     out->params_bytes = psi * ps / dp;
     out->grads_bytes = psi * ps / dg; /* gradients have the stored parameters' dtype */
     out->optimizer_bytes = psi * cs_training_optimizer_bytes_per_param(t) / dopt;
@@ -153,7 +156,7 @@ int cs_memory_estimate(const cs_model *m, const cs_training *t, const cs_topolog
 
     const cs_strategy_row *row = cs_strategy_row_of(t->strategy);
     cs_strategy_mem own = {0};
-    if (row->memory_terms) row->memory_terms(m, t, &g, &own);
+    if (row->memory_terms) row->memory_terms(m, t, l, &own);
     out->unsharded_bytes = own.unsharded_bytes;
     out->buckets_bytes = own.buckets_bytes;
     double logits = (double)b * m->seq_len * m->vocab;
@@ -164,7 +167,7 @@ int cs_memory_estimate(const cs_model *m, const cs_training *t, const cs_topolog
 
     out->cuda_context_bytes = t->cuda_context_bytes;
     out->nccl_bytes = t->nccl_buffer_bytes >= 0 ? t->nccl_buffer_bytes
-                                                : cs_memory_nccl_buffer_bytes(t, topo);
+                                                : cs_memory_nccl_buffer_bytes(t, l);
     double backward = out->activations_bytes + out->unsharded_bytes + out->temp_bytes;
     int step_peak = out->step_temp_bytes > backward;
     double allocated =
@@ -189,15 +192,21 @@ int cs_memory_max_micro_batch(const cs_model *m, const cs_training *t, const cs_
     cs_training tt = *t;
     cs_memory mem;
     tt.micro_batch = 1;
-    if (cs_memory_estimate(m, &tt, topo, 0, &mem, NULL) || !mem.fits) return 0;
-    int lo = 1, hi = 1 << 16; /* lo fits; answer in [lo, hi] */
-    while (lo < hi) {
-        int mid = lo + (hi - lo + 1) / 2;
-        tt.micro_batch = mid;
-        if (!cs_memory_estimate(m, &tt, topo, 0, &mem, NULL) && mem.fits)
-            lo = mid;
-        else
-            hi = mid - 1;
+    cs_layout *l = cs_xmalloc(sizeof *l); /* the micro-batch changes no group */
+    int lo = 0;
+    if (cs_layout_build(m, &tt, topo, l, NULL) == 0 &&
+        cs_memory_estimate_layout(m, &tt, l, 0, &mem, NULL) == 0 && mem.fits) {
+        lo = 1;
+        int hi = 1 << 16; /* lo fits; answer in [lo, hi] */
+        while (lo < hi) {
+            int mid = lo + (hi - lo + 1) / 2;
+            tt.micro_batch = mid;
+            if (!cs_memory_estimate_layout(m, &tt, l, 0, &mem, NULL) && mem.fits)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
     }
+    free(l);
     return lo;
 }

@@ -13,6 +13,7 @@
 #define CS_MEMORY_H
 
 #include "coll/topology.h"
+#include "train/layout.h"
 #include "train/model.h"
 #include "train/training.h"
 
@@ -38,17 +39,20 @@ typedef struct cs_memory {
     char peak_phase[64];        /* where the peak happens, e.g. "start of backward" */
 } cs_memory;
 
-/* Sharding degrees and process groups are the strategy table's
- * (strategy.h: cs_strategy_degrees, cs_strategy_groups_of). */
+/* Sharding degrees and process groups are the layout's (layout.h). */
 
-/* NCCL buffer bytes per rank derived from the cluster (used when
- * t->nccl_buffer_bytes < 0): see memory.c for the formula. */
-double cs_memory_nccl_buffer_bytes(const cs_training *t, const cs_topology *topo);
+/* NCCL buffer bytes per rank derived from the cluster and the layout's
+ * groups (used when t->nccl_buffer_bytes < 0): see memory.c for the
+ * formula. */
+double cs_memory_nccl_buffer_bytes(const cs_training *t, const cs_layout *l);
 
-/* Footprint per rank. model_states_only: params + grads + optimizer only
- * (the ZeRO paper's view; everything else 0 and peak = model states).
- * Returns 0, or CS_EINVAL with d filled (no parameters, micro_batch < 1,
- * a hybrid shard group that does not divide the ranks). */
+/* Footprint per rank of t on layout l. model_states_only: params + grads
+ * + optimizer only (the ZeRO paper's view; everything else 0 and peak =
+ * model states). Returns 0, or CS_EINVAL with d filled (micro_batch < 1). */
+int cs_memory_estimate_layout(const cs_model *m, const cs_training *t, const cs_layout *l,
+                              int model_states_only, cs_memory *out, cs_diag *d);
+/* The same on topo, building the layout first (its errors first: no
+ * parameters, a hybrid shard group that does not divide the ranks). */
 int cs_memory_estimate(const cs_model *m, const cs_training *t, const cs_topology *topo,
                        int model_states_only, cs_memory *out, cs_diag *d);
 

@@ -63,8 +63,9 @@ static void make_label(cs_rank_class *c, const int *rank, const double *slow, in
     add_range(&l, lo, prev);
 }
 
-int cs_rankclass_group(const cs_training *t, const cs_topology *topo, cs_rank_class *out)
+int cs_rankclass_group(const cs_training *t, const cs_layout *l, cs_rank_class *out)
 {
+    const cs_topology *topo = &l->group[CS_GROUP_WORLD].topo;
     const cs_cluster *c = &topo->cluster;
     if (t->collective_engine != CS_ENGINE_DES || c->n_stragglers == 0) return 0;
     int rank[CS_MAX_OVERRIDES], n = 0;

@@ -20,6 +20,7 @@
 #define CS_RANKCLASS_H
 
 #include "coll/topology.h"
+#include "train/layout.h"
 #include "train/training.h"
 
 /* A class: the ranks that run one timeline. */
@@ -34,10 +35,11 @@ typedef struct cs_rank_class {
 /* At most: the normal ranks and one class per straggler. */
 #define CS_RANK_CLASS_MAX (CS_MAX_OVERRIDES + 1)
 
-/* The classes of topo's ranks when t prices collectives with the DES,
- * into out[CS_RANK_CLASS_MAX], ordered by first rank; returns how many,
- * or 0 when every rank runs alike (no straggler slower than 1, or the
- * closed form): then one timeline stands for all. O(stragglers^2). */
-int cs_rankclass_group(const cs_training *t, const cs_topology *topo, cs_rank_class *out);
+/* The classes of layout l's ranks (its world's) when t prices collectives
+ * with the DES, into out[CS_RANK_CLASS_MAX], ordered by first rank;
+ * returns how many, or 0 when every rank runs alike (no straggler slower
+ * than 1, or the closed form): then one timeline stands for all.
+ * O(stragglers^2). */
+int cs_rankclass_group(const cs_training *t, const cs_layout *l, cs_rank_class *out);
 
 #endif

@@ -25,6 +25,7 @@
 #include "base/yamlnode.h"
 #include "config/config.h"
 #include "coll/topology.h"
+#include "train/layout.h"
 #include "train/strategy.h"
 
 _Static_assert(sizeof(cs_strategy) == sizeof(int), "enum fields are stored as int");
@@ -300,8 +301,8 @@ static int check_layout(const cs_yctx *c, const cs_ynode *root, const cs_scenari
         rc = cs_yamlnode_error(c, at, "%s", td.message);
         goto out;
     }
-    cs_strategy_groups g;
-    if (cs_strategy_groups_of(&sc->training, topo, &g, &td)) {
+    cs_mesh mesh;
+    if (cs_layout_mesh(&sc->training, topo, &mesh, &td)) {
         const cs_ynode *sg = find_key(cs_yamlnode_find(root, "training"), "shard_group");
         rc = cs_yamlnode_error(c, sg ? sg : at, "%s", td.message);
     }

@@ -2,18 +2,10 @@
 /*
  * strategy.c - the strategy table: rows indexed by cs_strategy (generated
  * from training.h's CS_STRATEGIES, so the list and the table cannot
- * disagree), the names, which knobs apply, the process groups and the
- * sharding degrees, the reshard rule. The rows themselves are defined by
- * the family files (strategy_ddp.c, strategy_zero.c, strategy_fsdp.c).
- *
- * Process groups follow torch.distributed.fsdp: the shard group is the
- * world, except for HYBRID_SHARD, whose shard group is training.shard_group
- * ranks (0: the ranks of one node, topo->ppn_max), capped at the world;
- * the replica group holds one rank of each shard group. Whole replicas are
- * required (torch builds the groups with new_subgroups, which needs the
- * world size divisible by the group size); this file is the only place
- * that checks it, for the scenario loader, the memory estimate and the
- * graph builder alike.
+ * disagree), the names, which knobs apply, the reshard rule. The rows
+ * themselves are defined by the family files (strategy_ddp.c,
+ * strategy_zero.c, strategy_fsdp.c). The process groups a row's `hybrid`
+ * implies, and the sharding degrees, are the layout's (layout.c).
  */
 #include "train/strategy.h"
 
@@ -122,41 +114,6 @@ void cs_strategy_knob_scope(cs_knob k, char *buf, size_t len)
         join(list, sizeof list, set, "and");
     }
     snprintf(buf, len, "%s%s", list, knobs[k].note);
-}
-
-/* The shard group's size, not yet checked against the world. */
-static int shard_ranks(const cs_strategy_row *r, const cs_training *t, const cs_topology *topo)
-{
-    int n = topo->ranks > 0 ? topo->ranks : 1;
-    if (!r->hybrid) return n;
-    int g = t->shard_group > 0 ? t->shard_group : topo->ppn_max;
-    if (g > n) g = n;
-    return g < 1 ? 1 : g;
-}
-
-int cs_strategy_groups_of(const cs_training *t, const cs_topology *topo, cs_strategy_groups *out,
-                          cs_diag *d)
-{
-    const cs_strategy_row *r = cs_strategy_row_of(t->strategy);
-    out->world = topo->ranks > 0 ? topo->ranks : 1;
-    out->shard = shard_ranks(r, t, topo);
-    out->replica = out->world / out->shard;
-    if (out->world % out->shard)
-        return cs_diag_set(d, CS_EINVAL, NULL, 0, 0,
-                           "%s needs the shard group (%d ranks) to divide the %d ranks into "
-                           "whole replicas",
-                           cs_strategy_name(t->strategy), out->shard, out->world);
-    return 0;
-}
-
-void cs_strategy_degrees(const cs_training *t, const cs_topology *topo, int *params, int *grads,
-                         int *optimizer)
-{
-    const cs_strategy_row *r = cs_strategy_row_of(t->strategy);
-    int g = shard_ranks(r, t, topo);
-    if (params) *params = r->shards_params ? g : 1;
-    if (grads) *grads = r->shards_grads ? g : 1;
-    if (optimizer) *optimizer = r->shards_optimizer ? g : 1;
 }
 
 int cs_strategy_reshard_after_forward(const cs_training *t)

@@ -2,8 +2,9 @@
 /*
  * strategy.h - the data-parallel training strategies as one table. Each
  * strategy of training.h's CS_STRATEGIES list is one row: the scenario
- * knobs that apply to it, which model state it shards (ZeRO's degrees),
- * how its process groups are formed, its reshard-after-forward rule, a
+ * knobs that apply to it, which model state it shards (the layout,
+ * layout.h, turns that into ZeRO's degrees), whether its shard group is
+ * hybrid (layout.c sizes the groups), its reshard-after-forward rule, a
  * check of settings it contradicts, its memory terms beyond the model
  * states, and the hooks that build its part of the iteration graph. Rows
  * live one file per family: strategy_ddp.c (ddp), strategy_zero.c
@@ -22,6 +23,7 @@
 #include "base/error.h"
 #include "coll/collective.h"
 #include "coll/topology.h"
+#include "train/layout.h"
 #include "train/model.h"
 #include "train/training.h"
 
@@ -51,14 +53,6 @@ typedef enum cs_knob {
     (CS_KNOB_BIT(CS_KNOB_BACKWARD_PREFETCH) | CS_KNOB_BIT(CS_KNOB_FORWARD_PREFETCH) |      \
      CS_KNOB_BIT(CS_KNOB_LIMIT_ALL_GATHERS) | CS_KNOB_BIT(CS_KNOB_FSDP_VERSION) |           \
      CS_KNOB_BIT(CS_KNOB_FSDP_UNIT_LAYERS) | CS_KNOB_BIT(CS_KNOB_FSDP_HOOK_CPU))
-
-/* The process groups of a strategy on a topology. */
-typedef struct cs_strategy_groups {
-    int world;    /* all ranks */
-    int shard;    /* ranks of one shard group: the ranks that share one copy of
-                     the sharded state (the world unless hybrid) */
-    int replica;  /* shard groups, = world / shard: ranks of one replica group */
-} cs_strategy_groups;
 
 /* Memory a strategy adds beyond params + grads + optimizer states
  * (memory.c states the accounting). */
@@ -93,7 +87,7 @@ typedef struct cs_strategy_row {
      * scenario key at fault; NULL if none. */
     const char *(*contradiction)(const cs_training *t, const char **key);
     /* Memory terms beyond model states; out is zeroed by the caller. */
-    void (*memory_terms)(const cs_model *m, const cs_training *t, const cs_strategy_groups *g,
+    void (*memory_terms)(const cs_model *m, const cs_training *t, const cs_layout *l,
                          cs_strategy_mem *out);
     /* Graph hooks, called per micro-batch in this order: pre_forward;
      * forward_unit for layers 0..L-1; (the head's forward and backward);
@@ -122,17 +116,9 @@ int cs_strategy_knob_applies(cs_strategy s, cs_knob k);
  * gradient buckets)"), into buf. */
 void cs_strategy_knob_scope(cs_knob k, char *buf, size_t len);
 
-/* ---- sharding and groups ---- */
-/* The groups of t on topo (out always filled). Returns 0, or CS_EINVAL
- * with d filled when the shard group does not divide the ranks into whole
- * replicas (torch's HYBRID_SHARD needs them): the one place that checks. */
-int cs_strategy_groups_of(const cs_training *t, const cs_topology *topo, cs_strategy_groups *out,
-                          cs_diag *d);
-/* Sharding degree of params, grads and optimizer state (1 = replicated);
- * any pointer may be NULL. */
-void cs_strategy_degrees(const cs_training *t, const cs_topology *topo, int *params, int *grads,
-                         int *optimizer);
-/* reshard_after_forward resolved: the row's rule, off when set to false. */
+/* ---- sharding ---- */
+/* (The process groups and sharding degrees are the layout's: layout.h.)
+ * reshard_after_forward resolved: the row's rule, off when set to false. */
 int cs_strategy_reshard_after_forward(const cs_training *t);
 
 #endif

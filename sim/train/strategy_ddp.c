@@ -153,10 +153,10 @@ void cs__ddp_reduce_buckets(cs_wbuild *b)
     }
 }
 
-void cs__ddp_bucket_memory(const cs_model *m, const cs_training *t, const cs_strategy_groups *g,
+void cs__ddp_bucket_memory(const cs_model *m, const cs_training *t, const cs_layout *l,
                            cs_strategy_mem *out)
 {
-    (void)g;
+    (void)l;
     /* the buckets take the gradients' dtype (reducer.cpp
      * initialize_buckets: at::empty of the first param's options) */
     if (!t->gradient_as_bucket_view)

@@ -195,7 +195,7 @@ static int reduce(cs_wbuild *b, int layer, int after, double params, const char 
     cs__wb_dep(b, r, after, 0);
     if (b->replica_ranks > 1)
         cs__wb_collective(b, rs, b->micro, layer, CS_OP_ALL_REDUCE, params / b->shard_ranks * gs,
-                          t->grad_reduce_dtype, CS_GROUP_REPLICA, across);
+                          t->grad_reduce_dtype, CS_GROUP_DP_REPLICATE, across);
     if (post) copy(b, rs, layer, 2 * out * gs, -1, "grad post-divide");
     if (gs != ss) copy(b, rs, layer, out * (gs + ss), -1, "sharded grad cast");
     return r;
@@ -316,10 +316,10 @@ static double unit_params(const cs_model *m, const cs_training *t)
     return k * m->layer_params;
 }
 
-static void full_shard_memory(const cs_model *m, const cs_training *t, const cs_strategy_groups *g,
+static void full_shard_memory(const cs_model *m, const cs_training *t, const cs_layout *l,
                               cs_strategy_mem *out)
 {
-    if (g->shard == 1) return; /* nothing is sharded: no gathers */
+    if (l->group[CS_GROUP_DP_SHARD].size == 1) return; /* nothing is sharded: no gathers */
     double ps = cs_dtype_size(t->param_dtype);
     double unit = unit_params(m, t) * ps, root = m->embedding_params * ps;
     if (t->fsdp_unit_layers == 0) /* one unit: all gathered, all gradients unsharded */
@@ -331,10 +331,10 @@ static void full_shard_memory(const cs_model *m, const cs_training *t, const cs_
 }
 
 static void shard_grad_op_memory(const cs_model *m, const cs_training *t,
-                                 const cs_strategy_groups *g, cs_strategy_mem *out)
+                                 const cs_layout *l, cs_strategy_mem *out)
 {
     double ps = cs_dtype_size(t->param_dtype);
-    if (g->shard == 1) return;
+    if (l->group[CS_GROUP_DP_SHARD].size == 1) return;
     double root = m->embedding_params * ps;
     out->unsharded_bytes = t->fsdp_unit_layers == 0 ? m->params * ps : root + unit_params(m, t) * ps;
 }

@@ -17,7 +17,8 @@ struct cs_wbuild {
     cs_workload *w;
     const cs_model *m;
     const cs_training *t;
-    const cs_topology *topo;
+    const cs_layout *layout;  /* the graph's (groups, degrees, parameters per rank) */
+    const cs_topology *topo;  /* the world's */
     const cs_strategy_row *row;
     int layers;               /* L */
     int micro;                /* the micro-batch being built; -1 after the step */
@@ -84,7 +85,7 @@ void cs__wb_name(const cs_wbuild *b, char *dst, size_t len, const char *a, int n
  * ZeroRedundancyOptimizer runs under DDP (strategy_zero.c). */
 void cs__ddp_reduce_buckets(cs_wbuild *b);
 void cs__ddp_backward_unit(cs_wbuild *b, int layer);
-void cs__ddp_bucket_memory(const cs_model *m, const cs_training *t, const cs_strategy_groups *g,
+void cs__ddp_bucket_memory(const cs_model *m, const cs_training *t, const cs_layout *l,
                            cs_strategy_mem *out);
 
 #endif

@@ -55,8 +55,7 @@ struct cs_workload {
     cs_task *tasks;
     size_t n, cap;
     int unnamed;      /* cs_workload_opts.unnamed: names left empty */
-    cs_topology topo[CS_GROUP_COUNT];
-    int group_ranks[CS_GROUP_COUNT];
+    cs_layout layout; /* the groups' sizes and topologies (a copy) */
     cs_memory mem;
     double tokens;
     double model_flops;
@@ -88,18 +87,17 @@ static const struct {
     [CS_STREAM_COMM] = {"comm", CS_STREAM_KIND_COMM},
     [CS_STREAM_COMM_REDUCE] = {"comm_reduce", CS_STREAM_KIND_COMM},
 };
-static const char *const group_names[CS_GROUP_COUNT] = {"world", "shard", "replica"};
 
 const char *cs_stream_name(cs_stream s) { return streams[s].name; }
 cs_stream_kind cs_stream_kind_of(cs_stream s) { return streams[s].kind; }
-const char *cs_group_name(cs_group g) { return group_names[g]; }
 size_t cs_workload_count(const cs_workload *w) { return w->n; }
 const cs_task *cs_workload_task(const cs_workload *w, size_t i)
 {
     CS_ASSERT(i < w->n);
     return &w->tasks[i];
 }
-int cs_workload_group_ranks(const cs_workload *w, cs_group g) { return w->group_ranks[g]; }
+int cs_workload_group_ranks(const cs_workload *w, cs_group g) { return w->layout.group[g].size; }
+const cs_layout *cs_workload_layout(const cs_workload *w) { return &w->layout; }
 double cs_workload_tokens(const cs_workload *w) { return w->tokens; }
 double cs_workload_model_flops_per_rank(const cs_workload *w) { return w->model_flops; }
 double cs_workload_peak_flops(const cs_workload *w) { return w->peak_flops; }
@@ -325,7 +323,7 @@ int cs__wb_collective(cs_wbuild *b, cs_stream s, int micro, int layer, cs_op op,
                       cs_dtype dt, cs_group g, const char *what)
 {
     cs_workload *w = b->w;
-    int n = w->group_ranks[g];
+    int n = w->layout.group[g].size;
     cs_task *t = add(w, CS_TASK_COLLECTIVE, s, micro, layer, cs_op_name(op), what, -1);
     t->op = op;
     t->size_bytes = size;
@@ -343,7 +341,7 @@ int cs__wb_collective(cs_wbuild *b, cs_stream s, int micro, int layer, cs_op op,
     cs_algo_id a = CS_ALGO_RING;
     cs_proto p = CS_PROTO_SIMPLE;
     double dur = 0;
-    int rc = cs_pricing_price(w->xc, w->xslot[g], &w->topo[g], op, size, w->engine, &a, &p, &dur,
+    int rc = cs_pricing_price(w->xc, w->xslot[g], &w->layout.group[g].topo, op, size, w->engine, &a, &p, &dur,
                               w->d);
     if (rc) {
         if (!w->err) w->err = rc;
@@ -357,85 +355,53 @@ int cs__wb_collective(cs_wbuild *b, cs_stream s, int micro, int layer, cs_op op,
     return t->id;
 }
 
-/* Process-group topologies: the shard group holds consecutive ranks (one
- * node by default); replicas are one rank per shard group, so g replica
- * groups run at once and split each node's network g ways. */
-static int build_groups(cs_workload *w, const cs_training *t, const cs_topology *world, cs_diag *d)
-{
-    const cs_cluster *c = &world->cluster;
-    cs_strategy_groups sg;
-    int rc = cs_strategy_groups_of(t, world, &sg, d);
-    if (rc) return rc;
-    w->topo[CS_GROUP_WORLD] = *world;
-    w->group_ranks[CS_GROUP_WORLD] = world->ranks;
-    int g = sg.shard, r = sg.replica;
-    int gn = (g + c->gpus_per_node - 1) / c->gpus_per_node;
-    rc = cs_topology_build(c, g, gn, &w->topo[CS_GROUP_SHARD], d);
-    if (rc) return rc;
-    w->group_ranks[CS_GROUP_SHARD] = g;
-    cs_cluster rep = *c;
-    int share = g < c->gpus_per_node ? g : c->gpus_per_node;
-    rep.inter.nic_bw_Bps /= share;
-    if (rep.inter.pcie_Bps > 0) { /* the share of a NIC's path; a replica rank stands for */
-        rep.inter.nic_bw_Bps = fmin(rep.inter.nic_bw_Bps, rep.inter.pcie_Bps / share);
-        rep.inter.pcie_Bps = 0;   /* several GPUs, so no one GPU link caps it */
-    }
-    rep.n_overrides = rep.n_stragglers = 0;
-    if (r > 1) {
-        rc = cs_topology_build(&rep, r, r, &w->topo[CS_GROUP_REPLICA], d);
-        if (rc) return rc;
-    } else {
-        w->topo[CS_GROUP_REPLICA] = w->topo[CS_GROUP_SHARD];
-    }
-    w->group_ranks[CS_GROUP_REPLICA] = r;
-    return 0;
-}
-
 /* ---- the build ---- */
 
-/* Checks the settings, forms the groups, estimates the static memory and
- * sets the rates: a graph with no tasks yet. */
-static int begin(const cs_model *m, const cs_training *t, const cs_topology *topo,
-                 cs_pricing_cache *cache, cs_workload **out, cs_diag *d)
+/* Checks the settings, takes the layout, the static memory (estimated
+ * unless given) and the rates: a graph with no tasks yet. */
+static int begin(const cs_model *m, const cs_training *t, const cs_layout *l,
+                 const cs_workload_opts *o, cs_workload **out, cs_diag *d)
 {
-    const cs_cluster *c = &topo->cluster;
+    const cs_cluster *c = &l->group[CS_GROUP_WORLD].topo.cluster;
     if (t->micro_batch < 1 || t->grad_accum < 1)
         return cs_diag_set(d, CS_EINVAL, NULL, 0, 0, "micro_batch and grad_accum must be >= 1");
     cs_workload *w = cs_xcalloc(1, sizeof *w);
     int rc = cs_compute_price(m, t, c, &w->comp, d);
-    if (rc == 0) rc = build_groups(w, t, topo, d);
-    if (rc == 0) rc = cs_memory_estimate(m, t, topo, 0, &w->mem, d);
+    w->layout = *l;
+    if (rc == 0 && o->memory) w->mem = *o->memory;
+    else if (rc == 0) rc = cs_memory_estimate_layout(m, t, l, 0, &w->mem, d);
     if (rc) {
         cs_workload_free(w);
         return rc;
     }
     w->engine = t->collective_engine;
     w->d = d;
-    w->xc = cache;
-    if (cache)
+    w->xc = o->cache;
+    if (o->cache)
         for (int g = 0; g < CS_GROUP_COUNT; g++)
-            w->xslot[g] = w->group_ranks[g] > 1 ? cs_pricing_cache_slot(cache, &w->topo[g]) : -1;
+            w->xslot[g] = l->group[g].size > 1 ? cs_pricing_cache_slot(o->cache, &l->group[g].topo)
+                                               : -1;
     w->peak_flops = c->gpu.peak_flops[t->param_dtype];
     w->cluster = c;
     w->cluster_slowdown = c->gpu.compute.comm_compute_slowdown;
     w->sm_share = c->gpu.compute.sms > 0 ? fmin(1.0, c->coll.channels / c->gpu.compute.sms) : 0;
     w->serial_groups = t->fsdp_version == 1 || cs_strategy_row_of(t->strategy)->autocast;
     double tokens = (double)t->micro_batch * m->seq_len;
-    w->tokens = tokens * t->grad_accum * topo->ranks;
+    w->tokens = l->tokens_per_step;
     w->model_flops = cs_model_flops_per_token(m) * tokens * t->grad_accum;
     *out = w;
     return 0;
 }
 
 /* The per-build numbers every micro-batch uses; arrays for the tasks. */
-static void start(cs_wbuild *b, cs_workload *w, const cs_model *m, const cs_training *t,
-                  const cs_topology *topo)
+static void start(cs_wbuild *b, cs_workload *w, const cs_model *m, const cs_training *t)
 {
     memset(b, 0, sizeof *b);
     b->w = w;
     b->m = m;
     b->t = t;
-    b->topo = topo;
+    b->layout = &w->layout;
+    b->topo = &w->layout.group[CS_GROUP_WORLD].topo;
     b->row = cs_strategy_row_of(t->strategy);
     b->layers = m->layers;
     const double tokens = (double)t->micro_batch * m->seq_len;
@@ -458,9 +424,9 @@ static void start(cs_wbuild *b, cs_workload *w, const cs_model *m, const cs_trai
     b->act_full = cs_model_activation_bytes_per_layer(m, t->micro_batch,
                                                       cs_training_running_activations(t));
     b->logits = tokens * m->vocab; /* elements; bytes: memory.h's logit terms */
-    b->shard = b->row->hybrid ? CS_GROUP_SHARD : CS_GROUP_WORLD;
-    b->shard_ranks = w->group_ranks[CS_GROUP_SHARD];
-    b->replica_ranks = w->group_ranks[CS_GROUP_REPLICA];
+    b->shard = w->layout.shard;
+    b->shard_ranks = w->layout.group[CS_GROUP_DP_SHARD].size;
+    b->replica_ranks = w->layout.group[CS_GROUP_DP_REPLICATE].size;
     b->reshard = cs_strategy_reshard_after_forward(t);
     b->limit = t->limit_all_gathers > 0 ? t->limit_all_gathers : 1 << 30;
     b->param_bytes[0] = m->embedding_params * psz;
@@ -532,14 +498,13 @@ static void build_micro(cs_wbuild *b, int mi)
 static void build_step(cs_wbuild *b)
 {
     cs_workload *w = b->w;
-    int deg_o;
-    cs_strategy_degrees(b->t, b->topo, NULL, NULL, &deg_o);
+    const double shard = b->layout->params_per_rank / b->layout->optimizer_degree;
     cs_task *opt = add(w, CS_TASK_MEMORY, CS_STREAM_COMPUTE, -1, -1, "optimizer step", NULL, -1);
-    opt->mem_bytes = b->m->params / deg_o * cs_training_optimizer_traffic_per_param(b->t);
+    opt->mem_bytes = shard * cs_training_optimizer_traffic_per_param(b->t);
     opt->duration_s = opt->mem_bytes / (w->cluster->gpu.hbm_Bps *
                                          cs_compute_hbm_efficiency(w->cluster, opt->mem_bytes));
     /* the foreach intermediates live while the step runs (memory.c) */
-    opt->mem_at_start = cs_memory_optimizer_temp_bytes(b->t, b->m->params / deg_o);
+    opt->mem_at_start = cs_memory_optimizer_temp_bytes(b->t, shard);
     opt->mem_at_end = -opt->mem_at_start;
     /* after the last task of each communication stream */
     for (int s = 0; s < CS_STREAM_COUNT; s++)
@@ -580,12 +545,22 @@ int cs_workload_build_cached(const cs_model *m, const cs_training *t, const cs_t
 int cs_workload_build_opts(const cs_model *m, const cs_training *t, const cs_topology *topo,
                            const cs_workload_opts *o, cs_workload **out, cs_diag *d)
 {
+    cs_layout *l = cs_xmalloc(sizeof *l);
+    int rc = cs_layout_build(m, t, topo, l, d);
+    if (rc == 0) rc = cs_workload_build_layout(m, t, l, o, out, d);
+    free(l);
+    return rc;
+}
+
+int cs_workload_build_layout(const cs_model *m, const cs_training *t, const cs_layout *l,
+                             const cs_workload_opts *o, cs_workload **out, cs_diag *d)
+{
     cs_workload *w = NULL;
-    int rc = begin(m, t, topo, o->cache, &w, d);
+    int rc = begin(m, t, l, o, &w, d);
     if (rc) return rc;
     w->unnamed = o->unnamed;
     cs_wbuild b;
-    start(&b, w, m, t, topo);
+    start(&b, w, m, t);
     for (int mi = 0; mi < t->grad_accum; mi++) build_micro(&b, mi);
     build_step(&b);
     finish(&b);

@@ -11,9 +11,10 @@
  * all-gathers on the "unshard" stream and reduce-scatters (and hybrid
  * all-reduces) on the "post-backward" stream (torch.distributed.fsdp
  * _runtime_utils). Each stream has a kind (compute, communication, copy)
- * that says how the executor (iteration.h) accounts for it. Every rank
- * runs the same graph (data parallelism is symmetric), so one rank's graph
- * describes the iteration. What each strategy adds to the graph is its
+ * that says how the executor (iteration.h) accounts for it. The graph is
+ * built on a layout (layout.h: the mesh, its groups and their topologies)
+ * and carries a copy of it. While the layout is data-parallel only, every
+ * rank runs the same graph, so one rank's graph describes the iteration. What each strategy adds to the graph is its
  * row's hooks (strategy.h). The graph is what `collsim simulate
  * --emit-schedule` writes (out/schedule.h) and what collsim-hw replays.
  */
@@ -24,6 +25,7 @@
 
 #include "coll/collective.h"
 #include "coll/topology.h"
+#include "train/layout.h"
 #include "train/memory.h"
 #include "train/model.h"
 #include "train/pricing.h"
@@ -49,9 +51,6 @@ typedef enum cs_stream_kind {
     CS_STREAM_KIND_COUNT
 } cs_stream_kind;
 
-/* Process groups a collective runs on. */
-typedef enum cs_group { CS_GROUP_WORLD, CS_GROUP_SHARD, CS_GROUP_REPLICA, CS_GROUP_COUNT } cs_group;
-
 typedef struct cs_task {
     int id;
     cs_task_kind kind;
@@ -66,7 +65,7 @@ typedef struct cs_task {
     cs_op op;
     double size_bytes;    /* nccl-tests convention */
     cs_dtype dtype;
-    cs_group group;
+    cs_group group;       /* an index into the layout's groups */
     cs_algo_id algo;
     cs_proto proto;
     double wire_bytes;    /* bytes this rank sends (busbw convention) */
@@ -111,9 +110,17 @@ typedef struct cs_workload_opts {
      * sweep point's names were about a sixth of its time). Traces,
      * schedules and the iteration's peak_task need names. */
     int unnamed;
+    /* the memory estimate of the same configuration on the same layout
+     * (cs_memory_estimate_layout, not model_states_only), copied as the
+     * graph's static footprint; NULL: the build estimates it */
+    const cs_memory *memory;
 } cs_workload_opts;
 int cs_workload_build_opts(const cs_model *m, const cs_training *t, const cs_topology *topo,
                            const cs_workload_opts *o, cs_workload **out, cs_diag *d);
+/* The same on a layout already built (cs_layout_build of m, t and the
+ * topology): the way evaluate.c builds, once per configuration. */
+int cs_workload_build_layout(const cs_model *m, const cs_training *t, const cs_layout *l,
+                             const cs_workload_opts *o, cs_workload **out, cs_diag *d);
 void cs_workload_free(cs_workload *w);
 
 /* A graph written by hand (tests of the executor, replays): no tasks, no
@@ -125,8 +132,10 @@ int cs_workload_append(cs_workload *w, const cs_task *t);
 
 size_t cs_workload_count(const cs_workload *w);
 const cs_task *cs_workload_task(const cs_workload *w, size_t i);
-/* Ranks in each group. */
+/* Ranks in each group (0 in a hand-written graph), and the layout the
+ * graph was built on (a hand-written graph's: all zero, no mesh). */
 int cs_workload_group_ranks(const cs_workload *w, cs_group g);
+const cs_layout *cs_workload_layout(const cs_workload *w);
 /* Tokens processed per iteration by all ranks, and model FLOPs per rank
  * per iteration (no recompute: the MFU numerator). */
 double cs_workload_tokens(const cs_workload *w);
@@ -164,6 +173,5 @@ const cs_memory *cs_workload_memory(const cs_workload *w);
 
 const char *cs_stream_name(cs_stream s);
 cs_stream_kind cs_stream_kind_of(cs_stream s);
-const char *cs_group_name(cs_group g);
 
 #endif
