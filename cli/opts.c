@@ -95,29 +95,24 @@ CHOICE(algo, CS_ALGO_COUNT, cs_algo_name, cs_algo_parse, cs_algo_id)
 CHOICE(proto, CS_PROTO_COUNT, cs_proto_name, cs_proto_parse, cs_proto)
 CHOICE(dtype, CS_DTYPE_COUNT, cs_dtype_name, cs_dtype_parse, cs_dtype)
 CHOICE(format, CS_FORMAT_COUNT, cs_format_name, cs_format_parse, cs_format)
-/* Optimizers match loosely (AdamW, SGD): an empty alias table. */
-static const cs_alias loosely[] = {{NULL, 0}};
+/* Optimizers match loosely (AdamW, SGD): no aliases, but an alias lookup. */
+static const char *loosely(int k, int *v)
+{
+    (void)k, (void)v;
+    return NULL;
+}
 static const char *optimizer_name(int v) { return cs_optimizer_name((cs_optimizer)v); }
 const cs_choice cs_choice_optimizer = {CS_OPT_COUNT, optimizer_name, NULL, loosely};
 
-/* The strategies under PyTorch's and DeepSpeed's names. FSDP's
- * ShardingStrategy (torch/distributed/fsdp/api.py): FULL_SHARD, the
- * default of FullyShardedDataParallel, "maps to ZeRO-3"; SHARD_GRAD_OP
- * "maps to ZeRO-2"; NO_SHARD is DDP-like; HYBRID_SHARD is FULL_SHARD
- * within a node, replicated across. DeepSpeed's ZeRO stages
- * (deepspeed/runtime/zero/config.py): 0 disabled (plain data parallel),
- * 1 optimizer states, 2 + gradients, 3 + parameters. */
-static const cs_alias strategy_aliases[] = {
-    {"zero0", CS_STRAT_DDP},
-    {"zero2", CS_STRAT_FSDP_SHARD_GRAD_OP},
-    {"zero3", CS_STRAT_FSDP_FULL_SHARD},
-    {"fsdp", CS_STRAT_FSDP_FULL_SHARD},
-    {"NO_SHARD", CS_STRAT_FSDP_NO_SHARD},
-    {"SHARD_GRAD_OP", CS_STRAT_FSDP_SHARD_GRAD_OP},
-    {"FULL_SHARD", CS_STRAT_FSDP_FULL_SHARD},
-    {"HYBRID_SHARD", CS_STRAT_FSDP_HYBRID_SHARD},
-    {NULL, 0},
-};
+/* The strategies under PyTorch's and DeepSpeed's names: the rows'
+ * aliases (train/strategy.h). */
+static const char *strategy_alias(int k, int *v)
+{
+    cs_strategy s;
+    const char *a = cs_strategy_alias(k, &s);
+    if (a) *v = (int)s;
+    return a;
+}
 static const char *strategy_name(int v) { return cs_strategy_name((cs_strategy)v); }
 static int strategy_parse(const char *s, int *v)
 {
@@ -127,7 +122,7 @@ static int strategy_parse(const char *s, int *v)
     return rc;
 }
 const cs_choice cs_choice_strategy = {CS_STRAT_COUNT, strategy_name, strategy_parse,
-                                      strategy_aliases};
+                                      strategy_alias};
 
 /* nccl-tests' type names (float, half, ...); either spelling parses. */
 static const char *dtype_nccl_name(int v) { return cs_dtype_nccl_name((cs_dtype)v); }
@@ -185,9 +180,10 @@ void cs_opts_aliases(char *buf, size_t len, const cs_choice *c)
 {
     size_t k = 0;
     buf[0] = 0;
-    for (const cs_alias *a = c->aliases; a && a->name && k < len; a++)
-        k += (size_t)snprintf(buf + k, len - k, "%s%s=%s", a == c->aliases ? "" : ", ", a->name,
-                              c->name(a->v));
+    const char *a;
+    int v;
+    for (int i = 0; c->alias && (a = c->alias(i, &v)) && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%s=%s", i ? ", " : "", a, c->name(v));
 }
 
 /* Do a and b agree but for case, '-' and '_'? */
@@ -207,8 +203,10 @@ static int loose(const cs_choice *c, const char *s)
 {
     for (int i = 0; i < c->count; i++)
         if (loosely_equal(s, c->name(i))) return i;
-    for (const cs_alias *a = c->aliases; a && a->name; a++)
-        if (loosely_equal(s, a->name)) return a->v;
+    const char *a;
+    int v;
+    for (int i = 0; c->alias && (a = c->alias(i, &v)); i++)
+        if (loosely_equal(s, a)) return v;
     return -1;
 }
 
@@ -227,8 +225,10 @@ static const char *suggest(const cs_choice *c, const int *only, const char *s)
     size_t n = 0;
     for (int k = 0; nth(c, only, k) != CS_OPT_END && n < 64; k++)
         cands[n++] = c->name(nth(c, only, k));
-    for (const cs_alias *a = c->aliases; a && a->name && n < 64; a++)
-        if (accepted(c, only, a->v)) cands[n++] = a->name;
+    const char *a;
+    int v;
+    for (int i = 0; c->alias && (a = c->alias(i, &v)) && n < 64; i++)
+        if (accepted(c, only, v)) cands[n++] = a;
     for (size_t i = 0; i < n; i++)
         if (loosely_equal(s, cands[i])) return cands[i];
     return cs_yamlnode_suggest(s, cands, n);
@@ -248,7 +248,7 @@ int cs_opts_choose(const char *cmd, const cs_opt *o, const char *s, int *v)
         for (int i = 0; i < c->count; i++)
             if (!strcmp(s, c->name(i))) x = i;
     }
-    if (x < 0 && c->aliases) x = loose(c, s);
+    if (x < 0 && c->alias) x = loose(c, s);
     if (accepted(c, o->only, x)) {
         *v = x;
         return 0;
@@ -343,15 +343,22 @@ int cs_opt_strategies(const char *cmd, const cs_opt *o, const char *arg, void *d
     return cs_opts_each(cmd, opt, arg, 256, strategy_item, &c);
 }
 
+cs_strategy cs_opts_zero_stage(int z)
+{
+    char name[16];
+    cs_strategy s;
+    snprintf(name, sizeof name, "zero%d", z);
+    if (cs_strategy_find(name, &s)) CS_PANIC("no strategy row is spelled %s", name);
+    return s;
+}
+
 int cs_opt_zero(const char *cmd, const cs_opt *o, const char *arg, void *dst)
 {
-    static const cs_strategy stage[] = {CS_STRAT_DDP, CS_STRAT_ZERO1, CS_STRAT_FSDP_SHARD_GRAD_OP,
-                                        CS_STRAT_FSDP_FULL_SHARD};
     char opt[64];
     int z;
     snprintf(opt, sizeof opt, "--%s", o->name);
-    if (cs_cli_int(cmd, opt, arg, 0, 3, &z)) return CS_EXIT_USAGE;
-    *(cs_cli_strategies *)dst = (cs_cli_strategies){1, {stage[z]}};
+    if (cs_cli_int(cmd, opt, arg, 0, CS_OPTS_ZERO_MAX, &z)) return CS_EXIT_USAGE;
+    *(cs_cli_strategies *)dst = (cs_cli_strategies){1, {cs_opts_zero_stage(z)}};
     return 0;
 }
 

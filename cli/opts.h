@@ -37,24 +37,19 @@ typedef struct cs_opt cs_opt;
 /* Parses arg (NULL for a flag) into dst, the row's field. */
 typedef int (*cs_opt_fn)(const char *cmd, const cs_opt *o, const char *arg, void *dst);
 
-/* Another spelling of a choice's value (PyTorch's FULL_SHARD,
- * DeepSpeed's zero3); a table of them ends with a NULL name. */
-typedef struct cs_alias {
-    const char *name;
-    int v;
-} cs_alias;
-
 /* A kind of named value: count values 0..count-1 with their names;
- * parse (NULL: the names, exactly) may accept other spellings. With
- * aliases, a value that is not parsed exactly is matched against the
- * names and the aliases loosely: case, '-' and '_' ignored. A value
- * refused gets a did-you-mean from the names and aliases (the nearest
- * by edit distance, or one equal but for case). */
+ * parse (NULL: the names, exactly) may accept other spellings. alias
+ * gives the k-th other spelling (PyTorch's FULL_SHARD, DeepSpeed's
+ * zero3) and, into *v, its value; NULL past the last. With alias, a value
+ * that is not parsed exactly is matched against the names and the aliases
+ * loosely: case, '-' and '_' ignored. A value refused gets a did-you-mean
+ * from the names and aliases (the nearest by edit distance, or one equal
+ * but for case). */
 typedef struct cs_choice {
     int count;
     const char *(*name)(int v);
     int (*parse)(const char *s, int *v); /* 0 or CS_EINVAL */
-    const cs_alias *aliases;             /* NULL: none */
+    const char *(*alias)(int k, int *v); /* NULL: none */
 } cs_choice;
 
 extern const cs_choice cs_choice_op, cs_choice_algo, cs_choice_proto, cs_choice_engine,
@@ -107,10 +102,15 @@ int cs_opt_size(const char *cmd, const cs_opt *o, const char *arg, void *dst); /
 int cs_opt_choice(const char *cmd, const cs_opt *o, const char *arg, void *dst);
 /* A parameter count (cs_cli_params: 13e9, 7B, 70b) into a double. */
 int cs_opt_params(const char *cmd, const cs_opt *o, const char *arg, void *dst);
-/* A DeepSpeed ZeRO stage 0..3 into a cs_cli_strategies of one strategy:
- * 0 ddp, 1 zero1, 2 fsdp_shard_grad_op, 3 fsdp_full_shard (the stages'
- * PyTorch equivalents, torch.distributed.fsdp.ShardingStrategy docs). */
+/* A DeepSpeed ZeRO stage 0..CS_OPTS_ZERO_MAX into a cs_cli_strategies of
+ * one strategy: the row spelled zero<N>, by name or alias
+ * (cs_opts_zero_stage: 0 ddp, 1 zero1, 2 fsdp_shard_grad_op, 3
+ * fsdp_full_shard, the stages' PyTorch equivalents). */
 int cs_opt_zero(const char *cmd, const cs_opt *o, const char *arg, void *dst);
+#define CS_OPTS_ZERO_MAX 3
+/* The strategy of ZeRO stage z (0..CS_OPTS_ZERO_MAX); panics if no row is
+ * spelled zero<z>. */
+cs_strategy cs_opts_zero_stage(int z);
 /* S[,S...] into a cs_cli_strategies, replacing what an earlier use gave;
  * an unknown name is refused as a list item (cs_strategy_item), a list of
  * 256 characters or more as too long. */

@@ -47,10 +47,15 @@ void cs_cli_train_help(FILE *f)
              "aside: %s",
              list, cs_strategy_name(CS_STRAT_DDP), aliases);
     cs_opts_wrap(f, text, 25, 25, 80);
+    /* the rows spelled zero0..zero3 */
+    _Static_assert(CS_OPTS_ZERO_MAX == 3, "--zero's help names four stages");
+    fprintf(f,
+            "  --zero N               DeepSpeed ZeRO stage 0..3: %s, %s, %s,\n"
+            "                         %s (replaces --strategy)\n",
+            cs_strategy_name(cs_opts_zero_stage(0)), cs_strategy_name(cs_opts_zero_stage(1)),
+            cs_strategy_name(cs_opts_zero_stage(2)), cs_strategy_name(cs_opts_zero_stage(3)));
     cs_opts_list(list, sizeof list, &cs_choice_optimizer);
     fprintf(f,
-            "  --zero N               DeepSpeed ZeRO stage 0..3: ddp, zero1, fsdp_shard_grad_op,\n"
-            "                         fsdp_full_shard (replaces --strategy)\n"
             "  --dtype T              fp32|bf16|fp16: one dtype for params, gradients and every\n"
             "                         collective (pure low-precision training, no fp32 master\n"
             "                         weights); mixed precision is set in the scenario YAML\n"

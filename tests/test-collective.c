@@ -83,6 +83,42 @@ START_TEST(ring_latency_is_nccl_formula_single_node)
 }
 END_TEST
 
+/* cs_coll_result.latency_s is the closed form's latency term: NCCL's
+ * formula on one node and across nodes, what is left of the time when the
+ * bandwidth term (linear in bytes for ring) is taken out, the same for
+ * both engines, and within the time for every algorithm that runs. */
+START_TEST(result_latency_is_the_latency_term)
+{
+    cs_topology t = topo("dgx-h100", 8);
+    cs_coll_result r1 = run(&t, CS_OP_ALL_REDUCE, GiB, CS_ALGO_RING, CS_PROTO_SIMPLE, CS_ENGINE_ANALYTIC);
+    cs_coll_result r2 = run(&t, CS_OP_ALL_REDUCE, 2 * GiB, CS_ALGO_RING, CS_PROTO_SIMPLE, CS_ENGINE_ANALYTIC);
+    ck_assert_double_eq_tol(r1.latency_s * 1e6, 8.4 + 14 * 3.4, 0.01);
+    ck_assert_double_eq_tol(r2.latency_s, r1.latency_s, 1e-15);
+    ck_assert_double_eq_tol(r2.time_s - r2.latency_s, 2 * (r1.time_s - r1.latency_s), 1e-9);
+    /* 64 ranks, LL: ring_crossings_match_nccl_for_many_nodes's sum */
+    cs_topology big = topo("dgx-h100", 64);
+    cs_coll_result ll = run(&big, CS_OP_ALL_REDUCE, 8, CS_ALGO_RING, CS_PROTO_LL, CS_ENGINE_ANALYTIC);
+    ck_assert_double_eq_tol(ll.latency_s * 1e6, 6.6 + (126 - 16) * 1.0 + 16 * 2.7, 0.05);
+    ck_assert(ll.latency_s < ll.time_s);
+    cs_topology two = topo("dgx-h100", 16);
+    int ran = 0;
+    for (int op = 0; op < CS_OP_COUNT; op++)
+        for (int a = 0; a < CS_ALGO_COUNT; a++) {
+            cs_coll_request rq = {op, 64 * MiB, a, CS_CHOICE_AUTO, CS_ENGINE_ANALYTIC};
+            cs_coll_result an, des;
+            cs_diag d;
+            if (cs_collective_run(&two, &rq, &an, &d)) continue;
+            rq.engine = CS_ENGINE_DES;
+            ck_assert_int_eq(cs_collective_run(&two, &rq, &des, &d), 0);
+            ck_assert_msg(an.latency_s > 0 && an.latency_s < an.time_s, "%s %s: latency %g of %g s",
+                          cs_op_name(op), cs_algo_name(a), an.latency_s, an.time_s);
+            ck_assert_double_eq_tol(des.latency_s, an.latency_s, 1e-15);
+            ran++;
+        }
+    ck_assert_int_ge(ran, CS_OP_COUNT);
+}
+END_TEST
+
 START_TEST(ring_crossings_match_nccl_for_many_nodes)
 {
     /* NCCL charges 2 x nodes network hops for all_reduce; with 8 ranks per
@@ -532,6 +568,7 @@ int main(void)
     tcase_add_test(tc, ring_busbw_approaches_effective_nvlink);
     tcase_add_test(tc, internode_bandwidth_bottlenecks_multinode_rings);
     tcase_add_test(tc, ring_latency_is_nccl_formula_single_node);
+    tcase_add_test(tc, result_latency_is_the_latency_term);
     tcase_add_test(tc, ring_crossings_match_nccl_for_many_nodes);
     tcase_add_test(tc, tuner_picks_ll_small_simple_large);
     tcase_add_test(tc, tree_is_all_reduce_only_and_ll128_follows_config);

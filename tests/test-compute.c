@@ -425,6 +425,29 @@ START_TEST(breakdown_adds_up)
     ck_assert(sa == 0.01 && sc == 0.2);
     cs_breakdown_largest_gain(&c, &a, part, sizeof part, &sc, &sa);
     ck_assert_str_eq(part, "exposed all_gather");
+    /* each part by its own name: b differs from a zero breakdown in that
+     * part only (so the names and the fields they read agree), and equal
+     * breakdowns name the first part (ties keep the earlier) */
+    static const struct {
+        const char *name;
+        cs_breakdown b;
+    } each[] = {
+        {"compute kernels", {.kernels_s = 1}},
+        {"recompute", {.recompute_s = 1}},
+        {"copies and casts", {.copies_s = 1}},
+        {"optimizer step", {.optimizer_s = 1}},
+        {"waiting for the CPU", {.cpu_wait_s = 1}},
+        {"exposed all_reduce", {.exposed_s = {[CS_OP_ALL_REDUCE] = 1}}},
+        {"exposed reduce_scatter", {.exposed_s = {[CS_OP_REDUCE_SCATTER] = 1}}},
+    };
+    const cs_breakdown zero = {0};
+    for (size_t i = 0; i < sizeof each / sizeof each[0]; i++) {
+        cs_breakdown_largest_gain(&zero, &each[i].b, part, sizeof part, &sa, &sc);
+        ck_assert_str_eq(part, each[i].name);
+        ck_assert(sa == 0 && sc == 1);
+    }
+    cs_breakdown_largest_gain(&zero, &zero, part, sizeof part, &sa, &sc);
+    ck_assert_str_eq(part, "compute kernels");
 }
 END_TEST
 

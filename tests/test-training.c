@@ -2,7 +2,7 @@
 /*
  * test-training.c - training defaults and names, every row of the strategy
  * table (names, the CLI's lists, which knobs apply and the messages where
- * they do not), and the scenario YAML loader: every key, preset and inline cluster/model, relative paths, the
+ * they do not; every attribute set: aliases, colour, hooks), and the scenario YAML loader: every key, preset and inline cluster/model, relative paths, the
  * example scenarios (which must load, fit, and be listed in the README),
  * and each class of error with its exact line and column. Runs with the
  * project root as working directory.
@@ -203,6 +203,109 @@ START_TEST(strategy_rows)
         ck_assert_int_eq(cs_strategy_knob_applies((cs_strategy)s, CS_KNOB_BACKWARD_PREFETCH), fsdp);
     }
     ck_assert_ptr_null(cs_strategy_names[CS_STRAT_COUNT]);
+}
+END_TEST
+
+/* Do a and b agree but for case, '-' and '_' (the CLI's loose match)? */
+static int loosely_equal(const char *a, const char *b)
+{
+    for (;;) {
+        while (*a == '-' || *a == '_') a++;
+        while (*b == '-' || *b == '_') b++;
+        if ((*a | 0x20) != (*b | 0x20)) return 0;
+        if (!*a) return 1;
+        a++, b++;
+    }
+}
+
+/* What row s (r, normally cs_strategy_row_of(s)) lacks, into why; 0 if
+ * nothing: every attribute a row must set (aliases, colour, the gradient
+ * reduction and the hooks every strategy needs), a colour "#RRGGBB" none
+ * of the other rows has, aliases no name or other alias already spells. */
+static int row_lacks(cs_strategy s, const cs_strategy_row *r, char *why, size_t len)
+{
+    const char *name = cs_strategy_name(s);
+    if (!r->aliases) return snprintf(why, len, "%s: no alias list", name), 1;
+    if (!r->color) return snprintf(why, len, "%s: no colour", name), 1;
+    if (strlen(r->color) != 7 || r->color[0] != '#' || strspn(r->color + 1, "0123456789ABCDEF") != 6)
+        return snprintf(why, len, "%s: colour '%s' is not #RRGGBB", name, r->color), 1;
+    if (!strcmp(r->color, "#000000") || !strcmp(r->color, "#BBBBBB"))
+        return snprintf(why, len, "%s: colour %s is the plots' own", name, r->color), 1;
+    if (!r->knobs) return snprintf(why, len, "%s: no scenario keys apply", name), 1;
+    if (r->grad_op != CS_OP_ALL_REDUCE && r->grad_op != CS_OP_REDUCE_SCATTER)
+        return snprintf(why, len, "%s: gradients reduced by %s", name, cs_op_name(r->grad_op)), 1;
+    if (!r->backward_unit || !r->post_backward)
+        return snprintf(why, len, "%s: no gradient reduction hooks", name), 1;
+    for (int o = 0; o < CS_STRAT_COUNT; o++) {
+        const cs_strategy_row *q = cs_strategy_row_of((cs_strategy)o);
+        if (o != (int)s && q->color && !strcmp(q->color, r->color))
+            return snprintf(why, len, "%s: colour %s is %s's too", name, r->color,
+                            cs_strategy_name((cs_strategy)o)), 1;
+    }
+    for (const char *const *a = r->aliases; *a; a++) {
+        if (!**a) return snprintf(why, len, "%s: an empty alias", name), 1;
+        for (int o = 0; o < CS_STRAT_COUNT; o++)
+            if (loosely_equal(*a, cs_strategy_name((cs_strategy)o)))
+                return snprintf(why, len, "%s: alias %s spells a name", name, *a), 1;
+        cs_strategy x;
+        const char *b;
+        for (int k = 0; (b = cs_strategy_alias(k, &x)); k++)
+            if (b != *a && loosely_equal(*a, b))
+                return snprintf(why, len, "%s: alias %s is %s's %s too", name, *a,
+                                cs_strategy_name(x), b), 1;
+    }
+    return 0;
+}
+
+/* Every row sets every attribute (as the algorithm rows: test-collective.c
+ * every_row_is_complete); a row without its colour (the deepspeed_zero1
+ * row once had none, and gnuplot refused the plots) or with a clashing
+ * alias is caught. The aliases over the table are the rows' and each finds
+ * its row; DeepSpeed's stages zero0..zero3 each name a row (--zero N). */
+START_TEST(every_strategy_row_is_complete)
+{
+    char why[200];
+    int aliases = 0;
+    for (int s = 0; s < CS_STRAT_COUNT; s++) {
+        const cs_strategy_row *r = cs_strategy_row_of((cs_strategy)s);
+        ck_assert_msg(!row_lacks((cs_strategy)s, r, why, sizeof why), "%s", why);
+        ck_assert_str_eq(cs_strategy_color((cs_strategy)s), r->color);
+        for (const char *const *a = r->aliases; *a; a++, aliases++) {
+            cs_strategy x, back;
+            ck_assert_str_eq(cs_strategy_alias(aliases, &x), *a);
+            ck_assert_int_eq(x, s);
+            ck_assert_int_eq(cs_strategy_find(*a, &back), 0);
+            ck_assert_int_eq(back, s);
+        }
+        cs_strategy back;
+        ck_assert_int_eq(cs_strategy_find(cs_strategy_name((cs_strategy)s), &back), 0);
+        ck_assert_int_eq(back, s);
+    }
+    ck_assert_ptr_null(cs_strategy_alias(aliases, &(cs_strategy){0}));
+    ck_assert_int_eq(cs_strategy_find("zero4", &(cs_strategy){0}), CS_EINVAL);
+    for (int z = 0; z <= 3; z++) {
+        char name[8];
+        snprintf(name, sizeof name, "zero%d", z);
+        ck_assert_msg(cs_strategy_find(name, &(cs_strategy){0}) == 0, "no row is %s", name);
+    }
+    /* deliberately wrong: the check must catch a row missing each attribute */
+    const cs_strategy_row *good = cs_strategy_row_of(CS_STRAT_DEEPSPEED_ZERO1);
+    cs_strategy_row bad = *good;
+    bad.color = NULL;
+    ck_assert(row_lacks(CS_STRAT_DEEPSPEED_ZERO1, &bad, why, sizeof why));
+    ck_assert_str_eq(why, "deepspeed_zero1: no colour");
+    bad.color = cs_strategy_color(CS_STRAT_DDP);
+    ck_assert(row_lacks(CS_STRAT_DEEPSPEED_ZERO1, &bad, why, sizeof why));
+    ck_assert_str_eq(why, "deepspeed_zero1: colour #0072B2 is ddp's too");
+    bad = *good;
+    bad.aliases = NULL;
+    ck_assert(row_lacks(CS_STRAT_DEEPSPEED_ZERO1, &bad, why, sizeof why));
+    bad.aliases = (const char *const[]){"Full-Shard", NULL};
+    ck_assert(row_lacks(CS_STRAT_DEEPSPEED_ZERO1, &bad, why, sizeof why));
+    ck_assert_str_eq(why, "deepspeed_zero1: alias Full-Shard is fsdp_full_shard's FULL_SHARD too");
+    bad = *good;
+    bad.post_backward = NULL;
+    ck_assert(row_lacks(CS_STRAT_DEEPSPEED_ZERO1, &bad, why, sizeof why));
 }
 END_TEST
 
@@ -540,6 +643,7 @@ static Suite *suite(void)
     tcase_add_test(tc, optimizer_traffic);
     tcase_add_test(tc, names_and_reshard);
     tcase_add_test(tc, strategy_rows);
+    tcase_add_test(tc, every_strategy_row_is_complete);
     tcase_add_test(tc, strategy_knob_scopes);
     tcase_add_test(tc, scenario_basic);
     tcase_add_test(tc, scenario_every_key);

@@ -234,6 +234,11 @@ int cs_collective_run(const cs_topology *t, const cs_coll_request *req, cs_coll_
     } else {
         res->time_s = cs__algo_row(a)->closed_form(t, &q);
     }
+    /* the closed form's latency term: its time for no bytes on the same
+     * channels and latencies (time = latency + bytes / algbw) */
+    cs_coll_params empty = q;
+    empty.bytes = 0;
+    res->latency_s = cs__algo_row(a)->closed_form(t, &empty);
     res->algbw_Bps = res->time_s > 0 ? req->bytes / res->time_s : 0;
     res->busbw_Bps = res->algbw_Bps * cs_op_busbw_factor(req->op, t->ranks);
     return 0;

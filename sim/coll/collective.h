@@ -63,7 +63,10 @@ typedef struct cs_coll_result {
     double time_s;
     double algbw_Bps; /* bytes / time */
     double busbw_Bps; /* algbw x busbw factor */
-    double latency_s; /* closed-form latency term (analytic engine) */
+    /* the closed form's latency term, either engine: its time for 0 bytes
+     * with this choice's channels and latencies (NCCL's time = latency +
+     * bytes / algbw; pipeline fill that grows with bytes is not in it) */
+    double latency_s;
     unsigned long long events; /* DES events run (0 for analytic) */
 } cs_coll_result;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plot.c - the five crossover plots (plot.h), drawn by gnuplot: the
- * driver, the table of plot kinds, and the strategies' colours. The parts
+ * driver, the table of plot kinds, and the colour lookup. The parts
  * are in plot_*.c (plot_impl.h says which file owns what).
  *
  * The points of a sweep are put on a grid (rank count x model size x
@@ -18,8 +18,8 @@
  * Conventions the plots share: model size in billions of parameters,
  * memory in GiB (2^30 bytes, as `collsim memory`), bytes on the wire in GB
  * (1e9, as `collsim simulate`), rank counts on a log2 axis, one fixed
- * colour per strategy (Okabe & Ito's colour-blind-safe palette) in every
- * plot. A point that does not fit in GPU memory is drawn hollow on a
+ * colour per strategy (its row's: Okabe & Ito's colour-blind-safe palette)
+ * in every plot. A point that does not fit in GPU memory is drawn hollow on a
  * dashed line; the throughput plot also shades each strategy's OOM range
  * in a thin band at the bottom of the panel (a band starts halfway, on a
  * log scale, between the last point that fits and the first that does not,
@@ -33,24 +33,16 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Okabe & Ito (2008), "Color Universal Design", indexed by cs_strategy:
- * sized by its entries, so a strategy added without a colour fails here. */
-static const char *const strategy_color[] = {
-    [CS_STRAT_DDP] = "#0072B2",
-    [CS_STRAT_ZERO1] = "#56B4E9",
-    [CS_STRAT_FSDP_NO_SHARD] = "#009E73",
-    [CS_STRAT_FSDP_SHARD_GRAD_OP] = "#E69F00",
-    [CS_STRAT_FSDP_FULL_SHARD] = "#D55E00",
-    [CS_STRAT_FSDP_HYBRID_SHARD] = "#CC79A7",
-};
-_Static_assert(sizeof strategy_color / sizeof *strategy_color == CS_STRAT_COUNT,
-               "one colour per strategy");
+#include "train/strategy.h"
+
+/* A strategy's colour is its row's (cs_strategy_color); "no strategy"
+ * (the winner plot's cells where none fits) is grey. */
 #define NONE_COLOR "#BBBBBB"
 
 const char *cs__plot_color(int k)
 {
     CS_ASSERT(k >= 0 && k <= CS_STRAT_COUNT);
-    return k < CS_STRAT_COUNT ? strategy_color[k] : NONE_COLOR;
+    return k < CS_STRAT_COUNT ? cs_strategy_color((cs_strategy)k) : NONE_COLOR;
 }
 
 /* The plots, in the order they are drawn: the file suffix and the writer. */

@@ -4,7 +4,7 @@
  * crossings (sweep.h): what `collsim crossover --plot FILE` and
  * tools/plot-crossover.sh produce.
  *
- * Four files are written next to FILE, named after FILE without its
+ * Five files are written next to FILE, named after FILE without its
  * extension (the extension picks the format: .svg -> SVG, .png -> PNG;
  * FILE itself is not created):
  *   <base>-throughput.<ext>  tokens/s vs P per strategy (log-log), one panel
@@ -45,7 +45,7 @@
 int cs_plot_crossover(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t n,
                       const cs_crossing *c, size_t nc, const char *path, cs_diag *d);
 /* What cs_plot_crossover checks before drawing, for a caller to check
- * before its work: the extension, the four files' directory, gnuplot on
+ * before its work: the extension, the five files' directory, gnuplot on
  * PATH. Returns 0, CS_EINVAL or CS_EIO as cs_plot_crossover. */
 int cs_plot_check(const char *path, cs_diag *d);
 /* The files written for path (which ends in .svg or .png): how many, and

@@ -11,8 +11,9 @@
  */
 #include "train/iteration.h"
 
-#include <stdio.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -463,21 +464,38 @@ void cs_iteration_breakdown(const cs_iteration *it, cs_breakdown *out)
     for (int op = 0; op < CS_OP_COUNT; op++) out->exposed_s[op] = it->exposed_by_op_s[op];
 }
 
+/* The parts of a cs_breakdown other than the exposed time per primitive,
+ * in the order cs_breakdown_largest_gain compares them (before the
+ * primitives; ties keep the earlier). */
+static const struct {
+    const char *name;
+    size_t off; /* of a double in cs_breakdown */
+} breakdown_parts[] = {
+    {"compute kernels", offsetof(cs_breakdown, kernels_s)},
+    {"recompute", offsetof(cs_breakdown, recompute_s)},
+    {"copies and casts", offsetof(cs_breakdown, copies_s)},
+    {"optimizer step", offsetof(cs_breakdown, optimizer_s)},
+    {"waiting for the CPU", offsetof(cs_breakdown, cpu_wait_s)},
+};
+#define NPARTS (sizeof breakdown_parts / sizeof breakdown_parts[0])
+
+static double part_s(const cs_breakdown *b, size_t i)
+{
+    return *(const double *)((const char *)b + breakdown_parts[i].off);
+}
+
 void cs_breakdown_largest_gain(const cs_breakdown *a, const cs_breakdown *b, char *name,
                                size_t len, double *sa, double *sb)
 {
-    static const char *const parts[] = {"compute kernels", "recompute", "copies and casts",
-                                        "optimizer step", "waiting for the CPU"};
-    const double va[] = {a->kernels_s, a->recompute_s, a->copies_s, a->optimizer_s, a->cpu_wait_s};
-    const double vb[] = {b->kernels_s, b->recompute_s, b->copies_s, b->optimizer_s, b->cpu_wait_s};
-    int best = 0; /* < 5: parts[best]; else exposed op best - 5 */
+    size_t best = 0; /* < NPARTS: breakdown_parts[best]; else exposed op best - NPARTS */
     double d = -INFINITY;
-    for (int i = 0; i < 5 + CS_OP_COUNT; i++) {
-        double x = i < 5 ? va[i] : a->exposed_s[i - 5], y = i < 5 ? vb[i] : b->exposed_s[i - 5];
+    for (size_t i = 0; i < NPARTS + CS_OP_COUNT; i++) {
+        double x = i < NPARTS ? part_s(a, i) : a->exposed_s[i - NPARTS];
+        double y = i < NPARTS ? part_s(b, i) : b->exposed_s[i - NPARTS];
         if (y - x > d) d = y - x, best = i, *sa = x, *sb = y;
     }
-    if (best < 5) snprintf(name, len, "%s", parts[best]);
-    else snprintf(name, len, "exposed %s", cs_op_name((cs_op)(best - 5)));
+    if (best < NPARTS) snprintf(name, len, "%s", breakdown_parts[best].name);
+    else snprintf(name, len, "exposed %s", cs_op_name((cs_op)(best - NPARTS)));
 }
 
 void cs_iteration_free(cs_iteration *it)

@@ -2,10 +2,11 @@
 /*
  * strategy.c - the strategy table: rows indexed by cs_strategy (generated
  * from training.h's CS_STRATEGIES, so the list and the table cannot
- * disagree), the names, which knobs apply, the reshard rule. The rows
- * themselves are defined by the family files (strategy_ddp.c,
- * strategy_zero.c, strategy_fsdp.c). The process groups a row's `hybrid`
- * implies, and the sharding degrees, are the layout's (layout.c).
+ * disagree), the names and aliases, the plot colours, which knobs apply,
+ * the reshard rule. The rows themselves are defined by the family files
+ * (strategy_ddp.c, strategy_zero.c, strategy_fsdp.c). The process groups
+ * a row's `hybrid` implies, and the sharding degrees, are the layout's
+ * (layout.c).
  */
 #include "train/strategy.h"
 
@@ -65,6 +66,33 @@ int cs_strategy_parse(const char *s, cs_strategy *out)
         }
     return CS_EINVAL;
 }
+
+const char *cs_strategy_alias(int k, cs_strategy *s)
+{
+    CS_ASSERT(k >= 0);
+    for (int i = 0; i < CS_STRAT_COUNT; i++)
+        for (const char *const *a = rows[i]->aliases; *a; a++)
+            if (k-- == 0) {
+                *s = (cs_strategy)i;
+                return *a;
+            }
+    return NULL;
+}
+
+int cs_strategy_find(const char *s, cs_strategy *out)
+{
+    if (cs_strategy_parse(s, out) == 0) return 0;
+    cs_strategy x;
+    const char *a;
+    for (int k = 0; (a = cs_strategy_alias(k, &x)); k++)
+        if (!strcmp(a, s)) {
+            *out = x;
+            return 0;
+        }
+    return CS_EINVAL;
+}
+
+const char *cs_strategy_color(cs_strategy s) { return cs_strategy_row_of(s)->color; }
 
 /* The names of the strategies in `set` (bits by cs_strategy), ", "
  * between them and " <last> " before the final one; what does not fit in

@@ -12,6 +12,11 @@
  * outside the table switches on the strategy or tests the enum's order:
  * callers ask the functions below (or read the row).
  *
+ * The row also holds how the strategy is named and drawn: the other
+ * spellings users may type (PyTorch's and DeepSpeed's names) and its
+ * colour in every plot. tests/test-training.c checks that every row sets
+ * every attribute a row must have.
+ *
  * Adding a strategy: one line in CS_STRATEGIES and one row (a
  * `const cs_strategy_row cs__strategy_<name>`) in a family file.
  */
@@ -65,9 +70,20 @@ typedef struct cs_strategy_mem {
  * hook makes to add tasks). */
 typedef struct cs_wbuild cs_wbuild;
 
+/* An empty alias list, for a row whose name is its only spelling. */
+#define CS_STRATEGY_NO_ALIASES ((const char *const[]){NULL})
+
 /* One strategy. Hooks may be NULL: a NULL forward_unit / backward_unit
- * adds just the layer's compute, the others add nothing. */
+ * adds just the layer's compute, the others add nothing; every other
+ * pointer is set (contradiction and memory_terms aside). */
 typedef struct cs_strategy_row {
+    /* other spellings users may type for it (PyTorch's ShardingStrategy
+     * names, DeepSpeed's ZeRO stages as zero<N>: `--zero N` picks the row
+     * spelled zero<N>), NULL-terminated; CS_STRATEGY_NO_ALIASES if none */
+    const char *const *aliases;
+    /* its colour in every plot, "#RRGGBB" (Okabe & Ito 2008, "Color
+     * Universal Design": colour-blind-safe) */
+    const char *color;
     unsigned knobs;                  /* CS_KNOB_BIT()s of the keys that apply */
     /* which model state the shard group divides (Rajbhandari et al. 2020
      * Sec 5: P_os, P_os+g, P_os+g+p) */
@@ -108,6 +124,15 @@ const char *cs_strategy_name(cs_strategy s);
 int cs_strategy_parse(const char *s, cs_strategy *out);
 /* The names in table order, NULL-terminated (the scenario schema's enum). */
 extern const char *const cs_strategy_names[CS_STRAT_COUNT + 1];
+/* The strategy spelled s exactly, by its name or an alias (DeepSpeed's
+ * ZeRO stage N is the one spelled zero<N>); 0 or CS_EINVAL. */
+int cs_strategy_find(const char *s, cs_strategy *out);
+/* The k-th alias over the whole table (rows in table order, each row's
+ * aliases in its order) and, into *s, the strategy it names; NULL when k
+ * is past the last. */
+const char *cs_strategy_alias(int k, cs_strategy *s);
+/* The plot colour of s, "#RRGGBB" (static storage). */
+const char *cs_strategy_color(cs_strategy s);
 
 /* ---- knobs ---- */
 const char *cs_strategy_knob_key(cs_knob k);

@@ -163,7 +163,11 @@ void cs__ddp_bucket_memory(const cs_model *m, const cs_training *t, const cs_lay
         out->buckets_bytes = m->params * cs_dtype_size(cs_training_stored_dtype(t));
 }
 
+/* DeepSpeed's ZeRO stage 0 ("disabled": plain data parallel,
+ * deepspeed/runtime/zero/config.py) is DDP. */
 const cs_strategy_row cs__strategy_ddp = {
+    .aliases = (const char *const[]){"zero0", NULL},
+    .color = "#0072B2", /* blue */
     .knobs = CS_KNOBS_BUCKETS,
     .autocast = 1,
     .grad_op = CS_OP_ALL_REDUCE,

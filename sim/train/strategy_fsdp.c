@@ -347,17 +347,26 @@ static const char *shard_grad_op_contradiction(const cs_training *t, const char 
            "reshard_after_forward: true is fsdp_full_shard";
 }
 
+/* Aliases: torch's ShardingStrategy names (torch/distributed/fsdp/api.py:
+ * FULL_SHARD, FullyShardedDataParallel's default, "maps to ZeRO-3";
+ * SHARD_GRAD_OP "maps to ZeRO-2"), DeepSpeed's ZeRO stages 2 and 3
+ * (deepspeed/runtime/zero/config.py: 2 shards gradients too, 3
+ * parameters too), and fsdp for FullyShardedDataParallel's default. */
 #define FSDP_HOOKS                                                                         \
     .pre_forward = pre_forward, .forward_unit = forward_unit, .backward_unit = backward_unit, \
     .post_backward = post_backward
 
 const cs_strategy_row cs__strategy_fsdp_no_shard = {
+    .aliases = (const char *const[]){"NO_SHARD", NULL},
+    .color = "#009E73", /* bluish green */
     .knobs = CS_KNOBS_FSDP,
     .grad_op = CS_OP_ALL_REDUCE,
     FSDP_HOOKS,
 };
 
 const cs_strategy_row cs__strategy_fsdp_shard_grad_op = {
+    .aliases = (const char *const[]){"zero2", "SHARD_GRAD_OP", NULL},
+    .color = "#E69F00", /* orange */
     .knobs = CS_KNOBS_FSDP | CS_KNOB_BIT(CS_KNOB_RESHARD),
     .shards_grads = 1,
     .shards_optimizer = 1,
@@ -368,6 +377,8 @@ const cs_strategy_row cs__strategy_fsdp_shard_grad_op = {
 };
 
 const cs_strategy_row cs__strategy_fsdp_full_shard = {
+    .aliases = (const char *const[]){"zero3", "fsdp", "FULL_SHARD", NULL},
+    .color = "#D55E00", /* vermillion */
     .knobs = CS_KNOBS_FSDP | CS_KNOB_BIT(CS_KNOB_RESHARD),
     .shards_params = 1,
     .shards_grads = 1,
@@ -379,6 +390,8 @@ const cs_strategy_row cs__strategy_fsdp_full_shard = {
 };
 
 const cs_strategy_row cs__strategy_fsdp_hybrid_shard = {
+    .aliases = (const char *const[]){"HYBRID_SHARD", NULL},
+    .color = "#CC79A7", /* reddish purple */
     .knobs = CS_KNOBS_FSDP | CS_KNOB_BIT(CS_KNOB_RESHARD) | CS_KNOB_BIT(CS_KNOB_SHARD_GROUP),
     .shards_params = 1,
     .shards_grads = 1,

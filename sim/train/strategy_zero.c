@@ -69,6 +69,8 @@ static void broadcast_params(cs_wbuild *b, int opt)
 }
 
 const cs_strategy_row cs__strategy_zero1 = {
+    .aliases = CS_STRATEGY_NO_ALIASES, /* its name is DeepSpeed's zero1 (`--zero 1`) */
+    .color = "#56B4E9",                /* sky blue */
     .knobs = CS_KNOBS_BUCKETS,
     .autocast = 1,
     .shards_optimizer = 1,
@@ -79,7 +81,11 @@ const cs_strategy_row cs__strategy_zero1 = {
     .after_step = broadcast_params,
 };
 
+/* Yellow: the palette's last colour but black, which the plots keep for
+ * the crossings and the memory capacity. */
 const cs_strategy_row cs__strategy_deepspeed_zero1 = {
+    .aliases = CS_STRATEGY_NO_ALIASES,
+    .color = "#F0E442", /* yellow */
     .knobs = CS_KNOB_BIT(CS_KNOB_BUCKET_CAP) | CS_KNOB_BIT(CS_KNOB_FIRST_BUCKET),
     .shards_optimizer = 1,
     .grad_op = CS_OP_REDUCE_SCATTER,
