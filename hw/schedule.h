@@ -11,6 +11,8 @@
  * collective, stream compute|comm|comm_reduce, name, flops, mem_bytes (not
  * collectives), op, size_bytes, dtype, group world|shard|replica, algo,
  * proto (collectives), predicted_s, deps: [{task: ID, when: start|end}]}].
+ * A task with "count" other than 1 (collsim's folded run of more than 64
+ * equal buckets, cs_task.count) is refused: replay runs one call per task.
  * Members this reader does not use (micro, layer, wire_bytes,
  * mem_at_start, ...) are ignored, so newer writers stay readable. Checked:
  * ids unique, dependencies name earlier tasks, values in range; errors

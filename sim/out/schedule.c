@@ -4,7 +4,10 @@
  * "version": 1): the process groups' sizes, the compute rates, and every
  * task with its stream, kind, dependencies, memory deltas and predicted
  * duration; collectives with op, size, dtype, group, algorithm, protocol
- * and wire bytes. collsim-hw reads it back (hw/schedule.h documents the
+ * and wire bytes; "count" (absent: 1) when one task stands for that many
+ * back-to-back runs of itself (a long run of DDP's equal buckets:
+ * cs_task.count), predicted_s and wire_bytes then of all of them.
+ * collsim-hw reads it back (hw/schedule.h documents the
  * fields it uses). Deterministic: the same graph gives the same bytes.
  */
 #include "out/schedule.h"
@@ -33,7 +36,9 @@ void cs_schedule_write(const cs_workload *w, cs_buf *b)
                           cs_op_name(t->op), t->size_bytes, cs_dtype_name(t->dtype),
                           cs_group_name(t->group), cs_algo_name(t->algo), cs_proto_name(t->proto),
                           t->wire_bytes);
-        else
+        if (t->count > 1) /* runs of equal buckets (cs_task.count); absent: 1 */
+            cs_buf_printf(b, "\"count\": %.0f, ", t->count);
+        if (t->kind != CS_TASK_COLLECTIVE)
             cs_buf_printf(b, "\"flops\": %.6e, \"mem_bytes\": %.0f, ", t->flops, t->mem_bytes);
         cs_buf_printf(b, "\"predicted_s\": %.9e, \"mem_at_start\": %.0f, \"mem_at_end\": %.0f, \"deps\": [",
                       t->duration_s, t->mem_at_start, t->mem_at_end);

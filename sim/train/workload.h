@@ -70,8 +70,15 @@ typedef struct cs_task {
     cs_algo_id algo;
     cs_proto proto;
     double wire_bytes;    /* bytes this rank sends (busbw convention) */
-    /* predicted duration running alone, and the part of it that re-runs
-     * the forward (activation checkpointing) */
+    /* back-to-back runs of the same work this one task stands for (a
+     * whole number >= 1): DDP's and ZeRO's buckets of equal size, full
+     * once the same gradients are ready, are one task with a count, so the
+     * graph's size does not grow with the parameters. duration_s,
+     * wire_bytes, flops and mem_bytes are of all the runs together;
+     * size_bytes is one run's. cs_workload_append takes 0 as 1. */
+    double count;
+    /* predicted duration running alone (every run, see count), and the
+     * part of it that re-runs the forward (activation checkpointing) */
     double duration_s;
     double recompute_s;
     /* the earliest start: when the CPU thread, running ahead of the GPU,
@@ -111,6 +118,10 @@ typedef struct cs_workload_opts {
      * sweep point's names were about a sixth of its time). Traces,
      * schedules and the iteration's peak_task need names. */
     int unnamed;
+    /* the longest run of equal buckets kept as separate tasks (wbuild.h
+     * CS_WB_RUN_MAX when 0): tests compare a graph with its runs folded
+     * into counted tasks against one without */
+    double bucket_run_max;
 } cs_workload_opts;
 int cs_workload_build_opts(const cs_model *m, const cs_training *t, const cs_topology *topo,
                            const cs_workload_opts *o, cs_workload **out, cs_diag *d);
