@@ -137,6 +137,10 @@ cases() {
 1|out-report-nodir|nodir/r.txt|calibrate --cluster dgx-h100 --measurements validation/nccl-tests/h100_8gpu_allreduce_together_ringcfg.csv -o @T@/cal.yaml --report @T@/nodir/r.txt
 2|out-same|two outputs are the same file|crossover --ranks 8 -o @T@/same.csv --crossings @T@/same.csv
 2|out-empty|an output file name is empty|collective --op all_reduce -o @EMPTY@
+2|global-batch-sim|gives grad-accum 134217728 (micro-batch 1 x 8 ranks), above --grad-accum's 1..1048576|simulate --model gpt2-124m --ranks 8 --global-batch 1073741824
+2|global-batch-mem|above --grad-accum's 1..1048576|memory --model gpt2-124m --ranks 8 --global-batch 1073741824
+2|global-batch-plan|above --grad-accum's 1..1048576|plan --model gpt2-124m --ranks 8 --global-batch 1073741824
+2|trace-grad-accum|grad_accum at most 4096 there, got 5000|simulate --model gpt2-124m --ranks 8 --grad-accum 5000 --trace @T@/t.json
 3|fit-nothing|the measurements determine no parameter|calibrate --cluster dgx-h100 --measurements @T@/one.csv -o @T@/fit.yaml --report @T@/fit-nothing.txt
 3|fit-rms|nothing usable was fitted|calibrate --cluster dgx-h100 --measurements @T@/inv.csv -o @T@/fit.yaml --report @T@/fit-rms.txt
 EOF
@@ -170,7 +174,7 @@ done
 read -r failures checks <"$T/count"
 
 # ---- what must be left behind: nothing ------------------------------------------------
-for f in o.csv c.csv sim.csv cal.yaml same.csv fit.yaml; do
+for f in o.csv c.csv sim.csv cal.yaml same.csv fit.yaml t.json; do
     checks=$((checks + 1))
     [ -e "$T/$f" ] && fail "a failed command left $T/$f"
 done
@@ -204,6 +208,9 @@ cat >"$T/sizes" <<'EOF'
 memory --params 1e16 --ranks 8 --strategy ddp,zero1,deepspeed_zero1,fsdp_full_shard
 simulate --params 1e15 --ranks 8 --strategy ddp,zero1,deepspeed_zero1
 plan --params 1e15 --ranks 8 --strategy ddp
+simulate --model gpt2-124m --ranks 8 --strategy ddp,zero1,fsdp_full_shard,fsdp_hybrid_shard --grad-accum 1048576
+memory --model gpt2-124m --ranks 8 --strategy ddp,fsdp_full_shard --grad-accum 1048576
+plan --model gpt2-124m --ranks 8 --strategy ddp,fsdp_full_shard --grad-accum 1048576
 EOF
 while read -r args; do
     checks=$((checks + 1))

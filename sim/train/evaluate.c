@@ -10,6 +10,20 @@
  * `memory`, `simulate` and `plan` all evaluate here, so they report the
  * same peak and verdict, and the largest micro-batch by the same rule.
  * Cost: O(1) for the estimate; a build and a run, O(tasks log tasks).
+ *
+ * Gradient accumulation: micro-steps after the first are alike (the same
+ * tasks, and from the first on the timeline repeats with one period), so
+ * above CS_EVALUATE_MICRO_BUILT micro-steps the graph is not built whole:
+ * two runs, of CS_EVALUATE_MICRO_BUILT - 1 and CS_EVALUATE_MICRO_BUILT
+ * micro-steps, give the period, and every additive result (times,
+ * exposure, wire bytes) grows by it once per micro-step left out; the
+ * memory peak and its task are the last run's (the same in every period),
+ * its time moved as the runs move it. Exact to rounding while the
+ * timeline is periodic from the built micro-steps on
+ * (tests/test-workload.c compares it with whole graphs); the cost no
+ * longer grows with grad-accum (1e6 micro-steps: milliseconds, not a hang).
+ * A caller that asks for the graph (a trace, a schedule) gets it whole, up
+ * to CS_EVALUATE_MICRO_WHOLE_MAX micro-steps.
  */
 #include "train/evaluate.h"
 
@@ -26,6 +40,87 @@ static void take_peak(cs_evaluation *out, const cs_iteration *it)
         snprintf(m->peak_phase, sizeof m->peak_phase, "%s", it->peak_task);
 }
 
+/* it (a run of k micro-steps) extended to `more` micro-steps more, each
+ * adding what the k-th added over prev (a run of k - 1); tokens and model
+ * FLOPs grow in proportion. */
+static void extend(cs_iteration *it, const cs_iteration *prev, int k, double more)
+{
+#define GROW(f) it->f += more * (it->f - prev->f)
+    double t0 = it->iteration_time_s;
+    GROW(iteration_time_s);
+    GROW(compute_s);
+    GROW(optimizer_s);
+    GROW(copies_s);
+    GROW(side_copies_s);
+    GROW(cpu_wait_s);
+    GROW(exposed_comm_s);
+    GROW(recompute_s);
+    GROW(peak_time_s);
+    for (int op = 0; op < CS_OP_COUNT; op++) {
+        GROW(exposed_by_op_s[op]);
+        GROW(wire_bytes_by_op[op]);
+    }
+#undef GROW
+    double t1 = it->iteration_time_s, work = (k + more) / k; /* tokens and FLOPs, x */
+    if (t0 > 0 && t1 > 0) {
+        it->tokens_per_s *= work * t0 / t1;
+        it->tflops_per_gpu *= work * t0 / t1;
+        it->mfu *= work * t0 / t1;
+        it->hfu *= work * t0 / t1;
+    }
+}
+
+/* The run of t on topo with the graph built (wo) and run per rank class. */
+static int run_once(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                    const cs_workload_opts *wo, cs_iteration *it, cs_workload **keep, cs_diag *d)
+{
+    cs_workload *w;
+    int rc = cs_workload_build_opts(m, t, topo, wo, &w, d);
+    if (rc) return rc;
+    cs_rank_class ranks[CS_RANK_CLASS_MAX]; /* des: stragglers, under the DES */
+    int nclasses = cs_rankclass_group(t, topo, ranks);
+    rc = cs_iteration_run_ranks(w, t, ranks, nclasses, it, d);
+    if (rc == 0 && keep)
+        *keep = w;
+    else
+        cs_workload_free(w);
+    return rc;
+}
+
+/* The run of t's grad_accum micro-steps: whole up to
+ * CS_EVALUATE_MICRO_BUILT (or when keep asks for the graph), else from two
+ * shorter runs (the file's header). */
+static int run_iteration(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                         const cs_workload_opts *wo, cs_iteration *it, cs_workload **keep,
+                         cs_diag *d)
+{
+    const int k = CS_EVALUATE_MICRO_BUILT;
+    if (t->grad_accum <= k) return run_once(m, t, topo, wo, it, keep, d);
+    if (keep) {
+        if (t->grad_accum > CS_EVALUATE_MICRO_WHOLE_MAX)
+            return cs_diag_set(d, CS_EINVAL, NULL, 0, 0,
+                               "a trace or schedule holds every micro-step's tasks: grad_accum "
+                               "at most %d there, got %d",
+                               CS_EVALUATE_MICRO_WHOLE_MAX, t->grad_accum);
+        return run_once(m, t, topo, wo, it, keep, d);
+    }
+    cs_training tk = *t;
+    tk.grad_accum = k - 1;
+    cs_iteration prev;
+    int rc = run_once(m, &tk, topo, wo, &prev, NULL, d);
+    if (rc) return rc;
+    tk.grad_accum = k;
+    rc = run_once(m, &tk, topo, wo, it, NULL, d);
+    if (rc == 0) {
+        double more = (double)t->grad_accum - k;
+        extend(it, &prev, k, more);
+        for (int c = 0; c < it->nclasses && c < prev.nclasses; c++)
+            extend(&it->classes[c].it, &prev.classes[c].it, k, more);
+    }
+    cs_iteration_free(&prev);
+    return rc;
+}
+
 int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topology *topo,
                        const cs_evaluate_opts *o, cs_evaluation *out, cs_diag *d)
 {
@@ -39,23 +134,16 @@ int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topolog
     out->estimate_peak_bytes = out->memory.peak_bytes;
     out->note = cs_training_note(t);
     if (!o->simulate && o->model_states_only) return 0;
-    cs_workload *w;
     cs_workload_opts wo = {.cache = o->cache, .unnamed = o->unnamed};
-    if ((rc = cs_workload_build_opts(m, t, topo, &wo, &w, d))) return rc;
-    cs_rank_class ranks[CS_RANK_CLASS_MAX]; /* des: stragglers, under the DES */
-    int nclasses = cs_rankclass_group(t, topo, ranks);
-    rc = cs_iteration_run_ranks(w, t, ranks, nclasses, &out->iteration, d);
-    if (rc == 0 && !o->model_states_only) take_peak(out, &out->iteration);
-    if (rc == 0 && o->simulate) {
+    rc = run_iteration(m, t, topo, &wo, &out->iteration, o->simulate ? o->workload : NULL, d);
+    if (rc) return rc;
+    if (!o->model_states_only) take_peak(out, &out->iteration);
+    if (o->simulate) {
         out->simulated = 1;
     } else {
         cs_iteration_free(&out->iteration);
     }
-    if (rc == 0 && o->simulate && o->workload)
-        *o->workload = w;
-    else
-        cs_workload_free(w);
-    return rc;
+    return 0;
 }
 
 void cs_evaluate_free(cs_evaluation *e)
