@@ -73,6 +73,20 @@ printf 'size_bytes,time_us,op,ranks\n1048576,100000,all_reduce,8\n2097152,50000,
 printf '4194304,25000,all_reduce,8\n8388608,12000,all_reduce,8\n16777216,6000,all_reduce,8\n' >>"$T/inv.csv"
 printf '64,9000,all_reduce,8\n128,1,all_reduce,8\n' >>"$T/inv.csv"
 RL=$(grep -n '^ranks:' "$T/scen-ranks.yaml" | cut -d: -f1)
+# training runs and kernel timings (issue 27): the schemas' ranges, a column
+# named twice, a NUL byte inside a number
+TRH='model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,grad_accum,activation_checkpointing,tokens_per_s_per_gpu'
+TRR='mpt-125m,12,768,12,50368,2048,8,fsdp_full_shard,amp_bf16/DEFAULT,32,2,none,141737'
+printf '%s\n%s\n' "$TRH" "$(echo "$TRR" | sed 's/^mpt-125m,12,/mpt-125m,1000000000,/')" >"$T/tr-layers.csv"
+printf '%s\n%s\n' "$TRH" "$(echo "$TRR" | sed 's/,32,2,none/,32,1000000000,none/')" >"$T/tr-accum.csv"
+printf '%s\n%s\n' "$TRH" "$(echo "$TRR" | sed 's/,768,/,999999999,/')" >"$T/tr-hidden.csv"
+printf '%s,layers\n%s,12\n' "$TRH" "$TRR" >"$T/tr-dup.csv"
+printf '%s\n%s\n' "$TRH" "$TRR" | sed 's/,8,fsdp/,8\x00junk,fsdp/' >"$T/tr-nul.csv"
+KH='kind,backend,dtype,m,n,k,bytes,ranks,iters,time_min_us,time_median_us,kernel'
+printf '%s\ngemm,mpi,fp32,1e300,64,64,0,1,2,1,250.5,x\n' "$KH" >"$T/k-huge.csv"
+printf '%s,m\ngemm,mpi,fp32,64,64,64,0,1,2,1,250.5,x,64\n' "$KH" >"$T/k-dup.csv"
+printf '%s\ngemm,mpi,fp32,64,64,64,0,1,2,1,250\000x,x\n' "$KH" >"$T/k-nul.csv"
+printf 'size_bytes,time_us,op,ranks\n1048576,100\000junk,all_reduce,8\n' >"$T/m-nul.csv"
 
 cases() {
     cat <<'EOF'
@@ -141,6 +155,15 @@ cases() {
 2|global-batch-mem|above --grad-accum's 1..1048576|memory --model gpt2-124m --ranks 8 --global-batch 1073741824
 2|global-batch-plan|above --grad-accum's 1..1048576|plan --model gpt2-124m --ranks 8 --global-batch 1073741824
 2|trace-grad-accum|grad_accum at most 4096 there, got 5000|simulate --model gpt2-124m --ranks 8 --grad-accum 5000 --trace @T@/t.json
+2|tr-layers|tr-layers.csv:2:10: error: column 'layers': expected an integer in 1..100000|compare --cluster dgx-a100 --training-runs @T@/tr-layers.csv
+2|tr-accum|column 'grad_accum': expected an integer in 1..1048576|compare --cluster dgx-a100 --training-runs @T@/tr-accum.csv
+2|tr-hidden|column 'hidden': expected an integer in 1..1000000|compare --cluster dgx-a100 --training-runs @T@/tr-hidden.csv
+2|tr-dup|tr-dup.csv:1:134: error: column 'layers' given twice (first at column 7)|compare --cluster dgx-a100 --training-runs @T@/tr-dup.csv
+2|tr-nul|tr-nul.csv:2:31: error: column 'gpus': a NUL byte|compare --cluster dgx-a100 --training-runs @T@/tr-nul.csv
+2|k-huge|k-huge.csv:2:15: error: column 'm': expected a whole number in 1..2147483647|compare --cluster cpu-local --compute-measurements @T@/k-huge.csv
+2|k-dup|k-dup.csv:1:78: error: column 'm' given twice (first at column 20)|compare --cluster cpu-local --compute-measurements @T@/k-dup.csv
+2|k-nul|k-nul.csv:2:32: error: column 'time_median_us': expected no NUL byte|compare --cluster cpu-local --compute-measurements @T@/k-nul.csv
+2|m-nul|m-nul.csv:2:|compare --cluster dgx-h100 --measurements @T@/m-nul.csv
 3|fit-nothing|the measurements determine no parameter|calibrate --cluster dgx-h100 --measurements @T@/one.csv -o @T@/fit.yaml --report @T@/fit-nothing.txt
 3|fit-rms|nothing usable was fitted|calibrate --cluster dgx-h100 --measurements @T@/inv.csv -o @T@/fit.yaml --report @T@/fit-rms.txt
 EOF

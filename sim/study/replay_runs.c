@@ -459,7 +459,10 @@ int cs_replay_runs_read_string(cs_trun_set *s, const char *schedule_origin,
                              "or copy that ran alone or beside collectives only", rd.n);
     }
     if (!rc) {
-        s->kernels = cs_xrealloc(s->kernels, (s->nk + nk) * sizeof *s->kernels);
+        if (s->nk + nk > s->kcap) { /* the set's capacity (training_runs.h) */
+            s->kcap = s->nk + nk;
+            s->kernels = cs_xrealloc(s->kernels, s->kcap * sizeof *s->kernels);
+        }
         memcpy(s->kernels + s->nk, k, nk * sizeof *k);
         s->nk += nk;
         s->files = cs_xrealloc(s->files, (s->nfiles + 1) * sizeof *s->files);
