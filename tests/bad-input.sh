@@ -87,6 +87,12 @@ printf '%s\ngemm,mpi,fp32,1e300,64,64,0,1,2,1,250.5,x\n' "$KH" >"$T/k-huge.csv"
 printf '%s,m\ngemm,mpi,fp32,64,64,64,0,1,2,1,250.5,x,64\n' "$KH" >"$T/k-dup.csv"
 printf '%s\ngemm,mpi,fp32,64,64,64,0,1,2,1,250\000x,x\n' "$KH" >"$T/k-nul.csv"
 printf 'size_bytes,time_us,op,ranks\n1048576,100\000junk,all_reduce,8\n' >"$T/m-nul.csv"
+# runs and kernels no compute model describes: throughput / time alternately
+# x1000 and /1000 (calibrate must exit 3 and write no YAML, as for collectives)
+awk -F, 'BEGIN { OFS = "," } /^#/ || /^source_table/ { print; next }
+    { n++; $28 = n % 2 ? $28 * 1000 : $28 / 1000; print }' tests/data/training-runs-a100.csv >"$T/tr-unfit.csv"
+awk -F, 'BEGIN { OFS = "," } /^#/ || /^kind/ { print; next }
+    { n++; $11 = n % 2 ? $11 * 1000 : $11 / 1000; print }' tests/data/compute-cpu.csv >"$T/k-unfit.csv"
 
 cases() {
     cat <<'EOF'
@@ -164,6 +170,8 @@ cases() {
 2|k-dup|k-dup.csv:1:78: error: column 'm' given twice (first at column 20)|compare --cluster cpu-local --compute-measurements @T@/k-dup.csv
 2|k-nul|k-nul.csv:2:32: error: column 'time_median_us': expected no NUL byte|compare --cluster cpu-local --compute-measurements @T@/k-nul.csv
 2|m-nul|m-nul.csv:2:|compare --cluster dgx-h100 --measurements @T@/m-nul.csv
+3|tr-unfit|the compute fit leaves an RMS error of|calibrate --cluster dgx-a100 --training-runs @T@/tr-unfit.csv -o @T@/fit2.yaml --report @T@/fit-tr.txt
+3|k-unfit|nothing usable was fitted|calibrate --cluster cpu-local --compute-measurements @T@/k-unfit.csv -o @T@/fit2.yaml --report @T@/fit-k.txt
 3|fit-nothing|the measurements determine no parameter|calibrate --cluster dgx-h100 --measurements @T@/one.csv -o @T@/fit.yaml --report @T@/fit-nothing.txt
 3|fit-rms|nothing usable was fitted|calibrate --cluster dgx-h100 --measurements @T@/inv.csv -o @T@/fit.yaml --report @T@/fit-rms.txt
 EOF
@@ -197,7 +205,7 @@ done
 read -r failures checks <"$T/count"
 
 # ---- what must be left behind: nothing ------------------------------------------------
-for f in o.csv c.csv sim.csv cal.yaml same.csv fit.yaml t.json; do
+for f in o.csv c.csv sim.csv cal.yaml same.csv fit.yaml fit2.yaml t.json; do
     checks=$((checks + 1))
     [ -e "$T/$f" ] && fail "a failed command left $T/$f"
 done
@@ -209,6 +217,12 @@ left=$(find "$T" -name '*.collsim-tmp.*' | head -3)
 for f in fit-nothing.txt fit-rms.txt; do
     checks=$((checks + 1))
     grep -q "weighted RMS relative error" "$T/$f" 2>/dev/null || fail "$f: no report written"
+done
+
+# so does an unusable compute fit (issue 27)
+for f in fit-tr.txt fit-k.txt; do
+    checks=$((checks + 1))
+    [ -s "$T/$f" ] || fail "$f: no report written"
 done
 
 # ---- a usage error is found before the work ------------------------------------------
