@@ -190,7 +190,7 @@ int cs_hw_schedule_parse(const char *text, size_t len, const char *file, cs_hw_s
     }
     double version = 0;
     if ((rc = number(root, "version", 0, 0, &version, file, d))) goto out;
-    if (version != 1) {
+    if (version != CS_WORKLOAD_SCHEDULE_VERSION) {
         rc = at(d, file, cs_json_get(root, "version"), "unsupported schedule version (this reader "
                 "knows version 1)%s%s", "", "");
         goto out;

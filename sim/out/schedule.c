@@ -14,7 +14,8 @@
 
 void cs_schedule_write(const cs_workload *w, cs_buf *b)
 {
-    cs_buf_printf(b, "{\n  \"format\": \"collsim-schedule\",\n  \"version\": 1,\n");
+    cs_buf_printf(b, "{\n  \"format\": \"collsim-schedule\",\n  \"version\": %d,\n",
+                  CS_WORKLOAD_SCHEDULE_VERSION);
     cs_buf_printf(b, "  \"groups\": {\"world\": %d, \"shard\": %d, \"replica\": %d},\n",
                   cs_workload_group_ranks(w, CS_GROUP_WORLD), cs_workload_group_ranks(w, CS_GROUP_SHARD),
                   cs_workload_group_ranks(w, CS_GROUP_REPLICA));

@@ -99,6 +99,11 @@ typedef struct cs_task {
 
 typedef struct cs_workload cs_workload;
 
+/* The version of the schedule JSON the graph is written as
+ * (out/schedule.h), which every reader of it checks (collsim-hw replay,
+ * the --schedule of calibrate / compare). */
+#define CS_WORKLOAD_SCHEDULE_VERSION 1
+
 /* Builds the graph, pricing collectives with t->collective_engine
  * (analytic: the closed form; des: the closed form's choice of algo and
  * proto, timed by the discrete-event run on the group's topology).
