@@ -315,6 +315,24 @@ EOF
         [ "$rc" -eq "$want" ] || fail "$name: exit $rc, want $want ($(head -c 200 "$T/$name.err"))"
         grep -qF "$needle" "$T/$name.err" || fail "$name: stderr lacks '$needle'"
     done
+    # issue 27: --shapes that cannot be read is exit 1 (hw/README.md); bench
+    # sweeps that would never end, or sizes past any count, are usage errors
+    # found before any device work (timeout 10: they looped or hung)
+    cat >"$T/hw-cases" <<EOF
+1|hw-shapes-missing|cannot read --shapes $T/none.csv: No such file|compute --shapes $T/none.csv
+1|hw-shapes-dir|cannot read --shapes $T/dir: it is a directory|compute --shapes $T/dir
+2|hw-bench-min0|--min must be at least 1 byte|bench --backend mpi --op all_reduce --min 0 --max 1M
+2|hw-bench-factor|makes a sweep of 2.08e+08 sizes|bench --backend mpi --op all_reduce --min 1 --max 1G --factor 1.0000001
+2|hw-bench-huge|--max must be at most 1e+15 bytes|bench --backend mpi --op all_reduce --min 1e20 --max 1e20
+EOF
+    while IFS='|' read -r want name needle args; do
+        checks=$((checks + 1))
+        rc=0
+        # shellcheck disable=SC2086
+        timeout 10 "$HW" $args >"$T/$name.out" 2>"$T/$name.err" </dev/null || rc=$?
+        [ "$rc" -eq "$want" ] || fail "$name: exit $rc, want $want ($(head -c 200 "$T/$name.err"))"
+        grep -qF -- "$needle" "$T/$name.err" || fail "$name: stderr lacks '$needle': $(head -c 200 "$T/$name.err")"
+    done <"$T/hw-cases"
 fi
 
 echo "bad-input: $checks checks, $failures failures"

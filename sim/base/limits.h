@@ -5,7 +5,8 @@
  * dimensions. The model and scenario schemas (YAML), the command-line
  * options and every CSV reader (training runs, kernel timings) check a
  * field against its row here, so a field has the same range wherever it is
- * read, and every loop over such a count is bounded by it (issue 27: a
+ * read, and every loop over such a count is bounded by it (the sizes of
+ * a sweep too) (issue 27: a
  * training-runs row of a billion layers hung; the schema refused it).
  * The ranges are whole numbers; CS_LIMIT_LO_<ID> / CS_LIMIT_HI_<ID> are
  * constants for static tables (schema rows, option rows), cs_limit_named
@@ -32,7 +33,13 @@
     X(SHARD_GROUP, "shard_group", 0, 1 << 20)                                              \
     X(RANKS, "ranks", 1, 1 << 30)                                                          \
     X(NODES, "nodes", 1, 1000000)                                                          \
-    X(GEMM_DIM, "gemm_dim", 1, 2147483647)
+    X(GEMM_DIM, "gemm_dim", 1, 2147483647)                                                 \
+    X(SWEEP_SIZES, "sweep_sizes", 1, 100000)
+
+/* The largest message a size sweep (collsim collective, collsim-hw bench)
+ * or a kernel row measures, in bytes: 1e15 keeps every element count
+ * exact in a double and within size_t (1e20 converted past it). */
+#define CS_LIMIT_BYTES_MAX 1e15
 
 typedef enum cs_limit_id {
 #define CS__LIMIT_ID(id, name, lo, hi) CS_LIMIT_##id,
