@@ -276,10 +276,14 @@ static int write_calibrated(const common_args *a, const cs_cluster *cl, const cs
                             const cs_calib_train_result *tr, const char *src, size_t src_len,
                             cs_diag *d)
 {
-    char why[320];
+    char why[320], twhy[320];
     int quality = res ? cs_calib_quality(res, why, sizeof why) : 0;
     if (quality)
         fprintf(stderr, "collsim calibrate: %s: %s\n", quality == 2 ? "error" : "warning", why);
+    /* the compute fit (training runs, kernel timings) is judged alike */
+    int tq = tr ? cs_calib_train_quality(tr, twhy, sizeof twhy) : 0;
+    if (tq) fprintf(stderr, "collsim calibrate: %s: %s\n", tq == 2 ? "error" : "warning", twhy);
+    if (tq > quality) quality = tq;
     cs_buf yaml = {0}, rep = {0}, head = {0};
     if (tr) cs_calib_train_header(&head, tr, &a->runs);
     cs_calib_yaml_extra x = {.header = head.data, .input = cl, .note = cs_calib_train_note,
@@ -293,7 +297,7 @@ static int write_calibrated(const common_args *a, const cs_cluster *cl, const cs
     if (cs_config_load_cluster_string(a->out, yaml.data, yaml.len, &check, d))
         CS_PANIC("calibrated YAML does not load: %s:%d:%d: %s", d->file, d->line, d->column,
                  d->message);
-    /* an unusable collective fit writes its report (the reasons) but no OUT.yaml */
+    /* an unusable fit (collective or compute) writes its report (the reasons) but no OUT.yaml */
     const cs_buf *bufs[] = {&yaml, &rep};
     const char *paths[] = {a->out, a->report};
     int skip = quality == 2;

@@ -14,13 +14,14 @@
 #include "coll/algos.h"
 #include "coll/collective.h"
 #include "config/config.h"
+#include "base/limits.h"
 #include "base/units.h"
 #include "opts.h"
 #include "outputs.h"
 #include "out/report.h"
 
 /* The most sizes one sweep runs (min, min x F, ... <= max). */
-#define CS_SWEEP_MAX_SIZES 100000
+#define CS_SWEEP_MAX_SIZES CS_LIMIT_HI_SWEEP_SIZES
 
 #ifndef CS_VERSION
 #define CS_VERSION "0.0.0"

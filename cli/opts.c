@@ -505,7 +505,13 @@ int cs_cli_knobs_batch(const char *cmd, const cs_cli_knobs *k, int ranks, cs_tra
                             "--global-batch %d is no whole multiple of micro-batch %d x %d ranks "
                             "(= %ld)",
                             k->global_batch, t->micro_batch, ranks, per_step);
-    int ga = (int)(k->global_batch / per_step);
+    long gl = k->global_batch / per_step;
+    if (gl > CS_LIMIT_HI_GRAD_ACCUM) /* --grad-accum's own range, derived or given */
+        return cs_cli_usage(cmd,
+                            "--global-batch %d gives grad-accum %ld (micro-batch %d x %d ranks), "
+                            "above --grad-accum's 1..%d",
+                            k->global_batch, gl, t->micro_batch, ranks, CS_LIMIT_HI_GRAD_ACCUM);
+    int ga = (int)gl;
     if (k->grad_accum && k->grad_accum != ga)
         return cs_cli_usage(cmd,
                             "--grad-accum %d disagrees with --global-batch %d (micro-batch %d x "

@@ -135,9 +135,9 @@ int cs_opt_refuse(const char *cmd, const cs_opt *o, const char *arg, void *dst);
      .says = (message)}
 /* The training knobs (cs_cli_knobs below). */
 #define CS_ARG_MICRO_BATCH(T, f)                                                                   \
-    {"micro-batch", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = 1 << 20}
+    {"micro-batch", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = CS_LIMIT_HI_MICRO_BATCH}
 #define CS_ARG_GRAD_ACCUM(T, f)                                                                    \
-    {"grad-accum", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = 1 << 20}
+    {"grad-accum", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = CS_LIMIT_HI_GRAD_ACCUM}
 #define CS_ARG_GLOBAL_BATCH(T, f)                                                                  \
     {"global-batch", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = 1 << 30}
 #define CS_ARG_OPTIMIZER(T, f)                                                                     \

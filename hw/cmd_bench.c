@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/limits.h"
 #include "hwcli.h"
 #include "out/report.h"
 #include "session.h"
@@ -41,8 +42,8 @@ static void help(FILE *f)
             "                   all_to_all (alltoall), send_recv (sendrecv: to rank + 1)\n"
             "  --min/--max SIZE sizes in bytes, nccl-tests convention (4K = 4096; the total\n"
             "                   over ranks for all_gather/reduce_scatter/all_to_all); default\n"
-            "                   32M..32M\n"
-            "  --factor F       size multiplier, > 1 (default 2)\n"
+            "                   32M..32M; --min >= 1, --max <= 1e15\n"
+            "  --factor F       size multiplier, > 1 (default 2; at most 100000 sizes)\n"
             "  --dtype T        float (default), half, bfloat16, double, fp8 (fp32, fp16, ...)\n"
             "  --iters N        timed iterations per size (default 20); --warmup N (default 5)\n"
             "  --algo A         force the algorithm: ring, tree (all_reduce), or a library name\n"
@@ -126,7 +127,19 @@ static int bench_check(cs_hw_session *s, const bench_args *a)
 {
     const char *cmd = s->cmd->name;
     if (!a->have_op) return cs_hw_usage(cmd, "%s", "--op is required");
+    /* the sweep multiplies from --min: from 0 it never ends */
+    if (!(a->min_b >= 1)) return cs_hw_usage(cmd, "--min must be at least 1 byte, got %.0f", a->min_b);
     if (a->min_b > a->max_b) return cs_hw_usage(cmd, "%s", "--min must not exceed --max");
+    if (!(a->max_b <= CS_LIMIT_BYTES_MAX)) /* counts stay exact and within size_t */
+        return cs_hw_usage(cmd, "--max must be at most %.0e bytes, got %.0f", CS_LIMIT_BYTES_MAX,
+                           a->max_b);
+    /* a factor within rounding of 1: a sweep that never ends in practice
+     * (collsim collective refuses it the same way, limits.h) */
+    double sizes = floor(log(a->max_b / a->min_b) / log(a->factor) * (1 + 1e-12)) + 1;
+    if (a->min_b < a->max_b && !(sizes <= CS_LIMIT_HI_SWEEP_SIZES))
+        return cs_hw_usage(cmd, "--factor %.17g makes a sweep of %.3g sizes from %.0f to %.0f B "
+                                "(at most %d): give a larger --factor",
+                           a->factor, sizes, a->min_b, a->max_b, CS_LIMIT_HI_SWEEP_SIZES);
     if (a->corrupt && !a->check) return cs_hw_usage(cmd, "%s", "--inject corrupt needs --check");
     s->cfg.algo_op = (int)a->op;
     int rc = cs_hw_session_pick(s);

@@ -28,10 +28,12 @@
  *   host,device,library_version
  *   kernel          --shapes: the first model kernel of that shape ("" otherwise)
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "hwcli.h"
 #include "session.h"
@@ -260,8 +262,17 @@ static int shape_row(const char *cmd, const char *path, int line, char **f, cons
 /* The kernels of `collsim simulate --kernels FILE`. */
 static int shape_jobs(const char *cmd, const char *path, jobs *js)
 {
-    FILE *fp = fopen(path, "r");
-    if (!fp) return cs_hw_usage(cmd, "cannot read --shapes %s", path);
+    /* a file that cannot be read is exit 1 (hw/README.md), not a usage
+     * error: missing, unreadable, or a directory (which fopen opens) */
+    struct stat st;
+    FILE *fp = stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? NULL : fopen(path, "r");
+    if (!fp) {
+        const char *why = stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? "it is a directory"
+                                                                       : strerror(errno);
+        if (cs_hw_launch_rank() == 0)
+            fprintf(stderr, "collsim-hw %s: cannot read --shapes %s: %s\n", cmd, path, why);
+        return CS_HW_EXIT_IO;
+    }
     char buf[1024], *f[32];
     int at[F_COUNT], rc = 0, line = 1;
     if (!fgets(buf, sizeof buf, fp)) rc = cs_hw_usage(cmd, "%s: empty, expected a header", path);

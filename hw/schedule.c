@@ -141,6 +141,18 @@ static int parse_task(const cs_json *o, cs_hw_schedule *s, size_t idx, const cha
         if ((rc = number(o, "flops", 1, 0, &t->flops, file, d))) return rc;
         if ((rc = number(o, "mem_bytes", 1, 0, &t->mem_bytes, file, d))) return rc;
     }
+    /* a task standing for several runs of itself (collsim's folded bucket
+     * runs, cs_task.count): not replayed one NCCL call per run yet */
+    double count = 1;
+    if ((rc = number(o, "count", 1, 1, &count, file, d))) return rc;
+    if (count != 1) {
+        char runs[32];
+        snprintf(runs, sizeof runs, "%.0f", count);
+        return at(d, file, cs_json_get(o, "count"),
+                  "a task of %s runs (a folded run of equal buckets) cannot be replayed; emit "
+                  "the schedule with a larger bucket_cap_mb%s",
+                  runs, "");
+    }
     const cs_json *deps = member(o, "deps", CS_JSON_ARRAY, 1, file, d, &rc);
     if (rc) return rc;
     if (deps && deps->n > 4) return at(d, file, deps, "at most 4 dependencies per task%s%s", "", "");
@@ -283,7 +295,7 @@ int cs_hw_schedule_parse(const char *text, size_t len, const char *file, cs_hw_s
     }
     double version = 0;
     if ((rc = number(root, "version", 0, 0, &version, file, d))) goto out;
-    if (version != 1 && version != 2) {
+    if (version != 1 && version != CS_WORKLOAD_SCHEDULE_VERSION) {
         rc = at(d, file, cs_json_get(root, "version"), "unsupported schedule version (this reader "
                 "knows versions 1 and 2)%s%s", "", "");
         goto out;

@@ -16,6 +16,8 @@
  * predicted_s, deps: [{task: ID, when: start|end}]}]. Version 1 is read
  * too: "groups" {world, shard, replica} rank counts, task groups by those
  * names; its mesh is tp 1 x dp_shard shard x dp_replicate replica.
+ * A task with "count" other than 1 (collsim's folded run of more than 64
+ * equal buckets, cs_task.count) is refused: replay runs one call per task.
  * Members this reader does not use (micro, layer, wire_bytes,
  * mem_at_start, ...) are ignored, so newer writers stay readable. Checked:
  * ids unique, dependencies name earlier tasks, values in range; errors

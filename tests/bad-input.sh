@@ -77,6 +77,26 @@ printf 'size_bytes,time_us,op,ranks\n1048576,100000,all_reduce,8\n2097152,50000,
 printf '4194304,25000,all_reduce,8\n8388608,12000,all_reduce,8\n16777216,6000,all_reduce,8\n' >>"$T/inv.csv"
 printf '64,9000,all_reduce,8\n128,1,all_reduce,8\n' >>"$T/inv.csv"
 RL=$(grep -n '^ranks:' "$T/scen-ranks.yaml" | cut -d: -f1)
+# training runs and kernel timings (issue 27): the schemas' ranges, a column
+# named twice, a NUL byte inside a number
+TRH='model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,grad_accum,activation_checkpointing,tokens_per_s_per_gpu'
+TRR='mpt-125m,12,768,12,50368,2048,8,fsdp_full_shard,amp_bf16/DEFAULT,32,2,none,141737'
+printf '%s\n%s\n' "$TRH" "$(echo "$TRR" | sed 's/^mpt-125m,12,/mpt-125m,1000000000,/')" >"$T/tr-layers.csv"
+printf '%s\n%s\n' "$TRH" "$(echo "$TRR" | sed 's/,32,2,none/,32,1000000000,none/')" >"$T/tr-accum.csv"
+printf '%s\n%s\n' "$TRH" "$(echo "$TRR" | sed 's/,768,/,999999999,/')" >"$T/tr-hidden.csv"
+printf '%s,layers\n%s,12\n' "$TRH" "$TRR" >"$T/tr-dup.csv"
+printf '%s\n%s\n' "$TRH" "$TRR" | sed 's/,8,fsdp/,8\x00junk,fsdp/' >"$T/tr-nul.csv"
+KH='kind,backend,dtype,m,n,k,bytes,ranks,iters,time_min_us,time_median_us,kernel'
+printf '%s\ngemm,mpi,fp32,1e300,64,64,0,1,2,1,250.5,x\n' "$KH" >"$T/k-huge.csv"
+printf '%s,m\ngemm,mpi,fp32,64,64,64,0,1,2,1,250.5,x,64\n' "$KH" >"$T/k-dup.csv"
+printf '%s\ngemm,mpi,fp32,64,64,64,0,1,2,1,250\000x,x\n' "$KH" >"$T/k-nul.csv"
+printf 'size_bytes,time_us,op,ranks\n1048576,100\000junk,all_reduce,8\n' >"$T/m-nul.csv"
+# runs and kernels no compute model describes: throughput / time alternately
+# x1000 and /1000 (calibrate must exit 3 and write no YAML, as for collectives)
+awk -F, 'BEGIN { OFS = "," } /^#/ || /^source_table/ { print; next }
+    { n++; $28 = n % 2 ? $28 * 1000 : $28 / 1000; print }' tests/data/training-runs-a100.csv >"$T/tr-unfit.csv"
+awk -F, 'BEGIN { OFS = "," } /^#/ || /^kind/ { print; next }
+    { n++; $11 = n % 2 ? $11 * 1000 : $11 / 1000; print }' tests/data/compute-cpu.csv >"$T/k-unfit.csv"
 
 cases() {
     cat <<'EOF'
@@ -141,6 +161,21 @@ cases() {
 1|out-report-nodir|nodir/r.txt|calibrate --cluster dgx-h100 --measurements validation/nccl-tests/h100_8gpu_allreduce_together_ringcfg.csv -o @T@/cal.yaml --report @T@/nodir/r.txt
 2|out-same|two outputs are the same file|crossover --ranks 8 -o @T@/same.csv --crossings @T@/same.csv
 2|out-empty|an output file name is empty|collective --op all_reduce -o @EMPTY@
+2|global-batch-sim|gives grad-accum 134217728 (micro-batch 1 x 8 ranks), above --grad-accum's 1..1048576|simulate --model gpt2-124m --ranks 8 --global-batch 1073741824
+2|global-batch-mem|above --grad-accum's 1..1048576|memory --model gpt2-124m --ranks 8 --global-batch 1073741824
+2|global-batch-plan|above --grad-accum's 1..1048576|plan --model gpt2-124m --ranks 8 --global-batch 1073741824
+2|trace-grad-accum|grad_accum at most 4096 there, got 5000|simulate --model gpt2-124m --ranks 8 --grad-accum 5000 --trace @T@/t.json
+2|tr-layers|tr-layers.csv:2:10: error: column 'layers': expected an integer in 1..100000|compare --cluster dgx-a100 --training-runs @T@/tr-layers.csv
+2|tr-accum|column 'grad_accum': expected an integer in 1..1048576|compare --cluster dgx-a100 --training-runs @T@/tr-accum.csv
+2|tr-hidden|column 'hidden': expected an integer in 1..1000000|compare --cluster dgx-a100 --training-runs @T@/tr-hidden.csv
+2|tr-dup|tr-dup.csv:1:134: error: column 'layers' given twice (first at column 7)|compare --cluster dgx-a100 --training-runs @T@/tr-dup.csv
+2|tr-nul|tr-nul.csv:2:31: error: column 'gpus': a NUL byte|compare --cluster dgx-a100 --training-runs @T@/tr-nul.csv
+2|k-huge|k-huge.csv:2:15: error: column 'm': expected a whole number in 1..2147483647|compare --cluster cpu-local --compute-measurements @T@/k-huge.csv
+2|k-dup|k-dup.csv:1:78: error: column 'm' given twice (first at column 20)|compare --cluster cpu-local --compute-measurements @T@/k-dup.csv
+2|k-nul|k-nul.csv:2:32: error: column 'time_median_us': expected no NUL byte|compare --cluster cpu-local --compute-measurements @T@/k-nul.csv
+2|m-nul|m-nul.csv:2:|compare --cluster dgx-h100 --measurements @T@/m-nul.csv
+3|tr-unfit|the compute fit leaves an RMS error of|calibrate --cluster dgx-a100 --training-runs @T@/tr-unfit.csv -o @T@/fit2.yaml --report @T@/fit-tr.txt
+3|k-unfit|nothing usable was fitted|calibrate --cluster cpu-local --compute-measurements @T@/k-unfit.csv -o @T@/fit2.yaml --report @T@/fit-k.txt
 3|fit-nothing|the measurements determine no parameter|calibrate --cluster dgx-h100 --measurements @T@/one.csv -o @T@/fit.yaml --report @T@/fit-nothing.txt
 3|fit-rms|nothing usable was fitted|calibrate --cluster dgx-h100 --measurements @T@/inv.csv -o @T@/fit.yaml --report @T@/fit-rms.txt
 EOF
@@ -174,7 +209,7 @@ done
 read -r failures checks <"$T/count"
 
 # ---- what must be left behind: nothing ------------------------------------------------
-for f in o.csv c.csv sim.csv cal.yaml same.csv fit.yaml; do
+for f in o.csv c.csv sim.csv cal.yaml same.csv fit.yaml fit2.yaml t.json; do
     checks=$((checks + 1))
     [ -e "$T/$f" ] && fail "a failed command left $T/$f"
 done
@@ -188,6 +223,12 @@ for f in fit-nothing.txt fit-rms.txt; do
     grep -q "weighted RMS relative error" "$T/$f" 2>/dev/null || fail "$f: no report written"
 done
 
+# so does an unusable compute fit (issue 27)
+for f in fit-tr.txt fit-k.txt; do
+    checks=$((checks + 1))
+    [ -s "$T/$f" ] || fail "$f: no report written"
+done
+
 # ---- a usage error is found before the work ------------------------------------------
 # 1,000,000 points take over a minute to sweep; the refusal must come at once
 # (20 s leaves room for valgrind's start; the old order is cut off at 30 s)
@@ -198,6 +239,30 @@ timeout 30 "$C" crossover --ranks 8,16,32,64 --params 1e7:1e11:83333 -o "$T/o.cs
 e=$(date +%s)
 [ $((e - s)) -le 20 ] || fail "--plot's extension refused only after $((e - s)) s of sweep"
 [ -e "$T/o.csv" ] && fail "a refused --plot left -o written"
+
+# ---- work bounded by the structure, not by the numbers (issue 27) -----------------------
+# The iteration graph's size depends neither on the parameters (DDP's and
+# DeepSpeed's runs of equal buckets are one task with a count) nor on
+# grad-accum: each of these answers at once (10 s leaves room for valgrind;
+# before, 1e16 parameters ran out of memory after minutes).
+cat >"$T/sizes" <<'EOF'
+memory --params 1e16 --ranks 8 --strategy ddp,zero1,deepspeed_zero1,fsdp_full_shard
+simulate --params 1e15 --ranks 8 --strategy ddp,zero1,deepspeed_zero1
+plan --params 1e15 --ranks 8 --strategy ddp
+simulate --model gpt2-124m --ranks 8 --strategy ddp,zero1,fsdp_full_shard,fsdp_hybrid_shard --grad-accum 1048576
+memory --model gpt2-124m --ranks 8 --strategy ddp,fsdp_full_shard --grad-accum 1048576
+plan --model gpt2-124m --ranks 8 --strategy ddp,fsdp_full_shard --grad-accum 1048576
+EOF
+while read -r args; do
+    checks=$((checks + 1))
+    s=$(date +%s)
+    rc=0
+    # shellcheck disable=SC2086
+    timeout 30 "$C" $args >/dev/null 2>"$T/size.err" || rc=$?
+    e=$(date +%s)
+    [ "$rc" -eq 0 ] || fail "$args: exit $rc ($(head -c 300 "$T/size.err"))"
+    [ $((e - s)) -le 10 ] || fail "$args: took $((e - s)) s"
+done <"$T/sizes"
 
 # ---- accepted: a UTF-8 byte order mark, devices as outputs -----------------------------
 checks=$((checks + 1))
@@ -254,6 +319,24 @@ EOF
         [ "$rc" -eq "$want" ] || fail "$name: exit $rc, want $want ($(head -c 200 "$T/$name.err"))"
         grep -qF "$needle" "$T/$name.err" || fail "$name: stderr lacks '$needle'"
     done
+    # issue 27: --shapes that cannot be read is exit 1 (hw/README.md); bench
+    # sweeps that would never end, or sizes past any count, are usage errors
+    # found before any device work (timeout 10: they looped or hung)
+    cat >"$T/hw-cases" <<EOF
+1|hw-shapes-missing|cannot read --shapes $T/none.csv: No such file|compute --shapes $T/none.csv
+1|hw-shapes-dir|cannot read --shapes $T/dir: it is a directory|compute --shapes $T/dir
+2|hw-bench-min0|--min must be at least 1 byte|bench --backend mpi --op all_reduce --min 0 --max 1M
+2|hw-bench-factor|makes a sweep of 2.08e+08 sizes|bench --backend mpi --op all_reduce --min 1 --max 1G --factor 1.0000001
+2|hw-bench-huge|--max must be at most 1e+15 bytes|bench --backend mpi --op all_reduce --min 1e20 --max 1e20
+EOF
+    while IFS='|' read -r want name needle args; do
+        checks=$((checks + 1))
+        rc=0
+        # shellcheck disable=SC2086
+        timeout 10 "$HW" $args >"$T/$name.out" 2>"$T/$name.err" </dev/null || rc=$?
+        [ "$rc" -eq "$want" ] || fail "$name: exit $rc, want $want ($(head -c 200 "$T/$name.err"))"
+        grep -qF -- "$needle" "$T/$name.err" || fail "$name: stderr lacks '$needle': $(head -c 200 "$T/$name.err")"
+    done <"$T/hw-cases"
 fi
 
 echo "bad-input: $checks checks, $failures failures"

@@ -48,7 +48,7 @@ static double op_bytes(const cs_workload *w, cs_op op, int *count)
     int n = 0;
     for (size_t i = 0; i < cs_workload_count(w); i++) {
         const cs_task *t = cs_workload_task(w, i);
-        if (t->kind == CS_TASK_COLLECTIVE && t->op == op) sum += t->size_bytes, n++;
+        if (t->kind == CS_TASK_COLLECTIVE && t->op == op) sum += t->size_bytes * t->count, n++;
     }
     if (count) *count = n;
     return sum;
@@ -356,6 +356,64 @@ START_TEST(set_strategy_maps_precision)
 }
 END_TEST
 
+/* Issue 27: the graph's size does not grow with the parameters. A run of
+ * more than CS_WB_RUN_MAX equal buckets (DDP's gradient buckets,
+ * DeepSpeed's parameter gathers) is one task with a count; with runs
+ * folded the iteration is the one run bucket by bucket (the differential
+ * check), and a 1e15-parameter model's graph is as small as a 1e11 one's
+ * (it had tens of millions of tasks, minutes and gigabytes). */
+static void run_iteration(const setup *s, double run_max, size_t *ntasks, cs_iteration *it)
+{
+    cs_workload *w;
+    cs_diag d;
+    cs_workload_opts o = {.bucket_run_max = run_max};
+    ck_assert_msg(cs_workload_build_opts(&s->m, &s->t, &s->topo, &o, &w, &d) == 0, "%s",
+                  d.message);
+    *ntasks = cs_workload_count(w);
+    ck_assert_int_eq(cs_iteration_run(w, &s->t, it, &d), 0);
+    cs_workload_free(w);
+}
+
+START_TEST(bucket_runs_fold_into_one_task)
+{
+    static const cs_strategy strategies[] = {CS_STRAT_DDP, CS_STRAT_ZERO1,
+                                             CS_STRAT_DEEPSPEED_ZERO1};
+    for (size_t k = 0; k < sizeof strategies / sizeof strategies[0]; k++) {
+        setup s;
+        make(&s, "1e10", strategies[k], 8);
+        s.t.bucket_cap_bytes = 2 * 1048576.0; /* ~500 buckets a layer */
+        size_t folded, unfolded;
+        cs_iteration a, b;
+        run_iteration(&s, 0, &folded, &a);
+        run_iteration(&s, 1e12, &unfolded, &b);
+        ck_assert_msg(folded * 5 < unfolded, "%zu tasks folded, %zu not", folded, unfolded);
+        ck_assert_double_eq_tol(a.iteration_time_s, b.iteration_time_s,
+                                1e-12 * b.iteration_time_s);
+        ck_assert_double_eq_tol(a.exposed_comm_s, b.exposed_comm_s, 1e-9 * b.iteration_time_s);
+        ck_assert_double_eq(a.peak_bytes, b.peak_bytes);
+        for (int op = 0; op < CS_OP_COUNT; op++)
+            ck_assert_double_eq_tol(a.wire_bytes_by_op[op], b.wire_bytes_by_op[op],
+                                    1e-12 * b.wire_bytes_by_op[op] + 1);
+        cs_iteration_free(&a);
+        cs_iteration_free(&b);
+        /* every gradient byte still reduced, every parameter gathered */
+        cs_workload *w = build(&s);
+        double grads = s.m.params * cs_dtype_size(cs_training_bucket_wire_dtype(&s.t));
+        cs_op op = cs_strategy_row_of(s.t.strategy)->grad_op;
+        ck_assert_double_eq_tol(op_bytes(w, op, NULL), grads, 1e-9 * grads);
+        cs_workload_free(w);
+        /* 1e15 parameters: a graph no larger than the layers make it */
+        make(&s, "1e15", strategies[k], 8);
+        w = build(&s);
+        ck_assert_msg(cs_workload_count(w) < (size_t)s.m.layers * 12 + 64, "%zu tasks, %d layers",
+                      cs_workload_count(w), s.m.layers);
+        grads = s.m.params * cs_dtype_size(cs_training_bucket_wire_dtype(&s.t));
+        ck_assert_double_eq_tol(op_bytes(w, op, NULL), grads, 1e-9 * grads);
+        cs_workload_free(w);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ddp");
@@ -369,6 +427,7 @@ int main(void)
     tcase_add_test(tc, one_peak_in_memory_and_simulate);
     tcase_add_test(tc, scenario_precision_keys);
     tcase_add_test(tc, set_strategy_maps_precision);
+    tcase_add_test(tc, bucket_runs_fold_into_one_task);
     suite_add_tcase(s, tc);
     return cs_test_run(s);
 }

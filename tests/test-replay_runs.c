@@ -179,6 +179,11 @@ static const bad_case bad_cases[] = {
     {1, "\"id\": 3,", "\"id\": 1,", "s.json", 8, 5, "task id 1 given twice (first at line 6)"},
     {1, "\"collsim-schedule\"", "\"other\"", "s.json", 2, 13,
      "expected \"format\": \"collsim-schedule\""},
+    /* issue 27: a schedule of another version was read as version 1 */
+    {1, "\"version\": 1,", "\"version\": 99,", "s.json", 2, 44,
+     "unsupported schedule version '99' (this reader knows versions 1 and 2"},
+    {1, "\"version\": 1,", "\"versio\": 1,", "s.json", 1, 1,
+     "unsupported schedule version (none given)"},
     {1, "\"stream\": \"comm_reduce\"", "\"stream\": \"side\"", "s.json", 9, 47,
      "'stream' must be compute, comm or comm_reduce"},
     {1, "\"flops\": 2.0e+06", "\"flops\": \"2\"", "s.json", 5, 85, "'flops' must be a number"},

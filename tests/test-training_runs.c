@@ -115,7 +115,7 @@ START_TEST(errors_at_line_column)
     bad(t, 3, 71, "expected none, selective or full");
     free(t);
     t = cs_test_replace(HEAD ROW_125M, "mpt-125m,12,", "mpt-125m,1.5,");
-    bad(t, 3, 10, "column 'layers': expected an integer >= 1");
+    bad(t, 3, 10, "column 'layers': expected an integer in 1..100000");
     free(t);
     t = cs_test_replace(HEAD ROW_125M, "micro_batch,", "");
     bad(t, 2, 1, "no 'micro_batch' column");
@@ -172,6 +172,83 @@ START_TEST(compute_csv)
 }
 END_TEST
 
+/* Issue 27: the schemas' ranges (limits.h) hold here too; a column named
+ * twice, a NUL byte inside a cell and a GEMM dimension beyond collsim-hw's
+ * range are refused at the cell; rows grow in amortised O(1). */
+START_TEST(hostile_cells)
+{
+    static const struct {
+        const char *from, *to;
+        int column;
+        const char *msg;
+    } cases[] = {
+        {"mpt-125m,12,", "mpt-125m,1000000000,", 10,
+         "column 'layers': expected an integer in 1..100000, got '1000000000'"},
+        {",768,", ",999999999,", 13, "column 'hidden': expected an integer in 1..1000000"},
+        {",2048,", ",1000000000,", 26, "column 'seq_len': expected an integer in 1..100000000"},
+        {",32,2,", ",32,2000000,", 69, "column 'grad_accum': expected an integer in 1..1048576"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *t = cs_test_replace(HEAD ROW_125M, cases[i].from, cases[i].to);
+        bad(t, 3, cases[i].column, cases[i].msg);
+        free(t);
+    }
+    /* a column named twice: which would count? */
+    char *t = cs_test_replace(HEAD ROW_125M, ",cluster\n", ",LAYERS\n");
+    bad(t, 2, 134, "column 'LAYERS' given twice (first at column 7)");
+    free(t);
+    /* "8<NUL>junk" in gpus was read as 8 */
+    cs_trun_set s = {0};
+    cs_diag d;
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "%s", HEAD ROW_125M);
+    char *g = strstr(buf, ",8,fsdp");
+    memmove(g + 7, g + 2, strlen(g + 2) + 1); /* ",8" + NUL + "junk" */
+    memcpy(g + 2, "\0junk", 5);
+    n += 5;
+    int rc = cs_training_runs_read_string(&s, "b.csv", buf, (size_t)n, &d);
+    cs_test_diag_error(rc, &d, "b.csv", 3, 31, "column 'gpus': a NUL byte in the cell", "nul");
+    ck_assert_uint_eq(s.n, 0);
+    /* the kernel timings: the same, and GEMM dimensions within 1..2^31-1 */
+    const char *k = "kind,backend,dtype,m,n,k,bytes,ranks,iters,time_min_us,time_median_us,kernel\n"
+                    "gemm,nccl,bf16,4096,4096,4096,0,8,20,1,250.5,mlp_up.fwd\n";
+    t = cs_test_replace(k, "bf16,4096,", "bf16,1e300,");
+    rc = cs_training_runs_read_compute_string(&s, "k.csv", t, strlen(t), &d);
+    cs_test_diag_error(rc, &d, "k.csv", 2, 16, "column 'm': expected a whole number in 1..2147483647",
+                       "m");
+    free(t);
+    t = cs_test_replace(k, "bf16,4096,", "bf16,4096.5,");
+    rc = cs_training_runs_read_compute_string(&s, "k.csv", t, strlen(t), &d);
+    cs_test_diag_error(rc, &d, "k.csv", 2, 16, "expected a whole number", "fraction");
+    free(t);
+    t = cs_test_replace(k, ",kernel\n", ",time_median_us\n");
+    rc = cs_training_runs_read_compute_string(&s, "k.csv", t, strlen(t), &d);
+    cs_test_diag_error(rc, &d, "k.csv", 1, 71, "column 'time_median_us' given twice (first at column 56)",
+                       "twice");
+    free(t);
+    n = snprintf(buf, sizeof buf, "%s", k);
+    g = strstr(buf, ",250.5,");
+    memmove(g + 6, g + 4, strlen(g + 4) + 1); /* ",250" + NUL + "x" + ".5," */
+    memcpy(g + 4, "\0x", 2);
+    n += 2;
+    rc = cs_training_runs_read_compute_string(&s, "k.csv", buf, (size_t)n, &d);
+    cs_test_diag_error(rc, &d, "k.csv", 2, 40, "no NUL byte in the cell", "nul");
+    ck_assert_uint_eq(s.nk, 0);
+    /* many rows: capacity doubles */
+    size_t rows = 5000, len = strlen(HEAD) + rows * strlen(ROW_125M);
+    char *big = malloc(len + 1), *o = big;
+    o += sprintf(o, "%s", HEAD);
+    for (size_t i = 0; i < rows; i++) o += sprintf(o, "%s", ROW_125M);
+    rc = cs_training_runs_read_string(&s, "big.csv", big, len, &d);
+    cs_test_diag_ok(rc, &d, "big");
+    ck_assert_uint_eq(s.n, rows);
+    ck_assert_uint_ge(s.cap, s.n);
+    ck_assert_uint_lt(s.cap, 2 * s.n);
+    free(big);
+    cs_training_runs_free(&s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("training_runs");
@@ -181,6 +258,7 @@ int main(void)
     tcase_add_test(tc, validation_table_reads);
     tcase_add_test(tc, errors_at_line_column);
     tcase_add_test(tc, compute_csv);
+    tcase_add_test(tc, hostile_cells);
     suite_add_tcase(s, tc);
     return cs_test_run(s);
 }

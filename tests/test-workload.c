@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "train/evaluate.h"
 #include "train/iteration.h"
 #include "train/scenario.h"
 #include "train/strategy.h"
@@ -591,11 +592,87 @@ START_TEST(scenario_collective_engine_key)
 }
 END_TEST
 
+/* Issue 27: above CS_EVALUATE_MICRO_BUILT micro-steps the iteration is
+ * extrapolated from two short runs, not built whole; a caller asking for
+ * the graph (a trace) gets the whole run, which must agree: every
+ * strategy, with checkpointing and the DES engine, one grad-accum past the
+ * limit. A run that did not repeat (a deliberately wrong period: the
+ * whole run compared with one micro-step fewer) must fail the check. */
+static void evaluate_pair(const setup *s, cs_evaluation *whole, cs_evaluation *folded)
+{
+    cs_diag d;
+    cs_workload *w = NULL;
+    cs_evaluate_opts o = {.simulate = 1, .workload = &w};
+    ck_assert_msg(cs_evaluate_config(&s->m, &s->t, &s->topo, &o, whole, &d) == 0, "%s",
+                  d.message);
+    ck_assert_ptr_nonnull(w);
+    cs_workload_free(w);
+    cs_evaluate_opts f = {.simulate = 1};
+    ck_assert_msg(cs_evaluate_config(&s->m, &s->t, &s->topo, &f, folded, &d) == 0, "%s",
+                  d.message);
+}
+
+static int same_run(const cs_iteration *a, const cs_iteration *b)
+{
+    const double rel = 1e-9;
+#define SAME(f) (fabs(a->f - b->f) <= rel * fmax(fabs(a->f), fabs(b->f)) + 1e-15)
+    int ok = SAME(iteration_time_s) && SAME(compute_s) && SAME(optimizer_s) && SAME(copies_s) &&
+             SAME(cpu_wait_s) && SAME(exposed_comm_s) && SAME(recompute_s) && SAME(mfu) &&
+             SAME(hfu) && SAME(tokens_per_s) && SAME(peak_bytes) && SAME(peak_time_s);
+    for (int op = 0; op < CS_OP_COUNT; op++)
+        ok = ok && SAME(exposed_by_op_s[op]) && SAME(wire_bytes_by_op[op]);
+#undef SAME
+    return ok && !strcmp(a->peak_task, b->peak_task);
+}
+
+START_TEST(grad_accum_extrapolates_exactly)
+{
+    for (int st = 0; st < CS_STRAT_COUNT; st++) {
+        setup s;
+        cs_test_setup_make(&s, "dgx-h100", "gpt3-1.3b", (cs_strategy)st, 16);
+        s.t.grad_accum = CS_EVALUATE_MICRO_BUILT + 7;
+        if (st % 2) s.t.checkpointing = CS_CKPT_FULL;
+        if (st == CS_STRAT_FSDP_FULL_SHARD) s.t.collective_engine = CS_ENGINE_DES;
+        cs_evaluation whole, folded;
+        evaluate_pair(&s, &whole, &folded);
+        ck_assert_msg(same_run(&whole.iteration, &folded.iteration),
+                      "%s: whole %.9g s, extrapolated %.9g s", cs_strategy_names[st],
+                      whole.iteration.iteration_time_s, folded.iteration.iteration_time_s);
+        /* the deliberate fault: one micro-step fewer is caught */
+        cs_evaluation fewer;
+        s.t.grad_accum--;
+        cs_evaluate_opts f = {.simulate = 1};
+        ck_assert_int_eq(cs_evaluate_config(&s.m, &s.t, &s.topo, &f, &fewer, NULL), 0);
+        ck_assert(!same_run(&whole.iteration, &fewer.iteration));
+        cs_evaluate_free(&whole);
+        cs_evaluate_free(&folded);
+        cs_evaluate_free(&fewer);
+    }
+    /* a million micro-steps: two short runs, not a million-step graph */
+    setup s;
+    cs_test_setup_make(&s, "dgx-h100", "gpt2-124m", CS_STRAT_FSDP_FULL_SHARD, 8);
+    s.t.grad_accum = 1 << 20;
+    cs_evaluation ev;
+    cs_evaluate_opts f = {.simulate = 1};
+    ck_assert_int_eq(cs_evaluate_config(&s.m, &s.t, &s.topo, &f, &ev, NULL), 0);
+    ck_assert_uint_lt(ev.iteration.ntasks, 20000);
+    cs_evaluate_free(&ev);
+    /* a whole graph that large is refused, with the limit named */
+    cs_workload *w = NULL;
+    cs_evaluate_opts o = {.simulate = 1, .workload = &w};
+    cs_diag d;
+    ck_assert_int_eq(cs_evaluate_config(&s.m, &s.t, &s.topo, &o, &ev, &d), CS_EINVAL);
+    ck_assert_ptr_null(w);
+    ck_assert_ptr_nonnull(strstr(d.message, "grad_accum at most 4096"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("workload");
     TCase *tc = tcase_create("iteration");
     tcase_add_test(tc, wire_bytes_match_the_seed);
+    tcase_add_test(tc, grad_accum_extrapolates_exactly);
     tcase_add_test(tc, experts_are_all_communicated);
     tcase_add_test(tc, ddp_communicates_once_per_step_fsdp_per_micro_batch);
     tcase_add_test(tc, ddp_bucket_copies);

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/limits.h"
 #include "config/yamlwriter.h"
 
 _Static_assert(sizeof(cs_fabric) == sizeof(int), "enum fields are stored as int");
@@ -291,7 +292,7 @@ static int inter_missing(const cs_yctx *c, const cs_yfield *f, const cs_ynode *m
  * collectives rows are the built ones (cs__cluster_schema_build). */
 static const cs_yfield cluster_fields[] = {
     {ROW("name", CS_YF_STRING, OFF(name), 0), .size = STR_SIZE(name)},
-    {ROW("nodes", CS_YF_INT, OFF(nodes), REQUIRED), .lo = 1, .hi = 1000000},
+    {ROW("nodes", CS_YF_INT, OFF(nodes), REQUIRED), .lo = 1, .hi = CS_LIMIT_HI_NODES},
     {ROW("gpus_per_node", CS_YF_INT, OFF(gpus_per_node), REQUIRED), .lo = 1, .hi = 1024},
     {ROW("gpu", CS_YF_MAPPING, 0, REQUIRED), .sub = gpu_fields},
     {ROW("intra", CS_YF_MAPPING, 0, REQUIRED), .sub = intra_fields},

@@ -9,7 +9,10 @@
  * and wire bytes. collsim-hw reads it back, and colours its communicators
  * from the mesh (hw/schedule.h documents the fields it uses; it still
  * reads version 1, whose "groups" were {world, shard, replica} rank
- * counts). Deterministic: the same graph gives the same bytes.
+ * counts). A task has "count" (absent: 1) when it stands for that many
+ * back-to-back runs of itself (a long run of DDP's equal buckets:
+ * cs_task.count), predicted_s and wire_bytes then of all of them.
+ * Deterministic: the same graph gives the same bytes.
  */
 #include "out/schedule.h"
 
@@ -25,7 +28,8 @@ static void dim_names(const cs_mesh *m, cs_mesh_dims dims, cs_buf *b)
 void cs_schedule_write(const cs_workload *w, cs_buf *b)
 {
     const cs_layout *l = cs_workload_layout(w);
-    cs_buf_printf(b, "{\n  \"format\": \"collsim-schedule\",\n  \"version\": 2,\n");
+    cs_buf_printf(b, "{\n  \"format\": \"collsim-schedule\",\n  \"version\": %d,\n",
+                  CS_WORKLOAD_SCHEDULE_VERSION);
     cs_buf_printf(b, "  \"mesh\": [");
     for (int i = 0; i < l->mesh.ndims; i++)
         cs_buf_printf(b, "%s{\"name\": \"%s\", \"size\": %d}", i ? ", " : "", l->mesh.dim[i].name,
@@ -56,7 +60,9 @@ void cs_schedule_write(const cs_workload *w, cs_buf *b)
                           cs_op_name(t->op), t->size_bytes, cs_dtype_name(t->dtype),
                           cs_group_name(t->group), cs_algo_name(t->algo), cs_proto_name(t->proto),
                           t->wire_bytes);
-        else
+        if (t->count > 1) /* runs of equal buckets (cs_task.count); absent: 1 */
+            cs_buf_printf(b, "\"count\": %.0f, ", t->count);
+        if (t->kind != CS_TASK_COLLECTIVE)
             cs_buf_printf(b, "\"flops\": %.6e, \"mem_bytes\": %.0f, ", t->flops, t->mem_bytes);
         cs_buf_printf(b, "\"predicted_s\": %.9e, \"mem_at_start\": %.0f, \"mem_at_end\": %.0f, \"deps\": [",
                       t->duration_s, t->mem_at_start, t->mem_at_end);

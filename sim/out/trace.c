@@ -82,6 +82,7 @@ static void add_timeline(cs_buf *b, int pid, int tid0, const cs_rank_class *rc,
             cs_buf_printf(b, ", \"op\": \"%s\", \"size_bytes\": %.0f, \"algo\": \"%s\", \"proto\": \"%s\"",
                           cs_op_name(t->op), t->size_bytes, cs_algo_name(t->algo),
                           cs_proto_name(t->proto));
+        if (t->count > 1) cs_buf_printf(b, ", \"count\": %.0f", t->count);
         cs_buf_printf(b, "}}");
     }
     for (size_t i = 0; i < it->nmem; i++) {

@@ -86,6 +86,12 @@ typedef struct cs_calib_train_result {
 int cs_calib_train(const cs_cluster *c, const cs_trun_set *s, cs_calib_train_result **out,
                    cs_diag *d);
 void cs_calib_train_result_free(cs_calib_train_result *r);
+/* The collective fit's verdict (cs_calib_quality), for the compute fit:
+ * 0 usable, 1 poor (RMS after >= CS_CALIB_RMS_POOR_PCT: a warning), 2
+ * unusable (no parameter fitted, or RMS after >= CS_CALIB_RMS_UNUSABLE_PCT,
+ * inf or NaN: `calibrate` writes the report, no YAML, and exits 3); why
+ * into msg[len] ("" when 0). */
+int cs_calib_train_quality(const cs_calib_train_result *r, char *msg, size_t len);
 
 /* What the YAML says (calib_train_yaml.c): the comment of a cluster YAML
  * key the fit changed (a cs_cluster_yaml_note; ud is the result), or NULL. */

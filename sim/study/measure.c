@@ -118,7 +118,8 @@ const char *cs__meas_find_sub(const char *hay, size_t n, const char *needle, siz
 int cs__meas_parse_num(const char *s, size_t len, double *v)
 {
     char buf[64];
-    if (len == 0 || len >= sizeof buf) return -1;
+    /* a NUL byte would end the number early ("8<NUL>junk" read as 8) */
+    if (len == 0 || len >= sizeof buf || memchr(s, 0, len)) return -1;
     memcpy(buf, s, len);
     buf[len] = 0;
     char *end;

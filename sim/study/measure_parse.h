@@ -47,7 +47,8 @@ typedef struct cs__meas_fields {
 /* Splits line[0, len) into f; -1 when it has more than CS__MEAS_MAX_COLS. */
 int cs__meas_split_csv(const char *line, size_t len, cs__meas_fields *f);
 
-/* A finite number filling the whole of s[0, len): 0 and *v, else -1. */
+/* A finite number filling the whole of s[0, len) (no NUL byte in it): 0
+ * and *v, else -1. */
 int cs__meas_parse_num(const char *s, size_t len, double *v);
 /* memmem (not POSIX). */
 const char *cs__meas_find_sub(const char *hay, size_t n, const char *needle, size_t m);

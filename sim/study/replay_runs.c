@@ -139,12 +139,24 @@ static int read_schedule(sched *sc, const char *text, size_t len, cs_diag *d)
                                        "--emit-schedule` writes, got %s", &root, d);
     if (rc) return rc;
     cs_yctx c = {sc->origin, "schedule", d};
+    char want[16];
+    snprintf(want, sizeof want, "%d", CS_WORKLOAD_SCHEDULE_VERSION);
+    const cs_ynode *ver = NULL;
     const cs_ynode *fmt = cs_yamlnode_find(root, "format"), *tasks = cs_yamlnode_find(root, "tasks");
     const char *streams[CS_STREAM_COUNT + 1] = {NULL};
     for (int s = 0; s < CS_STREAM_COUNT; s++) streams[s] = cs_stream_name((cs_stream)s);
     if (!fmt || fmt->kind != CS_YNODE_SCALAR || strcmp(fmt->text, "collsim-schedule"))
         rc = cs_yamlnode_error(&c, fmt ? fmt : root, "expected \"format\": \"collsim-schedule\" "
                                                      "(collsim simulate --emit-schedule)");
+    else if (!(ver = cs_yamlnode_find(root, "version")) || ver->kind != CS_YNODE_SCALAR ||
+             (strcmp(ver->text, want) && strcmp(ver->text, "1"))) /* v1: the same tasks */
+        rc = cs_yamlnode_error(&c, ver ? ver : root,
+                               "unsupported schedule version %s%.20s%s (this reader knows "
+                               "versions 1 and %s: the schedule of another collsim?)",
+                               ver && ver->kind == CS_YNODE_SCALAR ? "'" : "",
+                               ver ? (ver->kind == CS_YNODE_SCALAR ? ver->text : "(not a number)")
+                                   : "(none given)",
+                               ver && ver->kind == CS_YNODE_SCALAR ? "'" : "", want);
     else if (!tasks || tasks->kind != CS_YNODE_SEQUENCE)
         rc = cs_yamlnode_error(&c, tasks ? tasks : root, "expected a \"tasks\" array");
     sc->t = cs_xcalloc(!rc && tasks->n ? tasks->n : 1, sizeof *sc->t);
@@ -459,7 +471,10 @@ int cs_replay_runs_read_string(cs_trun_set *s, const char *schedule_origin,
                              "or copy that ran alone or beside collectives only", rd.n);
     }
     if (!rc) {
-        s->kernels = cs_xrealloc(s->kernels, (s->nk + nk) * sizeof *s->kernels);
+        if (s->nk + nk > s->kcap) { /* the set's capacity (training_runs.h) */
+            s->kcap = s->nk + nk;
+            s->kernels = cs_xrealloc(s->kernels, s->kcap * sizeof *s->kernels);
+        }
         memcpy(s->kernels + s->nk, k, nk * sizeof *k);
         s->nk += nk;
         s->files = cs_xrealloc(s->files, (s->nfiles + 1) * sizeof *s->files);

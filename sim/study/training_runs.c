@@ -43,6 +43,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/limits.h"
 #include "base/textfile.h"
 #include "study/measure_parse.h"
 #include "train/strategy.h"
@@ -69,6 +70,7 @@ typedef struct col_def {
     size_t off;     /* into row_build */
     cell_fn fn;     /* C_FN */
     size_t size;    /* C_STR: the buffer at off */
+    cs_limit_id lim; /* C_INT, C_INT0: the range, the schemas' (limits.h) */
 } col_def;
 
 static const char *strategy_cell(row_build *b, const char *s)
@@ -171,23 +173,23 @@ static const char *limit_cell(row_build *b, const char *s)
 static const col_def cols[] = {
     {.name = "strategy", .required = 1, .kind = C_FN, .fn = strategy_cell},
     {.name = "model", .required = 1, .kind = C_STR, .off = M(name), .size = sizeof(((cs_model *)0)->name)},
-    {.name = "layers", .required = 1, .kind = C_INT, .off = M(layers)},
-    {.name = "hidden", .required = 1, .kind = C_INT, .off = M(hidden)},
-    {.name = "heads", .required = 1, .kind = C_INT, .off = M(heads)},
-    {.name = "kv_heads", .kind = C_INT, .off = M(kv_heads)},
-    {.name = "ffn_hidden", .kind = C_INT, .off = M(ffn_hidden)},
+    {.name = "layers", .required = 1, .kind = C_INT, .off = M(layers), .lim = CS_LIMIT_LAYERS},
+    {.name = "hidden", .required = 1, .kind = C_INT, .off = M(hidden), .lim = CS_LIMIT_HIDDEN},
+    {.name = "heads", .required = 1, .kind = C_INT, .off = M(heads), .lim = CS_LIMIT_HEADS},
+    {.name = "kv_heads", .kind = C_INT, .off = M(kv_heads), .lim = CS_LIMIT_KV_HEADS},
+    {.name = "ffn_hidden", .kind = C_INT, .off = M(ffn_hidden), .lim = CS_LIMIT_FFN_HIDDEN},
     {.name = "gated_mlp", .kind = C_BOOL, .off = B(gated)},
     {.name = "biases", .kind = C_BOOL, .off = B(biases)},
     {.name = "position_embedding", .kind = C_FN, .fn = position_cell},
     {.name = "tied_embeddings", .kind = C_BOOL, .off = B(tied)},
-    {.name = "vocab", .required = 1, .kind = C_INT, .off = M(vocab)},
-    {.name = "seq_len", .required = 1, .kind = C_INT, .off = M(seq_len)},
+    {.name = "vocab", .required = 1, .kind = C_INT, .off = M(vocab), .lim = CS_LIMIT_VOCAB},
+    {.name = "seq_len", .required = 1, .kind = C_INT, .off = M(seq_len), .lim = CS_LIMIT_SEQ_LEN},
     {.name = "params", .kind = C_NUM, .off = B(params)},
-    {.name = "gpus", .required = 1, .kind = C_INT, .off = B(r.gpus)},
-    {.name = "shard_group", .kind = C_INT0, .off = B(r.training.shard_group)},
+    {.name = "gpus", .required = 1, .kind = C_INT, .off = B(r.gpus), .lim = CS_LIMIT_RANKS},
+    {.name = "shard_group", .kind = C_INT0, .off = B(r.training.shard_group), .lim = CS_LIMIT_SHARD_GROUP},
     {.name = "precision", .required = 1, .kind = C_FN, .fn = precision_cell},
-    {.name = "micro_batch", .required = 1, .kind = C_INT, .off = B(r.training.micro_batch)},
-    {.name = "grad_accum", .required = 1, .kind = C_INT, .off = B(r.training.grad_accum)},
+    {.name = "micro_batch", .required = 1, .kind = C_INT, .off = B(r.training.micro_batch), .lim = CS_LIMIT_MICRO_BATCH},
+    {.name = "grad_accum", .required = 1, .kind = C_INT, .off = B(r.training.grad_accum), .lim = CS_LIMIT_GRAD_ACCUM},
     {.name = "activation_checkpointing", .required = 1, .kind = C_FN, .fn = ckpt_cell},
     {.name = "attention_kernel", .kind = C_FN, .fn = kernel_cell},
     {.name = "backward_prefetch", .kind = C_FN, .fn = prefetch_cell},
@@ -218,14 +220,26 @@ static int fail(const reader *rd, int line, int col, const char *fmt, const char
     return cs_diag_set(rd->d, CS_ECONFIG, rd->origin, line, col, fmt, a, b);
 }
 
+/* Field i of the header names a column field `first` named already. */
+static int twice(const reader *rd, int lineno, const fields *f, int i, int first)
+{
+    char name[64], where[32];
+    snprintf(name, sizeof name, "%.*s", f->len[i], f->s[i]);
+    snprintf(where, sizeof where, "%d", f->col[first]);
+    return fail(rd, lineno, f->col[i], "column '%s' given twice (first at column %s)", name, where);
+}
+
 static int header(reader *rd, int lineno, const fields *f)
 {
     for (size_t c = 0; c < NCOLS; c++) {
         rd->at[c] = -1;
         for (int i = 0; i < f->n; i++)
             if ((int)strlen(cols[c].name) == f->len[i] &&
-                !strncasecmp(f->s[i], cols[c].name, (size_t)f->len[i]))
+                !strncasecmp(f->s[i], cols[c].name, (size_t)f->len[i])) {
+                if (rd->at[c] >= 0) /* which would count? (measure_csv.c refuses it too) */
+                    return twice(rd, lineno, f, i, rd->at[c]);
                 rd->at[c] = i;
+            }
         if (rd->at[c] < 0 && cols[c].required)
             return fail(rd, lineno, 1, "the header has no '%s' column (required; the format: %s)",
                         cols[c].name, "docs/training-runs.md");
@@ -234,8 +248,9 @@ static int header(reader *rd, int lineno, const fields *f)
     return 0;
 }
 
-/* Reads one cell of column c (text s) into b; NULL or what was expected. */
-static const char *cell(const col_def *c, row_build *b, const char *s)
+/* Reads one cell of column c (text s) into b; NULL or what was expected
+ * (into want[len] when it names a range). */
+static const char *cell(const col_def *c, row_build *b, const char *s, char *want, size_t len)
 {
     char *p = (char *)b + c->off;
     double v;
@@ -253,12 +268,18 @@ static const char *cell(const col_def *c, row_build *b, const char *s)
         if (cs__meas_parse_num(s, strlen(s), &v) || !(v >= 0)) return "a number >= 0";
         *(double *)p = v;
         return NULL;
-    default:
-        if (cs__meas_parse_num(s, strlen(s), &v) || v != floor(v) || v < (c->kind == C_INT0 ? 0 : 1) ||
-            v > 1e9)
-            return c->kind == C_INT0 ? "an integer >= 0 (or empty)" : "an integer >= 1";
+    default: {
+        /* the model and scenario schemas' range (limits.h); an empty
+         * C_INT0 cell never gets here */
+        const cs_limit *l = cs_limit_of(c->lim);
+        if (cs__meas_parse_num(s, strlen(s), &v) || !cs_limit_holds(l, v)) {
+            snprintf(want, len, "an integer in %ld..%ld%s", l->lo, l->hi,
+                     c->kind == C_INT0 ? " (or empty)" : "");
+            return want;
+        }
         *(int *)p = (int)v;
         return NULL;
+    }
     }
 }
 
@@ -302,7 +323,11 @@ static int data_row(reader *rd, int lineno, const fields *f)
         char text[128];
         snprintf(text, sizeof text, "%.*s", f->len[i], f->s[i]);
         if (cols[c].off == offsetof(row_build, params)) b.params_col = f->col[i];
-        const char *want = cell(&cols[c], &b, text);
+        if (memchr(f->s[i], 0, (size_t)f->len[i]))
+            return fail(rd, lineno, f->col[i], "column '%s': a NUL byte in the cell%s",
+                        cols[c].name, "");
+        char range[64];
+        const char *want = cell(&cols[c], &b, text, range, sizeof range);
         if (want) {
             char msg[256];
             snprintf(msg, sizeof msg, "column '%s': expected %s", cols[c].name, want);
@@ -315,8 +340,10 @@ static int data_row(reader *rd, int lineno, const fields *f)
     int rc = finish_model(rd, lineno, &b);
     if (rc) return rc;
     cs_trun_set *s = rd->s;
-    s->rows = realloc(s->rows, (s->n + 1) * sizeof *s->rows);
-    if (!s->rows) CS_PANIC("out of memory");
+    if (s->n >= s->cap) { /* doubling: a row costs O(1) amortised (issue 27) */
+        s->cap = s->cap ? 2 * s->cap : 64;
+        s->rows = cs_xrealloc(s->rows, s->cap * sizeof *s->rows);
+    }
     s->rows[s->n++] = b.r;
     return 0;
 }
@@ -368,11 +395,18 @@ static int kernel_row(reader *rd, int lineno, const fields *f)
     kernel_text(rd, f, KC_KIND, text, sizeof text);
     k.gemm = !strcasecmp(text, "gemm");
     if (!k.gemm && strcasecmp(text, "copy")) want = "gemm or copy";
+    for (int q = 0; q < KC_COUNT && !want; q++) /* a NUL would cut a cell short */
+        if (rd->at[q] >= 0 && rd->at[q] < f->n && memchr(f->s[rd->at[q]], 0, (size_t)f->len[rd->at[q]]))
+            c = q, want = "no NUL byte in the cell";
     double *dst[] = {&k.m, &k.n, &k.k, &k.bytes, &k.time_us};
     for (int q = KC_M; !want && q <= KC_TIME; q++) {
         int used = q == KC_TIME || (k.gemm ? q != KC_BYTES : q == KC_BYTES);
         c = q;
         want = used ? kernel_num(f, rd->at[q], 1e-300, dst[q - KC_M]) : NULL;
+        /* GEMM dimensions: whole numbers in collsim-hw's range (limits.h),
+         * so 2 m n k stays finite (1e300 gave a 0 us prediction) */
+        if (!want && used && q <= KC_K && !cs_limit_holds(cs_limit_of(CS_LIMIT_GEMM_DIM), *dst[q - KC_M]))
+            want = "a whole number in 1..2147483647";
     }
     if (!want && k.gemm && cs_dtype_parse(kernel_text(rd, f, KC_DTYPE, text, sizeof text), &k.dtype))
         c = KC_DTYPE, want = "a GEMM dtype (fp32, bf16, ...)";
@@ -385,8 +419,10 @@ static int kernel_row(reader *rd, int lineno, const fields *f)
     }
     kernel_text(rd, f, KC_KERNEL, k.kernel, sizeof k.kernel);
     cs_trun_set *s = rd->s;
-    s->kernels = realloc(s->kernels, (s->nk + 1) * sizeof *s->kernels);
-    if (!s->kernels) CS_PANIC("out of memory");
+    if (s->nk >= s->kcap) {
+        s->kcap = s->kcap ? 2 * s->kcap : 64;
+        s->kernels = cs_xrealloc(s->kernels, s->kcap * sizeof *s->kernels);
+    }
     s->kernels[s->nk++] = k;
     return 0;
 }
@@ -403,8 +439,11 @@ static int kernel_line_fn(void *ud, int lineno, const char *line, size_t ll)
     for (int c = 0; c < KC_COUNT; c++) {
         rd->at[c] = -1;
         for (int j = 0; j < f.n; j++)
-            if ((int)strlen(kcols[c]) == f.len[j] && !strncasecmp(f.s[j], kcols[c], (size_t)f.len[j]))
+            if ((int)strlen(kcols[c]) == f.len[j] &&
+                !strncasecmp(f.s[j], kcols[c], (size_t)f.len[j])) {
+                if (rd->at[c] >= 0) return twice(rd, lineno, &f, j, rd->at[c]);
                 rd->at[c] = j;
+            }
         if (rd->at[c] < 0 && c != KC_KERNEL)
             return fail(rd, lineno, 1, "the header has no '%s' column (collsim-hw compute's CSV: %s)",
                         kcols[c], "hw/cmd_compute.c");

@@ -57,6 +57,7 @@ typedef struct cs_trun_set {
     cs_trun_row *rows;        /* owned */
     size_t nk;
     cs_kmeas_row *kernels;    /* owned: kernel timings, after the runs in a fit */
+    size_t cap, kcap;         /* allocated rows and kernels (n <= cap, nk <= kcap) */
     char (*files)[256];       /* path of each file read, in reading order */
 } cs_trun_set;
 

@@ -12,6 +12,20 @@
  * `memory`, `simulate` and `plan` all evaluate here, so they report the
  * same peak and verdict, and the largest micro-batch by the same rule.
  * Cost: O(1) for the estimate; a build and a run, O(tasks log tasks).
+ *
+ * Gradient accumulation: micro-steps after the first are alike (the same
+ * tasks, and from the first on the timeline repeats with one period), so
+ * above CS_EVALUATE_MICRO_BUILT micro-steps the graph is not built whole:
+ * two runs, of CS_EVALUATE_MICRO_BUILT - 1 and CS_EVALUATE_MICRO_BUILT
+ * micro-steps, give the period, and every additive result (times,
+ * exposure, wire bytes) grows by it once per micro-step left out; the
+ * memory peak and its task are the last run's (the same in every period),
+ * its time moved as the runs move it. Exact to rounding while the
+ * timeline is periodic from the built micro-steps on
+ * (tests/test-workload.c compares it with whole graphs); the cost no
+ * longer grows with grad-accum (1e6 micro-steps: milliseconds, not a hang).
+ * A caller that asks for the graph (a trace, a schedule) gets it whole, up
+ * to CS_EVALUATE_MICRO_WHOLE_MAX micro-steps.
  */
 #include "train/evaluate.h"
 
@@ -29,6 +43,96 @@ static void take_peak(cs_evaluation *out, const cs_iteration *it)
         snprintf(m->peak_phase, sizeof m->peak_phase, "%s", it->peak_task);
 }
 
+/* it (a run of k micro-steps) extended to `more` micro-steps more, each
+ * adding what the k-th added over prev (a run of k - 1); tokens and model
+ * FLOPs grow in proportion. */
+static void extend(cs_iteration *it, const cs_iteration *prev, int k, double more)
+{
+#define GROW(f) it->f += more * (it->f - prev->f)
+    double t0 = it->iteration_time_s;
+    GROW(iteration_time_s);
+    GROW(compute_s);
+    GROW(optimizer_s);
+    GROW(copies_s);
+    GROW(side_copies_s);
+    GROW(cpu_wait_s);
+    GROW(exposed_comm_s);
+    GROW(recompute_s);
+    GROW(peak_time_s);
+    for (int op = 0; op < CS_OP_COUNT; op++) {
+        GROW(exposed_by_op_s[op]);
+        GROW(wire_bytes_by_op[op]);
+    }
+#undef GROW
+    double t1 = it->iteration_time_s, work = (k + more) / k; /* tokens and FLOPs, x */
+    if (t0 > 0 && t1 > 0) {
+        it->tokens_per_s *= work * t0 / t1;
+        it->tflops_per_gpu *= work * t0 / t1;
+        it->mfu *= work * t0 / t1;
+        it->hfu *= work * t0 / t1;
+    }
+}
+
+/* The run of t on layout l with the graph built (wo) and run per rank class. */
+static int run_once(const cs_model *m, const cs_training *t, const cs_layout *l,
+                    const cs_workload_opts *wo, cs_iteration *it, cs_workload **keep, cs_diag *d)
+{
+    cs_workload *w;
+    int rc = cs_workload_build_layout(m, t, l, wo, &w, d);
+    if (rc) return rc;
+    cs_rank_class ranks[CS_RANK_CLASS_MAX]; /* des: stragglers, under the DES */
+    int nclasses = cs_rankclass_group(t, l, ranks);
+    rc = cs_iteration_run_ranks(w, t, ranks, nclasses, it, d);
+    if (rc == 0 && keep)
+        *keep = w;
+    else
+        cs_workload_free(w);
+    return rc;
+}
+
+/* The run of t's grad_accum micro-steps: whole up to
+ * CS_EVALUATE_MICRO_BUILT (or when keep asks for the graph), else from two
+ * shorter runs (the file's header). */
+static int run_iteration(const cs_model *m, const cs_training *t, const cs_layout *l,
+                         const cs_workload_opts *wo, cs_iteration *it, cs_workload **keep,
+                         cs_diag *d)
+{
+    const int k = CS_EVALUATE_MICRO_BUILT;
+    if (t->grad_accum <= k) return run_once(m, t, l, wo, it, keep, d);
+    if (keep) {
+        if (t->grad_accum > CS_EVALUATE_MICRO_WHOLE_MAX)
+            return cs_diag_set(d, CS_EINVAL, NULL, 0, 0,
+                               "a trace or schedule holds every micro-step's tasks: grad_accum "
+                               "at most %d there, got %d",
+                               CS_EVALUATE_MICRO_WHOLE_MAX, t->grad_accum);
+        return run_once(m, t, l, wo, it, keep, d);
+    }
+    cs_training tk = *t;
+    tk.grad_accum = k - 1;
+    /* the short runs' layout: the same but for the tokens of their steps */
+    cs_layout *lk = cs_xmalloc(sizeof *lk);
+    *lk = *l;
+    lk->tokens_per_step = l->tokens_per_step / t->grad_accum * (k - 1);
+    cs_iteration prev;
+    int rc = run_once(m, &tk, lk, wo, &prev, NULL, d);
+    if (rc) {
+        free(lk);
+        return rc;
+    }
+    tk.grad_accum = k;
+    lk->tokens_per_step = l->tokens_per_step / t->grad_accum * k;
+    rc = run_once(m, &tk, lk, wo, it, NULL, d);
+    free(lk);
+    if (rc == 0) {
+        double more = (double)t->grad_accum - k;
+        extend(it, &prev, k, more);
+        for (int c = 0; c < it->nclasses && c < prev.nclasses; c++)
+            extend(&it->classes[c].it, &prev.classes[c].it, k, more);
+    }
+    cs_iteration_free(&prev);
+    return rc;
+}
+
 int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topology *topo,
                        const cs_evaluate_opts *o, cs_evaluation *out, cs_diag *d)
 {
@@ -38,7 +142,6 @@ int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topolog
     if (o->workload) *o->workload = NULL;
     cs_diag_clear(d);
     cs_layout *l = cs_xmalloc(sizeof *l);
-    cs_workload *w = NULL;
     int rc = cs_layout_build(m, t, topo, l, d);
     if (rc == 0) rc = cs_memory_estimate_layout(m, t, l, o->model_states_only, &out->memory, d);
     if (rc) goto done;
@@ -49,20 +152,14 @@ int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topolog
     /* the graph's static footprint is this estimate, unless it is the ZeRO view */
     cs_workload_opts wo = {.cache = o->cache, .unnamed = o->unnamed,
                            .memory = o->model_states_only ? NULL : &out->memory};
-    if ((rc = cs_workload_build_layout(m, t, l, &wo, &w, d))) goto done;
-    cs_rank_class ranks[CS_RANK_CLASS_MAX]; /* des: stragglers, under the DES */
-    int nclasses = cs_rankclass_group(t, l, ranks);
-    rc = cs_iteration_run_ranks(w, t, ranks, nclasses, &out->iteration, d);
-    if (rc == 0 && !o->model_states_only) take_peak(out, &out->iteration);
-    if (rc == 0 && o->simulate) {
+    if ((rc = run_iteration(m, t, l, &wo, &out->iteration, o->simulate ? o->workload : NULL, d)))
+        goto done;
+    if (!o->model_states_only) take_peak(out, &out->iteration);
+    if (o->simulate) {
         out->simulated = 1;
     } else {
         cs_iteration_free(&out->iteration);
     }
-    if (rc == 0 && o->simulate && o->workload)
-        *o->workload = w;
-    else
-        cs_workload_free(w);
 done:
     free(l);
     return rc;

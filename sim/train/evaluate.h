@@ -19,6 +19,12 @@
 #include "train/training.h"
 #include "train/workload.h"
 
+/* Micro-steps built whole; more are extrapolated from runs of this many
+ * and one fewer (evaluate.c). A caller asking for the graph gets it whole,
+ * up to CS_EVALUATE_MICRO_WHOLE_MAX micro-steps (CS_EINVAL above). */
+#define CS_EVALUATE_MICRO_BUILT 16
+#define CS_EVALUATE_MICRO_WHOLE_MAX 4096
+
 typedef struct cs_evaluate_opts {
     int simulate;               /* 0: the memory estimate only */
     int model_states_only;      /* the estimate's ZeRO view (memory.h) */

@@ -84,6 +84,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/limits.h"
 #include "base/units.h"
 #include "base/yamlnode.h"
 #include "train/hfconfig.h"
@@ -420,21 +421,21 @@ static int shape_missing(const cs_yctx *c, const cs_yfield *f, const cs_ynode *m
 static const cs_yfield model_fields[] = {
     {ROW("name", CS_YF_STRING, OFF(name), 0), .size = sizeof(((cs_model *)0)->name)},
     {ROW("parameters", CS_YF_CUSTOM, 0, 0), .fn = read_parameters},
-    {ROW("layers", CS_YF_INT, OFF(layers), 0), .lo = 1, .hi = 100000, .missing = shape_missing},
-    {ROW("hidden", CS_YF_INT, OFF(hidden), 0), .lo = 1, .hi = 1000000, .missing = shape_missing},
-    {ROW("heads", CS_YF_INT, OFF(heads), 0), .lo = 1, .hi = 1000000, .missing = shape_missing},
-    {ROW("kv_heads", CS_YF_INT, OFF(kv_heads), 0), .lo = 1, .hi = 1000000},
-    {ROW("ffn_hidden", CS_YF_INT, OFF(ffn_hidden), 0), .lo = 1, .hi = 100000000},
+    {ROW("layers", CS_YF_INT, OFF(layers), 0), .lo = CS_LIMIT_LO_LAYERS, .hi = CS_LIMIT_HI_LAYERS, .missing = shape_missing},
+    {ROW("hidden", CS_YF_INT, OFF(hidden), 0), .lo = CS_LIMIT_LO_HIDDEN, .hi = CS_LIMIT_HI_HIDDEN, .missing = shape_missing},
+    {ROW("heads", CS_YF_INT, OFF(heads), 0), .lo = CS_LIMIT_LO_HEADS, .hi = CS_LIMIT_HI_HEADS, .missing = shape_missing},
+    {ROW("kv_heads", CS_YF_INT, OFF(kv_heads), 0), .lo = CS_LIMIT_LO_KV_HEADS, .hi = CS_LIMIT_HI_KV_HEADS},
+    {ROW("ffn_hidden", CS_YF_INT, OFF(ffn_hidden), 0), .lo = CS_LIMIT_LO_FFN_HIDDEN, .hi = CS_LIMIT_HI_FFN_HIDDEN},
     {ROW("gated_mlp", CS_YF_BOOL, OFF(gated_mlp), 0)},
     {ROW("biases", CS_YF_BOOL, OFF(biases), 0)},
     {ROW("position_embedding", CS_YF_ENUM, OFF(learned_positions), 0), .names = position_names},
     {ROW("tied_embeddings", CS_YF_BOOL, OFF(tied_embeddings), 0)},
     {ROW("dropout", CS_YF_NUMBER, OFF(dropout), CS_YF_HI_OPEN), .hi = 1},
-    {ROW("experts", CS_YF_INT, OFF(experts), 0), .lo = 1, .hi = 100000},
-    {ROW("experts_per_token", CS_YF_INT, OFF(experts_per_token), 0), .lo = 1, .hi = 100000},
-    {ROW("seq_len", CS_YF_INT, OFF(seq_len), 0), .lo = 1, .hi = 100000000,
+    {ROW("experts", CS_YF_INT, OFF(experts), 0), .lo = CS_LIMIT_LO_EXPERTS, .hi = CS_LIMIT_HI_EXPERTS},
+    {ROW("experts_per_token", CS_YF_INT, OFF(experts_per_token), 0), .lo = CS_LIMIT_LO_EXPERTS_PER_TOKEN, .hi = CS_LIMIT_HI_EXPERTS_PER_TOKEN},
+    {ROW("seq_len", CS_YF_INT, OFF(seq_len), 0), .lo = CS_LIMIT_LO_SEQ_LEN, .hi = CS_LIMIT_HI_SEQ_LEN,
      .missing = shape_missing},
-    {ROW("vocab", CS_YF_INT, OFF(vocab), 0), .lo = 1, .hi = 100000000, .missing = shape_missing},
+    {ROW("vocab", CS_YF_INT, OFF(vocab), 0), .lo = CS_LIMIT_LO_VOCAB, .hi = CS_LIMIT_HI_VOCAB, .missing = shape_missing},
     {.name = NULL},
 };
 

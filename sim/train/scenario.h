@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "base/limits.h"
 #include "coll/cluster.h"
 #include "train/model.h"
 #include "train/training.h"
@@ -18,8 +19,8 @@
 /* A scenario: the three parts a `collsim simulate SCENARIO.yaml` needs. */
 /* The largest `ranks:` and `nodes:` a scenario may give (the CLI's --ranks
  * and --nodes share them). */
-#define CS_SCENARIO_RANKS_MAX (1 << 30)
-#define CS_SCENARIO_NODES_MAX 1000000
+#define CS_SCENARIO_RANKS_MAX CS_LIMIT_HI_RANKS
+#define CS_SCENARIO_NODES_MAX CS_LIMIT_HI_NODES
 
 typedef struct cs_scenario {
     cs_cluster cluster;

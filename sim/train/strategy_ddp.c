@@ -36,31 +36,46 @@
 #include "train/wbuild.h"
 
 /* Cuts the gradients, in the order backward completes them, into
- * buckets: sizes[k] and ready[k] = the task after which bucket k is full.
- * grad_bytes are on-the-wire bytes; the caps count bucket bytes, `scale`
- * = wire / bucket bytes per element (a compress hook's 2 / 4). Returns
- * the number of buckets; caller frees both arrays. */
-static int make_buckets(const cs_training *t, const double *grad_bytes, const int *ready_task,
-                        int ngroups, double scale, double **sizes, int **ready)
+ * buckets: sizes[k], ready[k] = the task after which bucket k is full,
+ * and counts[k] = how many buckets of that size and ready task follow one
+ * another (a run of more than b->run_max whole buckets inside one group's
+ * gradients is one entry, so there are at most run_max + 2 entries per
+ * group whatever the model's size). grad_bytes are on-the-wire bytes; the
+ * caps count bucket bytes, `scale` = wire / bucket bytes per element (a
+ * compress hook's 2 / 4). Returns the number of entries; caller frees the
+ * three arrays. */
+static int make_buckets(const cs_wbuild *b, const cs_training *t, const double *grad_bytes,
+                        const int *ready_task, int ngroups, double scale, double **sizes,
+                        int **ready, double **counts)
 {
     int cap = 16, nb = 0;
     double *sz = cs_xmalloc((size_t)cap * sizeof *sz);
     int *rd = cs_xmalloc((size_t)cap * sizeof *rd);
+    double *ct = cs_xmalloc((size_t)cap * sizeof *ct);
     double limit = t->first_bucket_bytes * scale, fill = 0;
     for (int i = 0; i < ngroups; i++) {
         double left = grad_bytes[i];
         while (left > 0) {
-            double take = fmin(left, limit - fill);
-            fill += take;
-            left -= take;
+            double n = nb > 0 && fill == 0 ? cs__wb_whole(left, limit) : 0;
+            if (n > b->run_max) { /* whole buckets, as one entry */
+                fill = limit;
+                left -= n * limit;
+            } else {
+                n = 1;
+                double take = fmin(left, limit - fill);
+                fill += take;
+                left -= take;
+            }
             if (fill >= limit || (i == ngroups - 1 && left <= 0)) {
                 if (nb == cap) {
                     cap *= 2;
                     sz = cs_xrealloc(sz, (size_t)cap * sizeof *sz);
                     rd = cs_xrealloc(rd, (size_t)cap * sizeof *rd);
+                    ct = cs_xrealloc(ct, (size_t)cap * sizeof *ct);
                 }
                 sz[nb] = fill;
                 rd[nb] = ready_task[i];
+                ct[nb] = n;
                 nb++;
                 fill = 0;
                 limit = t->bucket_cap_bytes * scale;
@@ -69,6 +84,7 @@ static int make_buckets(const cs_training *t, const double *grad_bytes, const in
     }
     *sizes = sz;
     *ready = rd;
+    *counts = ct;
     return nb;
 }
 
@@ -128,18 +144,23 @@ void cs__ddp_reduce_buckets(cs_wbuild *b)
     double *sizes;
     int *ready;
     double scale = b->grad_size / cs_dtype_size(cs_training_stored_dtype(t));
-    int nb = make_buckets(t, b->ready_bytes, b->ready_task, b->nready, scale, &sizes, &ready);
+    double *counts, first = 0; /* the first bucket's number in the entry */
+    int nb = make_buckets(b, t, b->ready_bytes, b->ready_task, b->nready, scale, &sizes, &ready,
+                          &counts);
     for (int k = 0; k < nb; k++) {
-        char what[24];
-        cs__wb_name(b, what, sizeof what, "bucket", k);
+        char what[40];
+        cs__wb_name_range(b, what, sizeof what, "bucket", first, first + counts[k] - 1);
+        first += counts[k];
         /* bucket tensors are static (cs_memory.buckets_bytes) */
         int r = cs__wb_collective(b, CS_STREAM_COMM, b->micro, -1, b->row->grad_op, sizes[k],
                                   cs_training_bucket_wire_dtype(t), CS_GROUP_WORLD, what);
+        if (counts[k] > 1) cs__wb_repeat(b, r, counts[k]);
         cs__wb_dep(b, r, ready[k], 0);
         last = r;
     }
     free(sizes);
     free(ready);
+    free(counts);
     /* finalize_bucket_dense: the buckets back into .grad, once all are
      * reduced (one stream runs the buckets in order: the last suffices);
      * a compress hook's decompress (copy_ of the reduced 16-bit bucket

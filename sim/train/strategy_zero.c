@@ -42,10 +42,23 @@ static void gather_params(cs_wbuild *b, int opt)
     const cs_training *t = b->t;
     cs_dtype dt = cs_training_stored_dtype(t);
     double total = b->m->params * (double)cs_dtype_size(dt), cap = t->bucket_cap_bytes;
-    int k = 0;
+    /* more than CS_WB_RUN_MAX (run_max) whole buckets are one task with a count
+     * (cs_task.count), then what is left: the graph does not grow with
+     * the model's size */
+    double n = cs__wb_whole(total, cap);
+    if (n > b->run_max) {
+        char what[40];
+        cs__wb_name_range(b, what, sizeof what, "params", 0, n - 1);
+        int a = cs__wb_collective(b, CS_STREAM_COMM, -1, -1, CS_OP_ALL_GATHER, cap, dt,
+                                  CS_GROUP_WORLD, what);
+        cs__wb_repeat(b, a, n);
+        cs__wb_dep(b, a, opt, 0);
+        total -= n * cap;
+    }
+    double k = n > b->run_max ? n : 0; /* the next bucket's number */
     for (double left = total; left > 0; left -= cap, k++) {
-        char what[24];
-        cs__wb_name(b, what, sizeof what, "params", k);
+        char what[40];
+        cs__wb_name_range(b, what, sizeof what, "params", k, k);
         int a = cs__wb_collective(b, CS_STREAM_COMM, -1, -1, CS_OP_ALL_GATHER, fmin(cap, left),
                                   dt, CS_GROUP_WORLD, what);
         cs__wb_dep(b, a, opt, 0);

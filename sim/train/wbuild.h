@@ -27,6 +27,7 @@ struct cs_wbuild {
     int shard_ranks, replica_ranks; /* ranks of the shard and replica groups */
     int reshard;              /* cs_strategy_reshard_after_forward */
     int limit;                /* all-gathers in flight (the FSDP rate limiter) */
+    double run_max;           /* runs of more equal buckets are one task (CS_WB_RUN_MAX) */
     double param_bytes[2];    /* [0] the root unit, [1] a layer unit, in param dtype */
     double grad_bytes[2];     /* the same in the gradients' wire dtype */
     double grad_size;         /* bytes of that dtype */
@@ -66,6 +67,25 @@ int cs__wb_memory(cs_wbuild *b, cs_stream s, int layer, double bytes, const char
  * "<op> <what>", priced by the build's engine; returns its id. */
 int cs__wb_collective(cs_wbuild *b, cs_stream s, int micro, int layer, cs_op op, double size,
                       cs_dtype dt, cs_group g, const char *what);
+/* Task `id` (just added, count 1) stands for `count` back-to-back runs
+ * of itself (cs_task.count): its duration, wire bytes and work scale. */
+void cs__wb_repeat(cs_wbuild *b, int id, double count);
+/* The longest run of equal buckets (same size, ready after the same
+ * task) a strategy adds as separate tasks, as torch issues them (one
+ * slice each in a trace, one NCCL call each in a replay); a longer run is
+ * one task with a count (cs__wb_repeat), which bounds the graph at
+ * CS_WB_RUN_MAX + 2 bucket tasks per layer whatever the parameter count. */
+#define CS_WB_RUN_MAX 64
+/* How many whole pieces of `piece` bytes fit in `bytes`: floor(bytes /
+ * piece), corrected so that it equals the count a loop subtracting piece
+ * from bytes one at a time would reach (wherever that loop's differences
+ * are exact: whole numbers below 2^53), so a run of equal buckets made in
+ * one step cuts the bytes as the loop did. */
+double cs__wb_whole(double bytes, double piece);
+/* "<a> <first>-<last>" into dst (a run of buckets: "bucket 3-40"), or
+ * cs__wb_name's "<a> <first>" when first == last; "" when unnamed. */
+void cs__wb_name_range(const cs_wbuild *b, char *dst, size_t len, const char *a, double first,
+                       double last);
 /* The CPU thread spends `seconds` (hooks) before issuing the tasks added
  * after this call: their issue_s grows by it. */
 void cs__wb_host(cs_wbuild *b, double seconds);

@@ -28,8 +28,10 @@
  */
 #include "train/workload.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,6 +171,17 @@ void cs__wb_name(const cs_wbuild *b, char *dst, size_t len, const char *a, int n
         set_name(dst, len, a, NULL, num);
 }
 
+void cs__wb_name_range(const cs_wbuild *b, char *dst, size_t len, const char *a, double first,
+                       double last)
+{
+    if (first == last && first <= INT_MAX)
+        cs__wb_name(b, dst, len, a, (int)first);
+    else if (b->w->unnamed)
+        dst[0] = 0;
+    else
+        snprintf(dst, len, "%s %.0f-%.0f", a, first, last);
+}
+
 /* Room for one more task. */
 static cs_task *grow(cs_workload *w)
 {
@@ -185,7 +198,7 @@ static cs_task *add(cs_workload *w, cs_task_kind k, cs_stream s, int micro, int 
 {
     cs_task *t = grow(w);
     *t = (cs_task){.id = (int)w->n, .kind = k, .stream = s, .micro = micro, .layer = layer,
-                   .issue_s = w->host_s};
+                   .count = 1, .issue_s = w->host_s};
     if (!w->unnamed) set_name(t->name, sizeof t->name, a, b, num);
     w->n++;
     return t;
@@ -242,6 +255,7 @@ int cs_workload_append(cs_workload *w, const cs_task *t)
     CS_ASSERT(t->stream >= 0 && t->stream < CS_STREAM_COUNT);
     cs_task *x = grow(w);
     *x = *t;
+    if (!(x->count >= 1)) x->count = 1;
     x->id = (int)w->n++;
     return x->id;
 }
@@ -353,6 +367,28 @@ int cs__wb_collective(cs_wbuild *b, cs_stream s, int micro, int layer, cs_op op,
     int slot = w->ncache < CHOICE_CACHE ? w->ncache++ : w->next_slot++ % CHOICE_CACHE;
     w->cache[slot] = (choice){op, g, size, a, p, t->duration_s};
     return t->id;
+}
+
+double cs__wb_whole(double bytes, double piece)
+{
+    CS_ASSERT(piece > 0);
+    double n = floor(bytes / piece);
+    if (n < 0x1p53) { /* beyond, n +- 1 is n: the quotient is as close as it gets */
+        while (n > 0 && n * piece > bytes) n--;
+        while ((n + 1) * piece <= bytes) n++;
+    }
+    return n;
+}
+
+void cs__wb_repeat(cs_wbuild *b, int id, double count)
+{
+    cs_task *t = cs__wb_task(b, id);
+    CS_ASSERT(count >= 1 && t->count == 1);
+    t->count = count;
+    t->duration_s *= count;
+    t->wire_bytes *= count;
+    t->flops *= count;
+    t->mem_bytes *= count;
 }
 
 /* ---- the build ---- */
@@ -561,6 +597,7 @@ int cs_workload_build_layout(const cs_model *m, const cs_training *t, const cs_l
     w->unnamed = o->unnamed;
     cs_wbuild b;
     start(&b, w, m, t);
+    b.run_max = o->bucket_run_max > 0 ? o->bucket_run_max : CS_WB_RUN_MAX;
     for (int mi = 0; mi < t->grad_accum; mi++) build_micro(&b, mi);
     build_step(&b);
     finish(&b);

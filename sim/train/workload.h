@@ -69,8 +69,15 @@ typedef struct cs_task {
     cs_algo_id algo;
     cs_proto proto;
     double wire_bytes;    /* bytes this rank sends (busbw convention) */
-    /* predicted duration running alone, and the part of it that re-runs
-     * the forward (activation checkpointing) */
+    /* back-to-back runs of the same work this one task stands for (a
+     * whole number >= 1): DDP's and ZeRO's buckets of equal size, full
+     * once the same gradients are ready, are one task with a count, so the
+     * graph's size does not grow with the parameters. duration_s,
+     * wire_bytes, flops and mem_bytes are of all the runs together;
+     * size_bytes is one run's. cs_workload_append takes 0 as 1. */
+    double count;
+    /* predicted duration running alone (every run, see count), and the
+     * part of it that re-runs the forward (activation checkpointing) */
     double duration_s;
     double recompute_s;
     /* the earliest start: when the CPU thread, running ahead of the GPU,
@@ -90,6 +97,11 @@ typedef struct cs_task {
 } cs_task;
 
 typedef struct cs_workload cs_workload;
+
+/* The version of the schedule JSON the graph is written as
+ * (out/schedule.h), which every reader of it checks (collsim-hw replay,
+ * the --schedule of calibrate / compare). */
+#define CS_WORKLOAD_SCHEDULE_VERSION 2
 
 /* Builds the graph, pricing collectives with t->collective_engine
  * (analytic: the closed form; des: the closed form's choice of algo and
@@ -114,6 +126,10 @@ typedef struct cs_workload_opts {
      * (cs_memory_estimate_layout, not model_states_only), copied as the
      * graph's static footprint; NULL: the build estimates it */
     const cs_memory *memory;
+    /* the longest run of equal buckets kept as separate tasks (wbuild.h
+     * CS_WB_RUN_MAX when 0): tests compare a graph with its runs folded
+     * into counted tasks against one without */
+    double bucket_run_max;
 } cs_workload_opts;
 int cs_workload_build_opts(const cs_model *m, const cs_training *t, const cs_topology *topo,
                            const cs_workload_opts *o, cs_workload **out, cs_diag *d);

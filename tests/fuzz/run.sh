@@ -6,7 +6,7 @@
 # seed directories (read only). A crash, leak or sanitizer report fails;
 # the reproducer is left in the build directory (libFuzzer's crash-*), and
 # belongs in tests/fuzz/found/NAME/ once fixed. The last status line
-# (execs, coverage) is printed.
+# (execs, coverage) is printed. Every target gets hostile.dict's tokens.
 #
 # Usage: run.sh FUZZER SECONDS CORPUS_DIR [SEED_DIR_OR_FILE...]
 set -eu
@@ -21,6 +21,9 @@ for d in "$@"; do
     if [ -d "$d" ]; then dirs="$dirs $d"; elif [ -f "$d" ]; then cp "$d" "$CORPUS/"; fi
 done
 set -- "$CORPUS" $dirs
+# the shared dictionary of hostile tokens (NUL bytes, huge integers: issue 27)
+DICT="$(cd "$(dirname "$0")" && pwd)/hostile.dict"
+[ -f "$DICT" ] && set -- -dict="$DICT" "$@"
 LOG="$CORPUS.log"
 rc=0
 ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
