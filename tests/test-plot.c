@@ -152,6 +152,45 @@ START_TEST(svg_four_files)
 }
 END_TEST
 
+/* Where the sweep searched the micro-batch, the winner map labels each box
+ * with its winner's choice ("16", "4f" for full recomputation); a sweep
+ * at a pinned configuration has no labels. */
+static char *winner_svg(int searched)
+{
+    make_points();
+    spec.search_micro_batch = spec.search_ckpt = searched;
+    for (size_t i = 0; i < npts; i++) {
+        pts[i].micro_batch = pts[i].params < 10e9 ? 16 : 4;
+        pts[i].checkpointing = pts[i].params < 10e9 ? CS_CKPT_NONE : CS_CKPT_FULL;
+    }
+    char *dir = cs_test_tmpdir(), path[512];
+    snprintf(path, sizeof path, "%s/cross.svg", dir);
+    cs_diag d;
+    ck_assert_int_eq(cs_plot_crossover(&spec, pts, npts, crossings, 2, path, &d), 0);
+    char *f = out_file(dir, "winner", "svg");
+    char *svg = cs_test_slurp(f, NULL);
+    ck_assert_ptr_nonnull(svg);
+    free(f);
+    cs_test_rmdir(dir);
+    free(dir);
+    return svg;
+}
+
+START_TEST(winner_labels_the_choice)
+{
+    char *svg = winner_svg(1);
+    assert_contains("winner (searched)", svg, "micro-batch of the winner (f: full recomputation)");
+    assert_contains("winner (searched)", svg, ">16<");
+    assert_contains("winner (searched)", svg, ">4f<");
+    free(svg);
+    svg = winner_svg(0);
+    ck_assert_ptr_null(strstr(svg, "micro-batch of the winner"));
+    ck_assert_ptr_null(strstr(svg, ">4f<"));
+    free(svg);
+    spec.search_micro_batch = spec.search_ckpt = 0;
+}
+END_TEST
+
 START_TEST(deterministic)
 {
     make_points();
@@ -291,6 +330,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, svg_four_files);
     tcase_add_test(tc, deterministic);
+    tcase_add_test(tc, winner_labels_the_choice);
     tcase_add_test(tc, png_files);
     tcase_add_test(tc, gnuplot_missing);
     tcase_add_test(tc, bad_requests);

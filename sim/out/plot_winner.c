@@ -4,6 +4,9 @@
  * grid point: one box per grid point, coloured by its winner ("none fits"
  * in grey where every strategy runs out of memory), on a log P axis and a
  * log2 N axis; a box reaches halfway (geometrically) to its neighbours.
+ * Where the sweep searched the micro-batch or checkpointing, each box is
+ * labelled with what its winner runs: the micro-batch, "f" after it for
+ * full recomputation, "s" for selective.
  */
 #include "out/plot_impl.h"
 
@@ -38,6 +41,37 @@ static int winner(const cs__grid *g, int r, int p)
     return best;
 }
 
+/* "16", "4f": the label of what point pt runs. */
+static void choice_label(char *buf, size_t len, const cs_sweep_point *pt)
+{
+    snprintf(buf, len, "%d%s", pt->micro_batch,
+             pt->checkpointing == CS_CKPT_FULL ? "f"
+             : pt->checkpointing == CS_CKPT_SELECTIVE ? "s"
+                                                       : "");
+}
+
+/* The winners' choices as labels (one block: x, y, text). */
+static void choice_labels(cs__dfile *df, const char *datafile, const cs__grid *g, const int *win,
+                          const double *pv, cs_buf *clauses, int *nclauses)
+{
+    cs__blk bl = {0};
+    for (int r = 0; r < g->nr; r++)
+        for (int p = 0; p < g->np; p++) {
+            int k = win[r * g->np + p];
+            if (k < 0 || k >= CS_STRAT_COUNT) continue;
+            char text[32];
+            choice_label(text, sizeof text, cs__grid_at(g, r, p, k));
+            cs__blk_start_row(&bl);
+            cs_buf_printf(&bl.b, "%.9g %d \"%s\"\n", pv[p], g->ranks[r], text);
+        }
+    int idx = cs__blk_end(df, &bl);
+    if (idx < 0) return;
+    cs__plot_clause(clauses, nclauses);
+    cs__plot_quote(clauses, datafile);
+    cs_buf_printf(clauses, " index %d using 1:2:3 with labels font ',8' tc rgb '#000000' "
+                           "notitle", idx);
+}
+
 /* Axes: labels, log scales and the ranges over every box. */
 static void axes(cs_buf *b, const cs__grid *g, const double *pv, const double *rv)
 {
@@ -63,6 +97,7 @@ void cs__plot_winner(const cs__plot_ctx *cx, cs__dfile *df, const char *datafile
     if (h > 1400) h = 1400;
     cs__plot_begin(b, cx->png, 960, h, tmp_out);
     char title[320];
+    int searched = cx->s && (cx->s->search_micro_batch || cx->s->search_ckpt);
     snprintf(title, sizeof title, "Fastest strategy that fits %s", cx->title_suffix);
     cs__plot_title(b, title);
     double *pv = cs_xmalloc((size_t)g->np * sizeof *pv);
@@ -70,6 +105,9 @@ void cs__plot_winner(const cs__plot_ctx *cx, cs__dfile *df, const char *datafile
     for (int p = 0; p < g->np; p++) pv[p] = g->params[p] / 1e9;
     for (int r = 0; r < g->nr; r++) rv[r] = g->ranks[r];
     axes(b, g, pv, rv);
+    if (searched)
+        cs_buf_printf(b, "set xlabel 'model size P (billions of parameters); in each box the "
+                         "micro-batch of the winner (f: full recomputation)'\n");
     int *win = cs_xmalloc((size_t)g->nr * (size_t)g->np * sizeof *win);
     for (int r = 0; r < g->nr; r++)
         for (int p = 0; p < g->np; p++) win[r * g->np + p] = winner(g, r, p);
@@ -96,6 +134,7 @@ void cs__plot_winner(const cs__plot_ctx *cx, cs__dfile *df, const char *datafile
         cs__plot_quote(&clauses,
                        k < CS_STRAT_COUNT ? cs_strategy_name((cs_strategy)k) : "none fits");
     }
+    if (searched && nclauses > 0) choice_labels(df, datafile, g, win, pv, &clauses, &nclauses);
     cs__plot_clauses_or_empty(b, &clauses, nclauses);
     cs_buf_free(&clauses);
     free(win);
