@@ -175,6 +175,22 @@ static const cs_col rule_view[] = {
      .sep = "  ", .flags = CS_COL_LEFT},
 };
 
+/* The same where each strategy ran its best configuration (the tokens
+ * carry the choice: "117648 (mb 2)"). */
+static const cs_col rule_view_searched[] = {
+    {.name = "params", .of = "params_text", .kind = CS_CELL_STR, .width = 7},
+    {.name = "rule says", .of = "rule", .kind = CS_CELL_STR, .width = 19, .sep = "  ",
+     .flags = CS_COL_LEFT},
+    {.name = "simulated winner", .of = "winner_text", .kind = CS_CELL_STR, .width = 19,
+     .flags = CS_COL_LEFT},
+    {.name = "agrees", .of = "agrees_text", .kind = CS_CELL_STR, .width = 7, .flags = CS_COL_LEFT},
+    {.name = "ddp tok/s", .of = "tokens_0", .kind = CS_CELL_STR, .width = 20},
+    {.name = "sgo tok/s", .of = "tokens_1", .kind = CS_CELL_STR, .width = 20},
+    {.name = "full tok/s", .of = "tokens_2", .kind = CS_CELL_STR, .width = 20},
+    {.name = "DDP vs FULL_SHARD (claim +20-30 %)", .of = "claim_text", .kind = CS_CELL_STR,
+     .sep = "  ", .flags = CS_COL_LEFT},
+};
+
 /* rule_cols with the tokens/s columns named, after a "ranks" column when
  * with_ranks (crossover's one table over rank counts); lives while the
  * doc does. */
@@ -387,8 +403,10 @@ static void rule_verdict(cs_doc *doc, const cs_plan_rule *rule)
  * its verdict. */
 static void rule_text(cs_doc *doc, const cs_table *src, size_t first, const cs_plan_rule *rule)
 {
-    cs_doc_view_rows(doc, src, &(cs_table_spec){NULL, rule_view, N(rule_view), CS_FOR_PEOPLE, 0},
-                     first, (size_t)rule->nsizes);
+    const cs_col *view = rule->searched ? rule_view_searched : rule_view;
+    size_t nview = rule->searched ? N(rule_view_searched) : N(rule_view);
+    cs_doc_view_rows(doc, src, &(cs_table_spec){NULL, view, nview, CS_FOR_PEOPLE, 0}, first,
+                     (size_t)rule->nsizes);
     rule_verdict(doc, rule);
 }
 
