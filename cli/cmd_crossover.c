@@ -119,8 +119,9 @@ static void help(FILE *f)
             "  --checkpointing none|selective|full  pin activation checkpointing (default:\n"
             "                         searched: none and full; selective too without fused\n"
             "                         attention)\n"
-            "  --grad-accum G         with --micro-batch and no --global-batch: the batch is\n"
-            "                         B x G sequences per rank at every rank count\n"
+            "  --grad-accum G         with --micro-batch and no --global-batch: the fixed\n"
+            "                         configuration of earlier versions, B x G sequences per\n"
+            "                         rank at every rank count, checkpointing pinned too\n"
             "  --dtype fp32|bf16|fp16, --optimizer adam|adamw|sgd_momentum|sgd as for\n"
             "                         `collsim simulate`; --strategies takes its aliases too\n"
             "  --engine analytic|des  how collectives are timed, as for `collsim simulate`\n"
@@ -320,8 +321,9 @@ static void set_batch(const xargs *a, cs_sweep_spec *s, int scen_ranks)
     s->seq_len = a->seq_len;
     s->search_micro_batch = !a->knobs.micro_batch;
     s->search_ckpt = a->knobs.ckpt < 0;
-    if (a->knobs.grad_accum) {
+    if (a->knobs.grad_accum) { /* earlier versions' fixed configuration, checkpointing too */
         s->global_batch = 0;
+        s->search_ckpt = 0;
     } else if (a->knobs.global_batch) {
         s->global_batch = a->knobs.global_batch;
     } else if (scen_ranks > 0) {

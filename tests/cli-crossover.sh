@@ -117,6 +117,36 @@ head -n 1 "$TMP/des-table.out" | grep -q ', DES collectives$' || fail "des: titl
 expect_usage bad-engine --engine simgrid
 grep -q -- '--engine' "$TMP/help.out" || fail "help: no --engine"
 
+# the batch (issue 21): each point at its best at one global batch; the
+# columns say what ran, micro_batch x grad_accum x ranks is the batch
+expect_ok best --ranks 8,64 --params 1e8:1e10:3 --format csv
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    { mb = $col["micro_batch"]; ga = $col["grad_accum"]; r = $col["ranks"]
+      if (mb * ga * r != 1024) bad = bad " " r "x" mb "x" ga
+      if ($col["activation_checkpointing"] !~ /^(none|selective|full)$/) bad = bad " ckpt" }
+    END { if (bad) { print bad; exit 1 } }' "$TMP/best.out" ||
+    fail "best: rows do not keep the 1024-sequence batch: $(head -n 3 "$TMP/best.out")"
+head -n 1 "$TMP/best.out" | grep -q ',micro_batch,grad_accum,activation_checkpointing$' ||
+    fail "best: the choice columns are not appended"
+# more than one micro-batch is chosen over the grid (the search is on)
+[ "$(awk -F, 'NR > 1 { print $22 }' "$TMP/best.out" | sort -u | wc -l)" -gt 1 ] ||
+    fail "best: every point chose the same micro-batch"
+# pinned: --micro-batch B --grad-accum G is the fixed configuration everywhere
+expect_ok pinned --ranks 8,64 --params 1e8:1e10:3 --micro-batch 2 --grad-accum 3 --format csv
+[ "$(awk -F, 'NR > 1 { print $22 "," $23 "," $24 }' "$TMP/pinned.out" | sort -u)" = "2,3,none" ] ||
+    fail "pinned: rows are not micro-batch 2, grad-accum 3, no checkpointing"
+# a global batch that does not divide: the nearest whole grad-accum, said
+expect_ok odd --ranks 12 --params 1e8:1e9:2 --global-batch 100
+grep -q '^note: the global batch of 100 sequences is no whole multiple of 12 ranks' "$TMP/odd.out" ||
+    fail "odd: no note on the batch that ran"
+# the rule of thumb after the crossings, per rank count, in plan's words
+expect_ok rule --ranks 8,64 --params 1e8:1e10:3
+grep -q '^Rule of thumb: "DDP below 3B params' "$TMP/rule.out" || fail "rule: no rule section"
+[ "$(grep -c '^On dgx-h100 with [0-9]* GPUs the rule.s pick is the fastest' "$TMP/rule.out")" = 2 ] ||
+    fail "rule: not one verdict per rank count"
+expect_usage ga-alone --grad-accum 4
+expect_usage ga-and-global --micro-batch 1 --grad-accum 4 --global-batch 64
+
 # usage errors: exit 2, message, nothing on stdout, no -o file
 expect_usage bad-params --params 1e8:1e7:5 -o "$TMP/never.csv"
 expect_usage bad-params2 --params 1e8:1e9
