@@ -10,8 +10,9 @@
 # timings are noisy and caches bend the curve, so the bound is loose: the
 # fit writes a YAML that loads, and the held-back median absolute error of
 # kernel time is below the uncalibrated one and within 60%; up to 3 tries
-# on fresh measurements (a busy machine can spoil one). Every try's
-# numbers are printed.
+# on fresh measurements (a busy machine can spoil one, so far that
+# calibrate calls the fit unusable and exits 3). Every try's numbers are
+# printed.
 #
 # Usage: sh tests/compute-loop.sh PATH/TO/collsim PATH/TO/collsim-hw
 # Exit: 0 ok, 1 a check failed, 77 skipped (no collsim-hw, or built
@@ -41,8 +42,16 @@ median() { # cluster -> the held-back median absolute % error
 for try in 1 2 3; do
     measure "$TMP/fit.csv" 64 256 64K 4M
     measure "$TMP/held.csv" 96 192 128K 2M
+    rc=0
     "$C" calibrate --cluster cpu-local --compute-measurements "$TMP/fit.csv" -o "$TMP/cal.yaml" \
-        >"$TMP/cal.out"
+        >"$TMP/cal.out" || rc=$?
+    # exit 3: the fit is unusable (calibrate says so and writes no YAML):
+    # measurements a busy machine spoiled, like a try that misses the bound
+    if [ "$rc" -eq 3 ]; then
+        echo "compute-loop try $try: calibrate found the fit unusable (exit 3): $(grep -i 'rms' "$TMP/cal.out" | head -n 1)"
+        continue
+    fi
+    [ "$rc" -eq 0 ] || { echo "FAIL: collsim calibrate exited $rc"; exit 1; }
     "$C" simulate --cluster "$TMP/cal.yaml" --model gpt2-124m --ranks 2 --format csv >/dev/null
     before=$(median cpu-local)
     after=$(median "$TMP/cal.yaml")

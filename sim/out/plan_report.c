@@ -161,35 +161,26 @@ static const cs_col rule_cols[] = {
 };
 _Static_assert(CS_PLAN_RULE_STRATEGIES == 3, "rule_cols holds three tokens/s columns");
 
-static const cs_col rule_view[] = {
-    {.name = "params", .of = "params_text", .kind = CS_CELL_STR, .width = 7},
-    {.name = "rule says", .of = "rule", .kind = CS_CELL_STR, .width = 19, .sep = "  ",
-     .flags = CS_COL_LEFT},
-    {.name = "simulated winner", .of = "winner_text", .kind = CS_CELL_STR, .width = 19,
-     .flags = CS_COL_LEFT},
-    {.name = "agrees", .of = "agrees_text", .kind = CS_CELL_STR, .width = 7, .flags = CS_COL_LEFT},
-    {.name = "ddp tok/s", .of = "tokens_0", .kind = CS_CELL_STR, .width = 11},
-    {.name = "sgo tok/s", .of = "tokens_1", .kind = CS_CELL_STR, .width = 11},
-    {.name = "full tok/s", .of = "tokens_2", .kind = CS_CELL_STR, .width = 11},
-    {.name = "DDP vs FULL_SHARD (claim +20-30 %)", .of = "claim_text", .kind = CS_CELL_STR,
-     .sep = "  ", .flags = CS_COL_LEFT},
-};
-
-/* The same where each strategy ran its best configuration (the tokens
- * carry the choice: "117648 (mb 2)"). */
-static const cs_col rule_view_searched[] = {
-    {.name = "params", .of = "params_text", .kind = CS_CELL_STR, .width = 7},
-    {.name = "rule says", .of = "rule", .kind = CS_CELL_STR, .width = 19, .sep = "  ",
-     .flags = CS_COL_LEFT},
-    {.name = "simulated winner", .of = "winner_text", .kind = CS_CELL_STR, .width = 19,
-     .flags = CS_COL_LEFT},
-    {.name = "agrees", .of = "agrees_text", .kind = CS_CELL_STR, .width = 7, .flags = CS_COL_LEFT},
-    {.name = "ddp tok/s", .of = "tokens_0", .kind = CS_CELL_STR, .width = 20},
-    {.name = "sgo tok/s", .of = "tokens_1", .kind = CS_CELL_STR, .width = 20},
-    {.name = "full tok/s", .of = "tokens_2", .kind = CS_CELL_STR, .width = 20},
-    {.name = "DDP vs FULL_SHARD (claim +20-30 %)", .of = "claim_text", .kind = CS_CELL_STR,
-     .sep = "  ", .flags = CS_COL_LEFT},
-};
+/* The rule's view; TOK: the width of the tokens/s columns (wider where
+ * they carry each strategy's chosen configuration: "117648 (mb 2)"). */
+#define RULE_VIEW(TOK)                                                                             \
+    {                                                                                              \
+        {.name = "params", .of = "params_text", .kind = CS_CELL_STR, .width = 7},                  \
+        {.name = "rule says", .of = "rule", .kind = CS_CELL_STR, .width = 19, .sep = "  ",         \
+         .flags = CS_COL_LEFT},                                                                    \
+        {.name = "simulated winner", .of = "winner_text", .kind = CS_CELL_STR, .width = 19,        \
+         .flags = CS_COL_LEFT},                                                                    \
+        {.name = "agrees", .of = "agrees_text", .kind = CS_CELL_STR, .width = 7,                   \
+         .flags = CS_COL_LEFT},                                                                    \
+        {.name = "ddp tok/s", .of = "tokens_0", .kind = CS_CELL_STR, .width = (TOK)},             \
+        {.name = "sgo tok/s", .of = "tokens_1", .kind = CS_CELL_STR, .width = (TOK)},             \
+        {.name = "full tok/s", .of = "tokens_2", .kind = CS_CELL_STR, .width = (TOK)},            \
+        {.name = "DDP vs FULL_SHARD (claim +20-30 %)", .of = "claim_text", .kind = CS_CELL_STR,   \
+         .sep = "  ", .flags = CS_COL_LEFT},                                                       \
+    }
+static const cs_col rule_view[] = RULE_VIEW(11);
+static const cs_col rule_view_searched[] = RULE_VIEW(20);
+#undef RULE_VIEW
 
 /* rule_cols with the tokens/s columns named, after a "ranks" column when
  * with_ranks (crossover's one table over rank counts); lives while the

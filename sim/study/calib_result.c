@@ -106,29 +106,36 @@ void cs_calib_result_free(cs_calib_result *r)
     free(r);
 }
 
-int cs_calib_quality(const cs_calib_result *r, char *msg, size_t len)
+int cs__calib_verdict(int fitted, double before_pct, double after_pct, const char *nothing,
+                      const char *rms, const char *what, char *msg, size_t len)
 {
-    int fitted = 0;
-    for (int j = 0; j < r->nparams; j++) fitted += r->params[j].fitted;
     char buf[320];
     int q = 0;
     if (!fitted) {
         q = 2;
-        snprintf(buf, sizeof buf, "the measurements determine no parameter (every one was kept: "
-                                  "the report says why); nothing usable was fitted");
-    } else if (!(r->rms_after_pct < CS_CALIB_RMS_UNUSABLE_PCT)) {
+        snprintf(buf, sizeof buf, "%s", nothing);
+    } else if (!(after_pct < CS_CALIB_RMS_UNUSABLE_PCT)) { /* NaN and inf too */
         q = 2;
-        snprintf(buf, sizeof buf, "the fit leaves a weighted RMS relative error of %.2f%% (was "
-                 "%.2f%%): predictions are off by as much as what they predict; nothing usable "
-                 "was fitted", r->rms_after_pct, r->rms_before_pct);
-    } else if (!(r->rms_after_pct < CS_CALIB_RMS_POOR_PCT)) {
+        snprintf(buf, sizeof buf, "%s of %.2f%% (was %.2f%%): predictions are off by as much as "
+                 "what they predict; nothing usable was fitted", rms, after_pct, before_pct);
+    } else if (!(after_pct < CS_CALIB_RMS_POOR_PCT)) {
         q = 1;
-        snprintf(buf, sizeof buf, "the fit leaves a weighted RMS relative error of %.2f%% (was "
-                 "%.2f%%): the model does not describe these measurements well; see the "
-                 "residuals before trusting the calibrated cluster", r->rms_after_pct,
-                 r->rms_before_pct);
+        snprintf(buf, sizeof buf, "%s of %.2f%% (was %.2f%%): the model does not describe %s "
+                 "well; see the residuals before trusting the calibrated cluster", rms, after_pct,
+                 before_pct, what);
     } else
         buf[0] = '\0';
     if (msg && len) snprintf(msg, len, "%s", buf);
     return q;
+}
+
+int cs_calib_quality(const cs_calib_result *r, char *msg, size_t len)
+{
+    int fitted = 0;
+    for (int j = 0; j < r->nparams; j++) fitted += r->params[j].fitted;
+    return cs__calib_verdict(fitted, r->rms_before_pct, r->rms_after_pct,
+                             "the measurements determine no parameter (every one was kept: the "
+                             "report says why); nothing usable was fitted",
+                             "the fit leaves a weighted RMS relative error", "these measurements",
+                             msg, len);
 }

@@ -532,26 +532,10 @@ int cs_calib_train_quality(const cs_calib_train_result *r, char *msg, size_t len
 {
     int fitted = 0;
     for (int j = 0; j < r->nparams; j++) fitted += r->params[j].fitted;
-    char buf[320];
-    int q = 0;
-    if (!fitted) {
-        q = 2;
-        snprintf(buf, sizeof buf, "the training runs / kernel timings determine no compute "
-                                  "parameter (the report says why); nothing usable was fitted");
-    } else if (!(r->rms_after_pct < CS_CALIB_RMS_UNUSABLE_PCT)) { /* NaN and inf too */
-        q = 2;
-        snprintf(buf, sizeof buf, "the compute fit leaves an RMS error of %.2f%% (was %.2f%%): "
-                 "predictions are off by as much as what they predict; nothing usable was "
-                 "fitted", r->rms_after_pct, r->rms_before_pct);
-    } else if (!(r->rms_after_pct < CS_CALIB_RMS_POOR_PCT)) {
-        q = 1;
-        snprintf(buf, sizeof buf, "the compute fit leaves an RMS error of %.2f%% (was %.2f%%): "
-                 "the model does not describe these runs well; see the residuals before "
-                 "trusting the calibrated cluster", r->rms_after_pct, r->rms_before_pct);
-    } else
-        buf[0] = '\0';
-    if (msg && len) snprintf(msg, len, "%s", buf);
-    return q;
+    return cs__calib_verdict(fitted, r->rms_before_pct, r->rms_after_pct,
+                             "the training runs / kernel timings determine no compute parameter "
+                             "(the report says why); nothing usable was fitted",
+                             "the compute fit leaves an RMS error", "these runs", msg, len);
 }
 
 void cs_calib_train_result_free(cs_calib_train_result *r)

@@ -127,6 +127,12 @@ void cs_calib_result_free(cs_calib_result *r);
 #define CS_CALIB_RMS_POOR_PCT 50.0
 #define CS_CALIB_RMS_UNUSABLE_PCT 100.0
 int cs_calib_quality(const cs_calib_result *r, char *msg, size_t len);
+/* The verdict both fits share (internal): nothing fitted or an RMS at or
+ * past CS_CALIB_RMS_UNUSABLE_PCT is 2 with `nothing` or "<rms> of A% (was
+ * B%): ..."; past CS_CALIB_RMS_POOR_PCT 1, naming `what` the model does
+ * not describe. */
+int cs__calib_verdict(int fitted, double before_pct, double after_pct, const char *nothing,
+                      const char *rms, const char *what, char *msg, size_t len);
 
 
 /* The fitted cluster as YAML in the schema of configs/clusters/README.md
