@@ -102,15 +102,16 @@ check() {
     esac
 }
 
-# crossover NAME WANT FORMAT: a two-point sweep, with every plot.
+# crossover NAME WANT FORMAT: a two-point sweep, with every plot (a batch of
+# 2 sequences per rank: the search, and the rule check it runs, stay short).
 crossover() {
     name=$1 want=$2 fmt=$3
     if [ "$plot" -eq 0 ]; then
-        check "$name" "$want" crossover "$fmt" --ranks 8 --params 1e8:1e9:2 --strategies "$name"
+        check "$name" "$want" crossover "$fmt" --ranks 8 --params 1e8:1e9:2 --global-batch 16 --strategies "$name"
         return 0
     fi
     rm -f "$TMP"/p-*
-    check "$name" "$want" crossover "$fmt" --ranks 8 --params 1e8:1e9:2 --strategies "$name" \
+    check "$name" "$want" crossover "$fmt" --ranks 8 --params 1e8:1e9:2 --global-batch 16 --strategies "$name" \
         --plot "$TMP/p.svg"
     [ "$rc" -eq 0 ] || return 0 # reported; no plots expected
     for k in $kinds; do
