@@ -14,7 +14,7 @@
 #include "coll/algos.h"
 #include "coll/collective.h"
 #include "config/config.h"
-#include "base/limits.h"
+#include "base/limit.h"
 #include "base/units.h"
 #include "opts.h"
 #include "outputs.h"

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "base/limits.h"
+#include "base/limit.h"
 #include "hwcli.h"
 #include "out/report.h"
 #include "session.h"

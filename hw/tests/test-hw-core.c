@@ -202,7 +202,9 @@ static const char v2_head[] =
 static char *mini_v2(void)
 {
     const char *tasks = strstr(mini, " \"tasks\"");
+    ck_assert_ptr_nonnull(tasks);
     char *buf = malloc(sizeof v2_head + strlen(tasks));
+    ck_assert_ptr_nonnull(buf); /* and GCC's -Warray-bounds knows it is not NULL */
     memcpy(buf, v2_head, sizeof v2_head - 1);
     memcpy(buf + sizeof v2_head - 1, tasks, strlen(tasks) + 1);
     return buf;

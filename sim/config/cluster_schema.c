@@ -31,7 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/limits.h"
+#include "base/limit.h"
 #include "config/yamlwriter.h"
 
 _Static_assert(sizeof(cs_fabric) == sizeof(int), "enum fields are stored as int");

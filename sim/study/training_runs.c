@@ -43,7 +43,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "base/limits.h"
+#include "base/limit.h"
 #include "base/textfile.h"
 #include "study/measure_parse.h"
 #include "train/strategy.h"

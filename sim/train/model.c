@@ -84,7 +84,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/limits.h"
+#include "base/limit.h"
 #include "base/units.h"
 #include "base/yamlnode.h"
 #include "train/hfconfig.h"

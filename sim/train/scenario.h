@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "base/error.h"
-#include "base/limits.h"
+#include "base/limit.h"
 #include "coll/cluster.h"
 #include "train/model.h"
 #include "train/training.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * limits.h - the one table of ranges for the counts a user gives in more
+ * limit.h - the one table of ranges for the counts a user gives in more
  * than one place: a model's shape, the batch, the ranks, a GEMM's
  * dimensions. The model and scenario schemas (YAML), the command-line
  * options and every CSV reader (training runs, kernel timings) check a
@@ -10,10 +10,11 @@
  * training-runs row of a billion layers hung; the schema refused it).
  * The ranges are whole numbers; CS_LIMIT_LO_<ID> / CS_LIMIT_HI_<ID> are
  * constants for static tables (schema rows, option rows), cs_limit_named
- * finds a row by a CSV column's name.
+ * finds a row by a CSV column's name. (Named limit.h, not limits.h: inside
+ * sim/base a "limits.h" would stand in for the C library's <limits.h>.)
  */
-#ifndef CS_LIMITS_H
-#define CS_LIMITS_H
+#ifndef CS_LIMIT_H
+#define CS_LIMIT_H
 
 /* X(ID, name, lo, hi): hi keeps every product the model forms of these
  * (4 x hidden, layers x hidden^2, micro_batch x seq_len x vocab) finite

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * limits.c - the ranges table of limits.h as data: names and bounds by
+ * limit.c - the ranges table of limit.h as data: names and bounds by
  * row, looked up by id or by name. No state.
  */
-#include "base/limits.h"
+#include "base/limit.h"
 
 #include <math.h>
 #include <stddef.h>
