@@ -115,7 +115,7 @@ def mapping(r, tmp):
 
 
 # What collsim expresses today (filled in as the mechanisms land; empty: the row runs without it).
-SELECTIVE_EVERY_2 = []
+SELECTIVE_EVERY_2 = [("selective_ac", 2)]  # torchtitan 2024-03 default selective_ac_option "2"
 LOSS_NAIVE = []
 LOSS_CHUNKED = []
 OPT_IN_BWD_LACKS = ["optimizer in backward"]
