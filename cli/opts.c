@@ -23,6 +23,7 @@
 #include "coll/cluster.h"
 #include "coll/collective.h"
 #include "out/table.h"
+#include "train/checkpoint.h"
 
 /* ---- messages and exit codes (cli.h) ------------------------------------------ */
 
@@ -308,6 +309,16 @@ int cs_opt_size(const char *cmd, const cs_opt *o, const char *arg, void *dst)
     return 0;
 }
 
+int cs_opt_selective_ac(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    int *sac = dst; /* cs_cli_knobs.sac; the flag before it */
+    if (cs_checkpoint_parse_selective(arg, sac))
+        return cs_cli_usage(cmd, "--%s expects attention, op or a block interval N >= 1, got '%s'",
+                            o->name, arg);
+    sac[-1] = 1;
+    return 0;
+}
+
 int cs_opt_choice(const char *cmd, const cs_opt *o, const char *arg, void *dst)
 {
     return cs_opts_choose(cmd, o, arg, dst);
@@ -490,6 +501,7 @@ void cs_cli_knobs_apply(const cs_cli_knobs *k, cs_training *t)
     if (k->micro_batch) t->micro_batch = k->micro_batch;
     if (k->grad_accum) t->grad_accum = k->grad_accum;
     if (k->ckpt >= 0) t->checkpointing = (cs_ckpt)k->ckpt;
+    if (k->sac_set) t->selective_ac = k->sac;
     if (k->attention >= 0) t->flash_attention = k->attention > 0;
     if (k->attention >= 2) t->attention_kernel = (cs_attn_kernel)(k->attention - 2);
     if (k->engine >= 0) t->collective_engine = (cs_engine_kind)k->engine;

@@ -143,6 +143,9 @@ int cs_opt_refuse(const char *cmd, const cs_opt *o, const char *arg, void *dst);
 #define CS_ARG_OPTIMIZER(T, f)                                                                     \
     {"optimizer", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_optimizer,         \
      .says = CS_SAYS_EXPECTS}
+/* attention | op | N: torchtitan's selective policies (train/checkpoint.h) */
+int cs_opt_selective_ac(const char *cmd, const cs_opt *o, const char *arg, void *dst);
+#define CS_ARG_SELECTIVE_AC(T, f) {"selective-ac", .parse = cs_opt_selective_ac, CS_ARG_AT(T, f)}
 #define CS_ARG_CKPT(T, f)                                                                          \
     {"checkpointing", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_ckpt,          \
      .says = CS_SAYS_EXPECTS}
@@ -206,6 +209,7 @@ void cs_opts_presets(FILE *f);
  * (PyTorch's / DeepSpeed's train_batch_size): grad_accum is derived. */
 typedef struct cs_cli_knobs {
     int dtype, micro_batch, grad_accum, ckpt, attention, engine, optimizer, global_batch;
+    int sac_set, sac; /* --selective-ac given (1) and its value (checkpoint.h) */
 } cs_cli_knobs;
 
 #define CS_CLI_KNOBS_UNSET                                                                         \

@@ -19,6 +19,8 @@
  *                                (Composer's get_mixed_precision DEFAULT);
  *   precision bf16/PURE          bf16 everywhere, no fp32 master copy;
  *   activation_checkpointing     none | selective | full;
+ *   selective_ac                 column, attention | op | N (checkpoint.h),
+ *                                default attention;
  *   backward_prefetch            column, default post (Composer's FSDP
  *                                default BACKWARD_POST);
  *   limit_all_gathers            column, default true (2 in flight);
@@ -46,6 +48,7 @@
 #include "base/limit.h"
 #include "base/textfile.h"
 #include "study/measure_parse.h"
+#include "train/checkpoint.h"
 #include "train/strategy.h"
 
 /* ---- the columns ---------------------------------------------------------------- */
@@ -123,6 +126,14 @@ static const char *ckpt_cell(row_build *b, const char *s)
     return NULL;
 }
 
+static const char *selective_ac_cell(row_build *b, const char *s)
+{
+    if (!*s) return NULL; /* empty: the default (attention) */
+    if (cs_checkpoint_parse_selective(s, &b->r.training.selective_ac))
+        return "attention, op or a block interval N >= 1";
+    return NULL;
+}
+
 static const char *kernel_cell(row_build *b, const char *s)
 {
     int i = name_index(cs_attn_kernel_names, s);
@@ -191,6 +202,7 @@ static const col_def cols[] = {
     {.name = "micro_batch", .required = 1, .kind = C_INT, .off = B(r.training.micro_batch), .lim = CS_LIMIT_MICRO_BATCH},
     {.name = "grad_accum", .required = 1, .kind = C_INT, .off = B(r.training.grad_accum), .lim = CS_LIMIT_GRAD_ACCUM},
     {.name = "activation_checkpointing", .required = 1, .kind = C_FN, .fn = ckpt_cell},
+    {.name = "selective_ac", .kind = C_FN, .fn = selective_ac_cell},
     {.name = "attention_kernel", .kind = C_FN, .fn = kernel_cell},
     {.name = "backward_prefetch", .kind = C_FN, .fn = prefetch_cell},
     {.name = "limit_all_gathers", .kind = C_FN, .fn = limit_cell},

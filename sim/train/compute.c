@@ -107,6 +107,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "train/checkpoint.h"
+
 /* The shape the rows read: tokens in the micro-batch and the model's
  * widths, all as doubles. */
 typedef struct shape {
@@ -421,15 +423,55 @@ static shape shape_of(const cs_model *m, const cs_training *t)
     return s;
 }
 
-static void layer(sink *k, const shape *s, cs_ckpt ckpt)
+/* The share of a row's forward that torchtitan's per-op policy re-runs
+ * (checkpoint.c: saved are the outputs of wq, wv, w1, w2 (GeLU: fc1) and
+ * of the attention kernels; recomputed are wk, wo, w3 (GeLU: fc2) and
+ * every memory-bound kernel). The fused qkv row re-runs wk's columns, the
+ * fused gated up row w3's half. */
+static double op_recompute_share(const shape *s, const krow *r)
+{
+    if (r->cls == CS_KCLASS_ATTENTION) return 0;
+    if (r->cls == CS_KCLASS_MEMORY) return 1;
+    if (!strcmp(r->name, "qkv")) return s->kvw / (s->h + 2 * s->kvw);
+    if (!strcmp(r->name, "attention_out")) return 1;
+    if (!strcmp(r->name, "mlp_up")) return s->gated ? 0.5 : 0;
+    if (!strcmp(r->name, "mlp_down")) return s->gated ? 0 : 1;
+    return 0; /* the unfused core's bmms: saved */
+}
+
+/* What a layer's backward re-runs of row r under t's policy (checkpoint.h):
+ * 0 (nothing) .. 1 (its whole forward). Whether a given block recomputes
+ * at all is the workload's (cs_checkpoint_layer_recomputes). */
+static double recompute_share(const cs_training *t, const shape *s, const krow *r)
+{
+    if (cs_checkpoint_recomputes_whole(t)) return 1;
+    if (t->checkpointing != CS_CKPT_SELECTIVE) return 0;
+    if (t->selective_ac == CS_SAC_OP) return op_recompute_share(s, r);
+    return r->core && !s->flash; /* attention: Korthikanti Sec 4.2 */
+}
+
+/* Row r's forward re-run in the recompute pass, a GEMM over `share` of its
+ * output columns. */
+static void recompute(sink *k, const shape *s, const krow *r, double share)
+{
+    if (share >= 1 || r->cls != CS_KCLASS_GEMM) {
+        forward(k, s, r, CS_KPASS_RECOMPUTE);
+        return;
+    }
+    double d[4];
+    r->dims(s, d);
+    gemm(k, s->e, r->name, CS_KPASS_RECOMPUTE, d[0], d[1] * share, d[2], d[3], row_launches(s, r));
+}
+
+static void layer(sink *k, const shape *s, const cs_training *t)
 {
     for (size_t i = 0; i < NROWS; i++)
         if (layer_rows[i].present(s)) forward(k, s, &layer_rows[i], CS_KPASS_FORWARD);
     for (size_t i = 0; i < NROWS; i++) {
         const krow *r = &layer_rows[i];
         if (!r->present(s)) continue;
-        if (ckpt == CS_CKPT_FULL || (ckpt == CS_CKPT_SELECTIVE && r->core && !s->flash))
-            forward(k, s, r, CS_KPASS_RECOMPUTE);
+        double share = recompute_share(t, s, r);
+        if (share > 0) recompute(k, s, r, share);
     }
     for (size_t i = NROWS; i-- > 0;)
         if (layer_rows[i].present(s)) backward(k, s, &layer_rows[i], CS_KPASS_BACKWARD);
@@ -438,7 +480,7 @@ static void layer(sink *k, const shape *s, cs_ckpt ckpt)
 static void run(sink *k, const cs_model *m, const cs_training *t)
 {
     shape s = shape_of(m, t);
-    layer(k, &s, t->checkpointing);
+    layer(k, &s, t);
     head(k, &s);
 }
 

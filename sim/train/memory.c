@@ -22,10 +22,11 @@
  * > 1 or zero_grad(set_to_none=False) they persist while activations are
  * built; with set_to_none they grow as activations shrink, so the sum
  * over-estimates by at most min(activations, gradients)), and:
- *   activations  layers x Korthikanti Table 2 bytes per layer
- *                (cs_model_activation_bytes_per_layer); with full
- *                recomputation, plus one layer's full activations while it
- *                is recomputed;
+ *   activations  what each block keeps under the checkpointing policy
+ *                (checkpoint.c: Korthikanti Table 2 bytes per layer,
+ *                cs_model_activation_bytes_per_layer, or what torchtitan's
+ *                per-op policy saves), plus, where blocks recompute, one
+ *                block's full activations while it is recomputed;
  *   unsharded,   the strategy's own terms, its row's memory_terms
  *   buckets      (strategy.h): FSDP's gathered units and unsharded
  *                gradients (strategy_fsdp.c), DDP's gradient buckets, also
@@ -64,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/checkpoint.h"
 #include "train/strategy.h"
 
 #define MiB (1024.0 * 1024.0)
@@ -148,11 +150,7 @@ int cs_memory_estimate_layout(const cs_model *m, const cs_training *t, const cs_
     }
 
     int b = t->micro_batch;
-    out->activations_bytes =
-        m->layers * cs_model_activation_bytes_per_layer(m, b, cs_training_kept_activations(t));
-    if (t->checkpointing == CS_CKPT_FULL)
-        out->activations_bytes +=
-            cs_model_activation_bytes_per_layer(m, b, cs_training_running_activations(t));
+    out->activations_bytes = cs_checkpoint_peak_bytes(m, t); /* the policy's (checkpoint.c) */
 
     const cs_strategy_row *row = cs_strategy_row_of(t->strategy);
     cs_strategy_mem own = {0};
@@ -178,8 +176,10 @@ int cs_memory_estimate_layout(const cs_model *m, const cs_training *t, const cs_
     out->fits = out->peak_bytes <= out->capacity_bytes;
     snprintf(out->peak_phase, sizeof out->peak_phase, "%s",
              step_peak ? "optimizer step (foreach intermediates)"
-             : t->checkpointing == CS_CKPT_FULL
+             : cs_checkpoint_recomputing_layers(m, t) > 0 && t->checkpointing != CS_CKPT_SELECTIVE
                  ? "start of backward (last layer recomputed)"
+             : cs_checkpoint_recomputing_layers(m, t) > 0 && t->selective_ac != 0
+                 ? "start of backward (last checkpointed layer recomputed)"
                  : "start of backward (all activations held)");
     return 0;
 }

@@ -25,6 +25,7 @@
 #include "base/yamlnode.h"
 #include "config/config.h"
 #include "coll/topology.h"
+#include "train/checkpoint.h"
 #include "train/layout.h"
 #include "train/strategy.h"
 
@@ -104,6 +105,19 @@ static int read_nccl_buffers(const cs_yctx *c, const cs_yfield *f, const cs_ynod
     return cs_yamlnode_read(c, &sz, v, &t->nccl_buffer_bytes);
 }
 
+/* attention, op or a block interval N >= 1 (checkpoint.h). */
+static int read_selective_ac(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v, void *obj)
+{
+    cs_training *t = obj;
+    if (v->kind != CS_YNODE_SCALAR || cs_checkpoint_parse_selective(v->text, &t->selective_ac))
+        return cs_yamlnode_error(c, v,
+                                 "'%s' must be attention (Megatron's selective recompute), op "
+                                 "(torchtitan's per-op policy) or N >= 1 (every N-th block fully "
+                                 "checkpointed), got %s",
+                                 f->name, v->kind == CS_YNODE_SCALAR ? v->text : "a collection");
+    return 0;
+}
+
 static const cs_yfield training_fields[] = {
     {ROW("strategy", CS_YF_ENUM, OFF(strategy), CS_YF_REQUIRED), .names = cs_strategy_names},
     {ROW("mixed_precision", CS_YF_ENUM, OFF(mixed_precision), 0),
@@ -116,6 +130,7 @@ static const cs_yfield training_fields[] = {
     {ROW("micro_batch", CS_YF_INT, OFF(micro_batch), 0), .lo = CS_LIMIT_LO_MICRO_BATCH, .hi = CS_LIMIT_HI_MICRO_BATCH},
     {ROW("grad_accum", CS_YF_INT, OFF(grad_accum), 0), .lo = CS_LIMIT_LO_GRAD_ACCUM, .hi = CS_LIMIT_HI_GRAD_ACCUM},
     {ROW("activation_checkpointing", CS_YF_ENUM, OFF(checkpointing), 0), .names = cs_ckpt_names},
+    {ROW("selective_ac", CS_YF_CUSTOM, 0, 0), .fn = read_selective_ac},
     {ROW("flash_attention", CS_YF_BOOL, OFF(flash_attention), 0)},
     {ROW("attention_kernel", CS_YF_ENUM, OFF(attention_kernel), 0), .names = cs_attn_kernel_names},
     {ROW("bucket_cap_mb", CS_YF_CUSTOM, OFF(bucket_cap_bytes), 0), .fn = read_mib},
@@ -202,6 +217,9 @@ static int read_training(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v
     cs_training_defaults(&t, (cs_strategy)s);
     int rc = cs_yamlnode_apply(c, v, "training", training_fields, &t);
     if (!rc) rc = read_precision(c, v, &t);
+    const cs_ynode *sac = find_key(v, "selective_ac");
+    if (!rc && sac && t.checkpointing != CS_CKPT_SELECTIVE)
+        rc = cs_yamlnode_error(c, sac, "selective_ac applies to activation_checkpointing: selective");
     if (rc) return rc;
     for (int k = 0; k < CS_KNOB_COUNT; k++) {
         const char *key = cs_strategy_knob_key((cs_knob)k);

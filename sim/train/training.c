@@ -290,7 +290,7 @@ const char *cs_training_note(const cs_training *t)
      * attention core's s x s activations (softmax output, dropout mask);
      * a fused kernel never stores them, so there is nothing to drop or
      * recompute (memory and time as without checkpointing) */
-    if (t->checkpointing == CS_CKPT_SELECTIVE && t->flash_attention)
+    if (t->checkpointing == CS_CKPT_SELECTIVE && t->selective_ac == 0 && t->flash_attention)
         return "selective recompute with fused attention recomputes nothing: the fused kernel "
                "stores no s x s scores, which is all selective recompute drops (memory and "
                "time as with none)";

@@ -83,6 +83,10 @@ typedef struct cs_training {
     int micro_batch;            /* sequences per rank per micro-step */
     int grad_accum;             /* micro-steps per optimizer step */
     cs_ckpt checkpointing;
+    int selective_ac;           /* under checkpointing selective: 0 attention
+                                 * (Megatron's, default), -1 op (torchtitan's
+                                 * per-op policy), N >= 1 every N-th block
+                                 * (checkpoint.h) */
     int flash_attention;        /* fused attention (FlashAttention / PyTorch SDPA):
                                  * the s x s scores are never stored, so activation
                                  * memory is Korthikanti's selective-recompute

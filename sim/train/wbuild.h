@@ -48,7 +48,7 @@ struct cs_wbuild {
                                * gradients are complete: bwd[0] unless a hook
                                * works on them after it */
     /* work and memory, computed once per build */
-    double act_kept, act_full; /* a layer's activations kept / while it runs */
+    double act_full; /* a layer's activations while it runs (kept: checkpoint.h, per layer) */
     double logits;            /* logit elements (micro-batch tokens x vocab) */
 };
 

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/checkpoint.h"
 #include "train/compute.h"
 #include "train/strategy.h"
 #include "train/wbuild.h"
@@ -296,7 +297,7 @@ int cs__wb_forward(cs_wbuild *b, int l)
 {
     autocast_cast(b, l, b->m->layer_params);
     int id = compute(b->w, b->micro, l, CS_KPASS_FORWARD, CS_KPASS_FORWARD, "forward", l);
-    b->w->tasks[id].mem_at_start = b->act_kept;
+    b->w->tasks[id].mem_at_start = cs_checkpoint_kept_bytes(b->m, b->t, l);
     return b->fwd[l] = id;
 }
 
@@ -311,10 +312,12 @@ int cs__wb_memory(cs_wbuild *b, cs_stream s, int layer, double bytes, const char
 
 int cs__wb_backward(cs_wbuild *b, int l)
 {
-    int id = compute(b->w, b->micro, l, CS_KPASS_BACKWARD, CS_KPASS_RECOMPUTE, "backward", l);
+    /* the recompute pass only in the blocks the policy checkpoints (checkpoint.h) */
+    cs_kpass last = cs_checkpoint_layer_recomputes(b->t, l) ? CS_KPASS_RECOMPUTE : CS_KPASS_BACKWARD;
+    int id = compute(b->w, b->micro, l, CS_KPASS_BACKWARD, last, "backward", l);
     cs_task *t = &b->w->tasks[id];
     /* recomputed activations live during the layer's backward */
-    t->mem_at_start = b->act_full - b->act_kept;
+    t->mem_at_start = b->act_full - cs_checkpoint_kept_bytes(b->m, b->t, l);
     t->mem_at_end = -b->act_full - cast_release(b, b->m->layer_params);
     b->ready_bytes[b->nready] = b->grad_bytes[1];
     b->ready_task[b->nready++] = id;
@@ -450,15 +453,14 @@ static void start(cs_wbuild *b, cs_workload *w, const cs_model *m, const cs_trai
      * attention core (QK^T and AV: 4 s h per token) under selective
      * recompute, which fused attention makes a no-op */
     double f_layer = cs_model_layer_forward_flops(m, tokens);
-    double recompute = t->checkpointing == CS_CKPT_FULL ? f_layer
+    double recompute = cs_checkpoint_recomputes_whole(t) ? f_layer
+                       : t->checkpointing == CS_CKPT_SELECTIVE && t->selective_ac == CS_SAC_OP
+                           ? w->comp.pass[CS_KPASS_RECOMPUTE].flops /* the kernels it re-runs */
                        : t->checkpointing == CS_CKPT_SELECTIVE && !t->flash_attention
                            ? 4.0 * m->seq_len * m->hidden * tokens
                            : 0;
-    w->hw_flops = w->model_flops + recompute * m->layers * t->grad_accum;
-    b->act_kept = cs_model_activation_bytes_per_layer(m, t->micro_batch,
-                                                      cs_training_kept_activations(t));
-    b->act_full = cs_model_activation_bytes_per_layer(m, t->micro_batch,
-                                                      cs_training_running_activations(t));
+    w->hw_flops = w->model_flops + recompute * cs_checkpoint_recomputing_layers(m, t) * t->grad_accum;
+    b->act_full = cs_checkpoint_running_bytes(m, t);
     b->logits = tokens * m->vocab; /* elements; bytes: memory.h's logit terms */
     b->shard = w->layout.shard;
     b->shard_ranks = w->layout.group[CS_GROUP_DP_SHARD].size;
