@@ -42,7 +42,8 @@ header) maps the same way but for (main_training_llama.py and fms_fsdp/, read at
                               nightlies).
   clusters                    validation/training/fms-a100-400g.yaml and fms-h100-800g.yaml (the
                               header's reading of "400Gbps" / "800 Gbps" as per node).
-  compile                     rows with compile=yes are scored apart (tables NAME_compile).
+  compile                     rows with compile=yes are scored apart (tables NAME_compile), with
+                              `compile: true` (fused pointwise kernels, sim/train/compute.c).
 Every row is also priced by the constant-MFU roofline (issue 28): tokens/s/GPU = 0.5 x peak /
 (6 P + 12 L h s), P the table's parameter count and 12 L h s the non-causal attention FLOPs per
 token of PaLM (Chowdhery et al. 2022, App. B) and llm-foundry's MFU; peak is the GPU's dense bf16
@@ -159,6 +160,8 @@ def scenario_yaml(r, prefetch=None, kernel=None):
               "  flash_attention: true", "  attention_kernel: %s" % kernel]
     if r["shard_group"]:
         lines.append("  shard_group: %s" % r["shard_group"])
+    if r.get("compile") == "yes":
+        lines.append("  compile: true")
     return "\n".join(lines) + "\n"
 
 
