@@ -155,6 +155,7 @@ extern const int cs_attention_order[];
 #define CS_ARG_ATTENTION(T, f)                                                                     \
     {"attention", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_attention,         \
      .only = cs_attention_order, .says = CS_SAYS_EXPECTS}
+#define CS_ARG_COMPILE(T, f) {"compile", .flag = 1, .parse = cs_opt_set, CS_ARG_AT(T, f)}
 /* The training dtypes: one for params, gradients and collectives. */
 extern const int cs_training_dtypes[];
 #define CS_ARG_TRAINING_DTYPE(T, f)                                                                \
@@ -210,6 +211,7 @@ void cs_opts_presets(FILE *f);
 typedef struct cs_cli_knobs {
     int dtype, micro_batch, grad_accum, ckpt, attention, engine, optimizer, global_batch;
     int sac_set, sac; /* --selective-ac given (1) and its value (checkpoint.h) */
+    int compile; /* 1: --compile given */
 } cs_cli_knobs;
 
 #define CS_CLI_KNOBS_UNSET                                                                         \

@@ -71,7 +71,9 @@ void cs_cli_train_help(FILE *f)
             "  --attention A          flash (default: fused attention, no stored s x s scores,\n"
             "                         as PyTorch SDPA: FlashAttention-2), flash2, flash1 (its\n"
             "                         speed: gpu.compute of the cluster) or standard (unfused:\n"
-            "                         Korthikanti Table 2 as is)\n",
+            "                         Korthikanti Table 2 as is)\n"
+            "  --compile              torch.compile: pointwise ops and norms fused into one\n"
+            "                         kernel each (scenario key compile: true)\n",
             list);
 }
 

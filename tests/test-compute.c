@@ -451,6 +451,39 @@ START_TEST(breakdown_adds_up)
 }
 END_TEST
 
+/* Eager PyTorch runs LLaMA's RMSNorm, rotary and SwiGLU op by op; compiled,
+ * each is one kernel (compute.c). GPT-2's F.layer_norm and GeLU are one
+ * kernel either way. The counts are the reference of compute.c's header,
+ * written out here, and compile must make the layer faster for LLaMA only. */
+START_TEST(eager_and_compiled)
+{
+    cs_kernel k[MAXK];
+    fixture f = make("dgx-h100", "llama2-7b", 1);
+    const double h = f.m.hidden, T = f.m.seq_len, e = 2;
+    size_t n = kernels(&f, k);
+    ck_assert_double_eq_tol(find(k, n, "norm_1", CS_KPASS_FORWARD)->bytes, 18 * h * T * e, 1);
+    ck_assert_double_eq_tol(find(k, n, "norm_1.backward", CS_KPASS_BACKWARD)->bytes, 32 * h * T * e, 1);
+    ck_assert_double_eq_tol(find(k, n, "activation", CS_KPASS_FORWARD)->bytes,
+                            5 * f.m.ffn_hidden * T * e, 1);
+    double eager = price(&f).pass[CS_KPASS_FORWARD].time_s;
+    f.t.compile = 1;
+    n = kernels(&f, k);
+    ck_assert_double_eq_tol(find(k, n, "norm_1", CS_KPASS_FORWARD)->bytes, 2 * h * T * e, 1);
+    ck_assert_double_eq_tol(find(k, n, "residual_1", CS_KPASS_FORWARD)->bytes, 2 * h * T * e, 1);
+    ck_assert_double_eq_tol(find(k, n, "activation.backward", CS_KPASS_BACKWARD)->bytes,
+                            5 * f.m.ffn_hidden * T * e, 1);
+    ck_assert(price(&f).pass[CS_KPASS_FORWARD].time_s < 0.97 * eager);
+    /* GPT-2: LayerNorm and GeLU are fused in eager too */
+    fixture g = make("dgx-h100", "gpt2-124m", 1);
+    n = kernels(&g, k);
+    double ln = find(k, n, "norm_1", CS_KPASS_FORWARD)->bytes;
+    ck_assert_double_eq_tol(ln, 2 * g.m.hidden * g.m.seq_len * e, 1);
+    g.t.compile = 1;
+    n = kernels(&g, k);
+    ck_assert_double_eq_tol(find(k, n, "norm_1", CS_KPASS_FORWARD)->bytes, ln, 1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("compute");
@@ -466,6 +499,7 @@ static Suite *suite(void)
     tcase_add_test(tc, compute_defaults_from_generation);
     tcase_add_test(tc, workload_uses_passes);
     tcase_add_test(tc, breakdown_adds_up);
+    tcase_add_test(tc, eager_and_compiled);
     suite_add_tcase(s, tc);
     return s;
 }

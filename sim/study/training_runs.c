@@ -27,6 +27,8 @@
  *   attention_kernel             column, default flash1 (the tables' torch
  *                                1.x stack ran FlashAttention v1-class
  *                                kernels); fused attention always;
+ *   compile                      column, yes / no (or true / false),
+ *                                default no: torch.compile (training.h);
  *   fsdp_version                 column, default 1 (Composer of 2023 wraps
  *                                FullyShardedDataParallel, one unit per
  *                                transformer block).
@@ -118,6 +120,16 @@ static int name_index(const char *const *names, const char *s)
     return -1;
 }
 
+/* torch.compile: yes / no as the tables print it, or true / false. */
+static const char *compile_cell(row_build *b, const char *s)
+{
+    static const char *const names[] = {"no", "yes", "false", "true", NULL};
+    int i = name_index(names, s);
+    if (i < 0) return "yes, no, true or false";
+    b->r.training.compile = i % 2;
+    return NULL;
+}
+
 static const char *ckpt_cell(row_build *b, const char *s)
 {
     int i = name_index(cs_ckpt_names, s);
@@ -207,6 +219,7 @@ static const col_def cols[] = {
     {.name = "backward_prefetch", .kind = C_FN, .fn = prefetch_cell},
     {.name = "limit_all_gathers", .kind = C_FN, .fn = limit_cell},
     {.name = "fsdp_version", .kind = C_FN, .fn = version_cell},
+    {.name = "compile", .kind = C_FN, .fn = compile_cell},
     {.name = "source_table", .kind = C_STR, .off = B(r.table), .size = sizeof(((cs_trun_row *)0)->table)},
     {.name = "tokens_per_s_per_gpu", .required = 1, .kind = C_NUM, .off = B(r.measured_tps_per_gpu)},
     {.name = "mfu_pct", .kind = C_NUM, .off = B(r.measured_mfu_pct)},

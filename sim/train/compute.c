@@ -26,6 +26,20 @@
  *     each row (e.g. LayerNorm forward reads x and writes y: 2h elements,
  *     backward reads x and dy, writes dx: 3h; GeLU forward 2f, backward
  *     3f; a residual add reads two and writes one).
+ * Eager and compiled. PyTorch eager launches one kernel per op. GPT-style
+ * models (biases) normalise with F.layer_norm, one fused kernel, and GeLU
+ * is one kernel; the Llama family (no biases: RMSNorm, rotary, SwiGLU) is
+ * written op by op in the stacks people run (transformers
+ * modeling_llama.py LlamaRMSNorm.forward, rotate_half /
+ * apply_rotary_pos_emb, LlamaMLP act_fn(gate_proj(x)) * up_proj(x); fms'
+ * LayerNormParameterized and torchtitan's RMSNorm the same way), each op
+ * a pass over HBM, so those rows count every op's reads and writes (the
+ * row functions below). `compile: true` (torch.compile; Inductor fuses
+ * pointwise ops and reductions into one generated kernel,
+ * torch/_inductor/scheduler.py can_fuse) prices every such chain as one
+ * kernel: the fused counts, and the residual add fused into the norm
+ * after it. Compile's other effects (CUDA graphs, the logits' fp32 cast,
+ * memory) are not modelled.
  * The head: final norm, the logits GEMM (M = tokens, N = vocab, K = h) and
  * cross-entropy, which PyTorch runs in fp32 under autocast (torch/csrc/
  * autograd ... autocast_mode.cpp lists cross_entropy among fp32 ops):
@@ -117,6 +131,7 @@ typedef struct shape {
     double he;       /* the embedding and head width (= h but for generic models) */
     double e;        /* bytes per activation element (the compute dtype) */
     int gated, biases, learned, flash, dropout, tied;
+    int eager;       /* 1: PyTorch eager, 0: torch.compile (the file header) */
     cs_attn_kernel kernel;
 } shape;
 
@@ -151,14 +166,30 @@ static void dims_down(const shape *s, double d[4]) { d[0] = s->Te, d[1] = s->h, 
 static void dims_scores(const shape *s, double d[4]) { d[0] = s->s, d[1] = s->s, d[2] = s->d, d[3] = s->b * s->heads; }
 static void dims_context(const shape *s, double d[4]) { d[0] = s->s, d[1] = s->d, d[2] = s->s, d[3] = s->b * s->heads; }
 
-/* Elements per token. */
-static double norm_fwd(const shape *s) { return 2 * s->h; }
-static double norm_bwd(const shape *s) { return 3 * s->h; }
-static double rotary_elems(const shape *s) { return 2 * (s->h + s->kvw); }
+/* Elements per token. A fused kernel (LayerNorm's, a compiled chain)
+ * reads its inputs and writes its outputs once; the eager RMSNorm, rotary
+ * and SwiGLU of the Llama family run op by op (the file header):
+ *   RMSNorm forward, 16-bit element units (an fp32 element is 2): cast
+ *     to fp32 (1 + 2), pow (2 + 2), mean (2), times rsqrt (2 + 2), cast
+ *     back (2 + 1), times the weight (1 + 1): 18; backward, autograd's
+ *     kernels for the same ops: weight (1 + 1 and the reduction's 2), cast
+ *     (1 + 2), the two product gradients (4, 4), mean's expand (2), pow's
+ *     (2 + 2 + 2), the sum of x's two gradients (6), cast back (2 + 1): 32;
+ *   rotary (rotate_half: slice, neg, cat; q cos + rotate_half(q) sin, the
+ *     same for k), per rotated element: cos product (2), rotate_half (4),
+ *     sin product (2), add (3): 11, backward the same kernels: 11;
+ *   SwiGLU silu(gate) * up: silu (2f) and the product (3f): 5f forward;
+ *     backward the product's two gradients (3f each) and silu's (3f): 9f.
+ * Compiled, the residual add fuses into the norm that reads its sum (one
+ * read of the sum saved: 2h for the add). */
+static double norm_fwd(const shape *s) { return (s->eager && !s->biases ? 18 : 2) * s->h; }
+static double norm_bwd(const shape *s) { return (s->eager && !s->biases ? 32 : 3) * s->h; }
+static double rotary_elems(const shape *s) { return (s->eager ? 11 : 2) * (s->h + s->kvw); }
 static double dropout_elems(const shape *s) { return 2.5 * s->h; }
-static double residual_elems(const shape *s) { return 3 * s->h; }
-static double act_fwd(const shape *s) { return (s->gated ? 3 : 2) * s->f; }
-static double act_bwd(const shape *s) { return (s->gated ? 5 : 3) * s->f; }
+static double residual_fwd(const shape *s) { return (s->eager ? 3 : 2) * s->h; }
+static double residual_bwd(const shape *s) { return 3 * s->h; }
+static double act_fwd(const shape *s) { return (s->gated ? (s->eager ? 5 : 3) : 2) * s->f; }
+static double act_bwd(const shape *s) { return (s->gated ? (s->eager ? 9 : 5) : 3) * s->f; }
 /* softmax over b x heads x s x s scores: per token heads x s elements
  * read and written (forward), three tensors backward */
 static double softmax_fwd(const shape *s) { return 2 * s->heads * s->s; }
@@ -212,7 +243,7 @@ static const krow layer_rows[] = {
      .present = unfused_attention, .dims = dims_context, .core = 1},
     GEMM("attention_out", dims_proj),
     MEM("dropout_1", has_dropout, dropout_elems, dropout_elems),
-    MEM("residual_1", always, residual_elems, residual_elems),
+    MEM("residual_1", always, residual_fwd, residual_bwd),
     MEM("norm_2", always, norm_fwd, norm_bwd),
     MEM("router", has_experts, router_fwd, router_bwd),
     MEM("router_topk", has_experts, topk_fwd, topk_bwd),
@@ -222,7 +253,7 @@ static const krow layer_rows[] = {
     EXPERT_GEMM("mlp_down", dims_down),
     EXPERT_MEM("expert_combine", has_experts, combine_fwd, combine_bwd),
     MEM("dropout_2", has_dropout, dropout_elems, dropout_elems),
-    MEM("residual_2", always, residual_elems, residual_elems),
+    MEM("residual_2", always, residual_fwd, residual_bwd),
 };
 #define NROWS (sizeof layer_rows / sizeof *layer_rows)
 
@@ -400,7 +431,7 @@ static shape shape_of(const cs_model *m, const cs_training *t)
                .f = m->ffn_hidden, .V = m->vocab, .e = cs_dtype_size(t->param_dtype),
                .gated = m->gated_mlp, .biases = m->biases, .learned = m->learned_positions,
                .flash = t->flash_attention, .dropout = m->dropout > 0,
-               .tied = m->tied_embeddings, .kernel = t->attention_kernel};
+               .tied = m->tied_embeddings, .kernel = t->attention_kernel, .eager = !t->compile};
     s.T = s.b * s.s;
     s.E = m->experts > 1 ? m->experts : 1;
     s.topk = m->experts > 1 ? m->experts_per_token : 1;

@@ -133,6 +133,7 @@ static const cs_yfield training_fields[] = {
     {ROW("selective_ac", CS_YF_CUSTOM, 0, 0), .fn = read_selective_ac},
     {ROW("flash_attention", CS_YF_BOOL, OFF(flash_attention), 0)},
     {ROW("attention_kernel", CS_YF_ENUM, OFF(attention_kernel), 0), .names = cs_attn_kernel_names},
+    {ROW("compile", CS_YF_BOOL, OFF(compile), 0)},
     {ROW("bucket_cap_mb", CS_YF_CUSTOM, OFF(bucket_cap_bytes), 0), .fn = read_mib},
     {ROW("first_bucket_mb", CS_YF_CUSTOM, OFF(first_bucket_bytes), 0), .fn = read_mib},
     {ROW("gradient_as_bucket_view", CS_YF_BOOL, OFF(gradient_as_bucket_view), 0)},

@@ -92,6 +92,9 @@ typedef struct cs_training {
                                  * memory is Korthikanti's selective-recompute
                                  * figure; default 1 */
     cs_attn_kernel attention_kernel; /* which fused kernel; default FlashAttention-2 */
+    int compile;                /* torch.compile (Inductor): each chain of pointwise
+                                 * ops and reductions between two GEMMs or attention
+                                 * kernels runs as one kernel (compute.c); 0: eager */
     /* DDP */
     double bucket_cap_bytes;    /* 25 MiB (torch DDP bucket_cap_mb) */
     double first_bucket_bytes;  /* 1 MiB (torch dist._DEFAULT_FIRST_BUCKET_BYTES) */

@@ -150,7 +150,8 @@ def simulate(collsim, run, tmp):
 def runs_that_ran(collsim, run, tmp, throughput):
     """[(row, fits, peak_bytes)] for every llm-foundry run (throughput.py's scenarios)."""
     out = []
-    for i, r in enumerate(throughput.read_rows()):
+    data, settings = throughput.SOURCES[0]  # llm-foundry's table, with its stack's settings
+    for i, r in enumerate(dict(r, _settings=settings) for r in throughput.read_rows(data)):
         path = os.path.join(tmp, "ran-%03d.yaml" % i)
         with open(path, "w") as f:
             f.write(throughput.scenario_yaml(r))

@@ -31,6 +31,24 @@ How a row maps (each choice cited; what the schema cannot say is in GAPS, printe
                               flash-attn 1.x, and its triton kernel measures like v1 on A100 (Dao 2023
                               Fig. 4, causal d=128: Triton 50..80 vs v1 55..83 TFLOPS). The report
                               also scores the same rows with collsim's default kernel (flash2).
+fms_fsdp.csv (IBM's foundation-model-stack/fms-fsdp README tables, copied with their provenance
+header) maps the same way but for (main_training_llama.py and fms_fsdp/, read at the repo's HEAD):
+  precision bf16 mixed        fms_fsdp/policies/mixed_precision.py bfSixteen: param_dtype and
+                              reduce_dtype bf16; the model is built in fp32 before FSDP wraps it
+                              (main_training_llama.py LLaMA(llama_config)), so fp32 master weights.
+  backward prefetch           pre: FSDP(...) sets no backward_prefetch, torch's default BACKWARD_PRE.
+  attention                   kernel flash2: fms' LLaMA calls F.scaled_dot_product_attention, whose
+                              flash backend is FlashAttention-2 since torch 2.2 (the rows ran 2024
+                              nightlies).
+  clusters                    validation/training/fms-a100-400g.yaml and fms-h100-800g.yaml (the
+                              header's reading of "400Gbps" / "800 Gbps" as per node).
+  compile                     rows with compile=yes are scored apart (tables NAME_compile), with
+                              `compile: true` (fused pointwise kernels, sim/train/compute.c).
+Every row is also priced by the constant-MFU roofline (issue 28): tokens/s/GPU = 0.5 x peak /
+(6 P + 12 L h s), P the table's parameter count and 12 L h s the non-causal attention FLOPs per
+token of PaLM (Chowdhery et al. 2022, App. B) and llm-foundry's MFU; peak is the GPU's dense bf16
+peak as collsim reads it (tflops_per_gpu / mfu of the same simulate run). Its errors are scored
+beside collsim's on the same rows: the baseline is measured in every run.
 Standard library only; deterministic (rows in file order, fixed formats).
 """
 import csv
@@ -47,10 +65,11 @@ TOLERANCE = 1.0  # points a score may grow before --check fails
 METRICS = [("median_pct", "tokens/s/GPU abs % error, median"), ("p90_pct", "p90"), ("max_pct", "max"),
            ("mfu_median_pts", "MFU abs error (points), median"), ("mfu_p90_pts", "p90"), ("mfu_max_pts", "max")]
 PRECISION = {  # precision column -> scenario training keys
+    "bf16 mixed": [("param_dtype", "bf16"), ("grad_reduce_dtype", "bf16"), ("master_weights", "true")],
     "amp_bf16/DEFAULT": [("param_dtype", "bf16"), ("grad_reduce_dtype", "fp32"), ("master_weights", "true")],
     "bf16/PURE": [("param_dtype", "bf16"), ("grad_reduce_dtype", "bf16"), ("master_weights", "false")],
 }
-CHECKPOINTING = {"none": "none", "full": "full"}
+CHECKPOINTING = {"none": "none", "selective": "selective", "full": "full"}
 MODEL_KEYS = ["layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "biases",
               "position_embedding", "tied_embeddings", "seq_len", "vocab"]
 GAPS = [
@@ -87,17 +106,50 @@ GAPS = [
 ]
 
 
-def read_rows():
-    with open(os.path.join(HERE, DATA)) as f:
+def read_rows(data=DATA):
+    with open(os.path.join(HERE, data)) as f:
         return list(csv.DictReader([l for l in f if not l.startswith("#")]))
 
 
 ATTENTION_KERNEL = "flash1"
+# The scored tables, each file with the settings its stack implies (the docstring cites them).
+SOURCES = [(DATA, {"prefetch": "post", "kernel": ATTENTION_KERNEL}),
+           ("fms_fsdp.csv", {"prefetch": "pre", "kernel": "flash2"})]
+ROOFLINE_MFU = 0.5
 
 
-def scenario_yaml(r, prefetch="post", kernel=ATTENTION_KERNEL):
+def scored_rows():
+    """Every row of every source, with its stack's settings; compile rows in tables NAME_compile."""
+    out = []
+    for data, settings in SOURCES:
+        for r in read_rows(data):
+            r = dict(r, _settings=settings)
+            if r.get("compile", "no") == "yes":
+                r["source_table"] += "_compile"
+            out.append(r)
+    return out
+
+
+def cluster_of(r):
+    """A preset name, or the cluster file of validation/training/ the row names."""
+    path = os.path.join(HERE, r["cluster"] + ".yaml")
+    return path if os.path.exists(path) else r["cluster"]
+
+
+def count(text):
+    """A parameter count as printed: 64862437376 or 6.74B; (value, relative rounding)."""
+    suffix = {"B": 1e9, "M": 1e6}
+    if text[-1:] in suffix:
+        digits = len(text[:-1].replace(".", "").lstrip("0"))
+        return float(text[:-1]) * suffix[text[-1]], 0.5 * 10 ** (1 - digits)
+    return float(text), 0.0
+
+
+def scenario_yaml(r, prefetch=None, kernel=None):
     """The scenario YAML text that describes row r (backward_prefetch: prefetch)."""
-    lines = ["cluster: %s" % r["cluster"], "ranks: %s" % r["gpus"], "model:", "  name: %s" % r["model"]]
+    prefetch = prefetch or r["_settings"]["prefetch"]
+    kernel = kernel or r["_settings"]["kernel"]
+    lines = ["cluster: %s" % cluster_of(r), "ranks: %s" % r["gpus"], "model:", "  name: %s" % r["model"]]
     lines += ["  %s: %s" % (k, r[k]) for k in MODEL_KEYS]
     lines += ["training:", "  strategy: %s" % r["strategy"]]
     lines += ["  %s: %s" % kv for kv in PRECISION[r["precision"]]]
@@ -108,25 +160,32 @@ def scenario_yaml(r, prefetch="post", kernel=ATTENTION_KERNEL):
               "  flash_attention: true", "  attention_kernel: %s" % kernel]
     if r["shard_group"]:
         lines.append("  shard_group: %s" % r["shard_group"])
+    if r.get("compile") == "yes":
+        lines.append("  compile: true")
     return "\n".join(lines) + "\n"
 
 
-def simulate(collsim, run, tmp, prefetch="post", kernel=ATTENTION_KERNEL):
-    """One result per row: the row plus predicted tokens/s/GPU, MFU (%) and their errors."""
+def simulate(collsim, run, tmp, prefetch=None, kernel=None):
+    """One result per row: the row plus predicted tokens/s/GPU, MFU (%) and their errors, and the
+    constant-MFU roofline's prediction (roof_tps) and error (roof_err_pct)."""
     out = []
-    for i, r in enumerate(read_rows()):
+    for i, r in enumerate(scored_rows()):
         path = os.path.join(tmp, "training-%03d.yaml" % i)
         with open(path, "w") as f:
             f.write(scenario_yaml(r, prefetch, kernel))
         sim = next(csv.DictReader(io.StringIO(run([collsim, "simulate", path, "--format", "csv"]))))
-        if int(sim["params"]) != int(r["params"]):
+        params, rounding = count(r["params"])
+        if abs(int(sim["params"]) - params) > rounding * params:
             raise RuntimeError("%s seq %s: collsim counts %s parameters, the table %s"
                                % (r["model"], r["seq_len"], sim["params"], r["params"]))
         gpus = int(r["gpus"])
         tps, mfu = float(sim["tokens_per_s"]) / gpus, 100.0 * float(sim["mfu"])
         meas_tps, meas_mfu = float(r["tokens_per_s_per_gpu"]), float(r["mfu_pct"])
+        peak = 1e12 * float(sim["tflops_per_gpu"]) / float(sim["mfu"])
+        roof = ROOFLINE_MFU * peak / (6 * params + 12 * int(r["layers"]) * int(r["hidden"]) * int(r["seq_len"]))
         out.append(dict(r, pred_tps=tps, pred_mfu=mfu, err_pct=100.0 * (tps - meas_tps) / meas_tps,
                         mfu_err=mfu - meas_mfu, meas_tps=meas_tps, meas_mfu=meas_mfu,
+                        roof_tps=roof, roof_err_pct=100.0 * (roof - meas_tps) / meas_tps,
                         # measured / predicted FLOPs per token (the two MFU numerators)
                         flops_ratio=(meas_mfu / meas_tps) / (mfu / tps)))
     return out
@@ -162,21 +221,25 @@ def scores(results):
         s["signed_median_pct"] = median([r["err_pct"] for r in rows])
         s["mfu_median_pts"], s["mfu_p90_pts"], s["mfu_max_pts"] = stats([abs(r["mfu_err"]) for r in rows])
         s["mfu_signed_median_pts"] = median([r["mfu_err"] for r in rows])
+        s["roofline_median_pct"] = median([abs(r["roof_err_pct"]) for r in rows])
+        s["roofline_signed_median_pct"] = median([r["roof_err_pct"] for r in rows])
         out.append(s)
     return out
 
 
 COLUMNS = ["table", "n", "median_pct", "p90_pct", "max_pct", "signed_median_pct",
-           "mfu_median_pts", "mfu_p90_pts", "mfu_max_pts", "mfu_signed_median_pts"]
+           "mfu_median_pts", "mfu_p90_pts", "mfu_max_pts", "mfu_signed_median_pts",
+           "roofline_median_pct", "roofline_signed_median_pct"]
 
 
 def scores_csv(sc):
     f = io.StringIO()
     f.write("# Written by validation/run: collsim simulate against validation/training/%s.\n"
             "# Per source table (and all rows): absolute %% error of tokens/s per GPU (median / p90 /\n"
-            "# max), its signed median (positive: predicted faster), and the same for MFU in points.\n"
+            "# max), its signed median (positive: predicted faster), and the same for MFU in points;\n"
+            "# roofline_*: the constant-MFU-%.1f roofline's median abs and signed %% error on the same rows.\n"
             "# tests/validation-scores.sh fails when a median / p90 / max grows by more than %.0f point.\n"
-            % (DATA, TOLERANCE))
+            % (", ".join(d for d, _ in SOURCES), ROOFLINE_MFU, TOLERANCE))
     w = csv.DictWriter(f, COLUMNS, lineterminator="\n")
     w.writeheader()
     for s in sc:
@@ -289,7 +352,7 @@ def report_lines(results, sc, sens, plots_dir, no_plots, report_dir):
                for r in results)
     L = ["", "## Training throughput", "",
          "`collsim simulate` (uncalibrated: the compute model with the cluster presets' cited "
-         "efficiencies, nothing fitted) on every row of "
+         "efficiencies, nothing fitted) on every row of `validation/training/fms_fsdp.csv` and "
          "`validation/training/%s` (MosaicML llm-foundry's MPT benchmark tables, Composer + PyTorch "
          "FSDP FULL_SHARD, copied with their provenance header): %d runs, MPT 125M..70B, "
          "seq 1k..64k, 8..64 GPUs. Each row becomes a scenario with its cluster preset, GPU count, "
@@ -300,16 +363,27 @@ def report_lines(results, sc, sens, plots_dir, no_plots, report_dir):
          % (DATA, len(results)), "",
          "Scores are recorded in `validation/training_scores.csv`; `tests/validation-scores.sh` fails "
          "when a table's median / p90 / max grows by more than %.0f point." % TOLERANCE, "",
+         "The last two columns score the constant-MFU roofline (%.1f x peak / (6 P + 12 L h s) tokens/s "
+         "per GPU, P the table's parameters) on the same rows: the baseline collsim has to beat "
+         "(issue 28). fms-fsdp's rows (`validation/training/fms_fsdp.csv`, FSDP1 + SDPA, 2024) are "
+         "scored with their own stack's settings (`throughput.py`); tables ending in `_compile` are "
+         "its torch.compile rows." % ROOFLINE_MFU, "",
          "| table | GPU | rows | tokens/s/GPU abs % error median / p90 / max | signed median | "
-         "MFU abs error (points) median / p90 / max | MFU signed median |",
-         "|---|---|---|---|---|---|---|"]
+         "MFU abs error (points) median / p90 / max | MFU signed median | roofline abs median | "
+         "roofline signed median |",
+         "|---|---|---|---|---|---|---|---|---|"]
     gpus = {t: ", ".join(sorted({r["gpu"] for r in rows})) for t, rows in tables(results)}
     for s in sc:
-        L.append("| %s | %s | %d | %.1f / %.1f / %.1f | %+.1f%% | %.1f / %.1f / %.1f | %+.1f |" % (
-            s["table"], gpus[s["table"]] if s["table"] != "all" else "both", s["n"], s["median_pct"],
+        L.append("| %s | %s | %d | %.1f / %.1f / %.1f | %+.1f%% | %.1f / %.1f / %.1f | %+.1f | %.1f | %+.1f%% |" % (
+            s["table"], gpus[s["table"]] if s["table"] != "all" else "all", s["n"], s["median_pct"],
             s["p90_pct"], s["max_pct"], s["signed_median_pct"], s["mfu_median_pts"], s["mfu_p90_pts"],
-            s["mfu_max_pts"], s["mfu_signed_median_pts"]))
-    size = {r["model"]: int(r["params"]) for r in results}
+            s["mfu_max_pts"], s["mfu_signed_median_pts"], s["roofline_median_pct"],
+            s["roofline_signed_median_pct"]))
+    L += ["", "collsim's median abs error is below the roofline's on %s of %d tables (%s)." % (
+        sum(s["median_pct"] < s["roofline_median_pct"] for s in sc if s["table"] != "all"),
+        len(sc) - 1, ", ".join("%s %s" % (s["table"], "yes" if s["median_pct"] < s["roofline_median_pct"] else "no")
+                               for s in sc if s["table"] != "all"))]
+    size = {r["model"]: count(r["params"])[0] for r in results}
     L += breakdown(results, "model", lambda r: r["model"], lambda v: size[v])
     L += breakdown(results, "sequence length", lambda r: int(r["seq_len"]), lambda v: v)
     L += breakdown(results, "activation checkpointing", lambda r: r["activation_checkpointing"], str)
@@ -333,11 +407,11 @@ def report_lines(results, sc, sens, plots_dir, no_plots, report_dir):
         if svg:
             L += ["", "![training MFU](%s)" % os.path.relpath(svg, report_dir)]
     L += ["", "Every row (tokens/s per GPU and MFU %, measured / collsim):", "",
-          "| table | model | seq | GPUs | micro x accum | checkpointing | tokens/s/GPU | error | MFU |",
-          "|---|---|---|---|---|---|---|---|---|"]
+          "| table | model | seq | GPUs | micro x accum | checkpointing | tokens/s/GPU | error | MFU | roofline error |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        L.append("| %s | %s | %s | %s | %s x %s | %s | %.0f / %.0f | %+.1f%% | %.2f / %.2f |" % (
+        L.append("| %s | %s | %s | %s | %s x %s | %s | %.0f / %.0f | %+.1f%% | %.2f / %.2f | %+.1f%% |" % (
             r["source_table"], r["model"], r["seq_len"], r["gpus"], r["micro_batch"], r["grad_accum"],
             r["activation_checkpointing"], r["meas_tps"], r["pred_tps"], r["err_pct"], r["meas_mfu"],
-            r["pred_mfu"]))
+            r["pred_mfu"], r["roof_err_pct"]))
     return L
