@@ -68,7 +68,10 @@ void cs_cli_train_help(FILE *f)
             "  --attention A          flash (default: fused attention, no stored s x s scores,\n"
             "                         as PyTorch SDPA: FlashAttention-2), flash2, flash1 (its\n"
             "                         speed: gpu.compute of the cluster) or standard (unfused:\n"
-            "                         Korthikanti Table 2 as is)\n",
+            "                         Korthikanti Table 2 as is)\n"
+            "  --tp T                 tensor-parallel degree (default 1: none): Megatron's\n"
+            "                         column / row split over T consecutive ranks, with\n"
+            "                         sequence parallelism; the strategy shards over ranks / T\n",
             list);
 }
 

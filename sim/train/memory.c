@@ -54,7 +54,10 @@
  * The simulated timeline (workload.c, iteration.c) allocates the same
  * terms on its tasks; where gathers overlap (FSDP) its peak is the
  * authoritative one (evaluate.c) and this estimate the closed form.
- * Departures: no pipeline or tensor parallelism; communication-hook
+ * Tensor parallelism (train/tensor.h): activations per Korthikanti
+ * Table 2's rows with T and SP, the rest of the model as one rank holds
+ * it (parameters / T, vocab / T: logits and the head's cast).
+ * Departures: no pipeline parallelism; communication-hook
  * temporaries (a 16-bit compressed copy per bucket in flight) and the
  * embedding gradient's growth are not modelled.
  */
@@ -65,6 +68,7 @@
 #include <string.h>
 
 #include "train/strategy.h"
+#include "train/tensor.h"
 
 #define MiB (1024.0 * 1024.0)
 
@@ -149,10 +153,12 @@ int cs_memory_estimate_layout(const cs_model *m, const cs_training *t, const cs_
 
     int b = t->micro_batch;
     out->activations_bytes =
-        m->layers * cs_model_activation_bytes_per_layer(m, b, cs_training_kept_activations(t));
+        m->layers * cs_tensor_activation_bytes_per_layer(m, t, b, cs_training_kept_activations(t));
     if (t->checkpointing == CS_CKPT_FULL)
         out->activations_bytes +=
-            cs_model_activation_bytes_per_layer(m, b, cs_training_running_activations(t));
+            cs_tensor_activation_bytes_per_layer(m, t, b, cs_training_running_activations(t));
+    cs_model rank; /* the rest as one tensor-parallel rank holds the model */
+    m = cs_tensor_rank_model(m, t, &rank);
 
     const cs_strategy_row *row = cs_strategy_row_of(t->strategy);
     cs_strategy_mem own = {0};
