@@ -231,6 +231,10 @@ START_TEST(graph_tp_collectives)
     ck_assert_double_eq_tol(size, act, 1e-6);
     ck_assert_double_eq(tp_runs(w, CS_OP_REDUCE_SCATTER, &size), 4.0 * L + 2);
     ck_assert_double_eq(tp_runs(w, CS_OP_ALL_REDUCE, &size), 3); /* the loss */
+    /* FSDP gathers and reduces over the data-parallel ranks, not the world */
+    for (size_t i = 0; i < cs_workload_count(w); i++)
+        if (cs_workload_task(w, i)->kind == CS_TASK_COLLECTIVE)
+            ck_assert_int_ne(cs_workload_task(w, i)->group, CS_GROUP_WORLD);
     cs_workload_free(w);
     /* no SP: 2 all-reduces per layer each way, + embedding, head bwd, loss x 3 */
     s.t.sequence_parallel = 0;

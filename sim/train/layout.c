@@ -133,7 +133,8 @@ int cs_layout_build(const cs_model *m, const cs_training *t, const cs_topology *
         if ((rc = cs_mesh_group_topology(mesh, x->dims, topo, &x->topo, d))) return rc;
     }
     const cs_strategy_row *r = cs_strategy_row_of(t->strategy);
-    out->shard = r->hybrid ? CS_GROUP_DP_SHARD : CS_GROUP_WORLD;
+    /* the data-parallel ranks: the world unless hybrid, or tensor-parallel */
+    out->shard = r->hybrid || cs_tensor_degree(t) > 1 ? CS_GROUP_DP_SHARD : CS_GROUP_WORLD;
     int shard = out->group[CS_GROUP_DP_SHARD].size;
     out->params_degree = r->shards_params ? shard : 1;
     out->grads_degree = r->shards_grads ? shard : 1;

@@ -45,8 +45,8 @@ typedef struct cs_layout_group {
 typedef struct cs_layout {
     cs_mesh mesh;
     cs_layout_group group[CS_GROUP_COUNT];
-    /* the group the strategy gathers and reduces sharded state on:
-     * dp_shard when hybrid, else the world */
+    /* the group the strategy gathers and reduces (DDP, ZeRO: all-reduces)
+     * its state on: dp_shard when hybrid or tensor-parallel, else the world */
     cs_group shard;
     /* ZeRO's sharding degrees of parameters, gradients and optimizer
      * states (Rajbhandari et al. 2020 Sec 5): the dp_shard size where the

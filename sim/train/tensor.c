@@ -44,8 +44,7 @@
  * reduce-scatter (SP), SP's all-gather before the output layer, the
  * loss's three all-reduces; backward, the output layer's input gradient
  * all-reduced (no SP) or reduce-scattered (SP) and, with SP, the
- * embedding's all-gather. Each block's collectives of one kind are one
- * counted task (cs_task.count): back-to-back runs of one size.
+ * embedding's all-gather.
  *
  * Async TP (torch's micro-pipelined TP, _micro_pipeline_tp with
  * symmetric memory; Megatron's --tp-comm-overlap) decomposes each
@@ -160,13 +159,16 @@ static double activation_size(const cs_wbuild *b)
 }
 
 /* `count` runs of op on the tp group after task `after` (its start under
- * async TP); returns the task. */
+ * async TP), one task each (as the framework issues them, and as
+ * collsim-hw replays them); returns the last. */
 static int tp_collective(cs_wbuild *b, int after, cs_op op, double size, cs_dtype dt,
                          double count, int layer, const char *what)
 {
-    int c = cs__wb_collective(b, CS_STREAM_TP, b->micro, layer, op, size, dt, CS_GROUP_TP, what);
-    cs__wb_dep(b, c, after, cs_tensor_async(b->t));
-    if (count > 1) cs__wb_repeat(b, c, count);
+    int c = -1;
+    for (int i = 0; i < count; i++) {
+        c = cs__wb_collective(b, CS_STREAM_TP, b->micro, layer, op, size, dt, CS_GROUP_TP, what);
+        cs__wb_dep(b, c, after, cs_tensor_async(b->t));
+    }
     return c;
 }
 
