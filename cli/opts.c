@@ -21,6 +21,7 @@
 #include "base/units.h"
 #include "base/yamlnode.h"
 #include "coll/cluster.h"
+#include "train/tensor.h"
 #include "coll/collective.h"
 #include "out/table.h"
 #include "train/checkpoint.h"
@@ -507,11 +508,13 @@ void cs_cli_knobs_apply(const cs_cli_knobs *k, cs_training *t)
     if (k->compile) t->compile = 1;
     if (k->engine >= 0) t->collective_engine = (cs_engine_kind)k->engine;
     if (k->optimizer >= 0) t->optimizer = (cs_optimizer)k->optimizer;
+    if (k->tp) t->tensor_parallel = k->tp;
 }
 
 int cs_cli_knobs_batch(const char *cmd, const cs_cli_knobs *k, int ranks, cs_training *t)
 {
     if (!k->global_batch) return 0;
+    ranks /= cs_tensor_degree(t) > 0 ? cs_tensor_degree(t) : 1; /* the data-parallel ranks */
     long per_step = (long)t->micro_batch * ranks;
     if (k->global_batch % per_step)
         return cs_cli_usage(cmd,

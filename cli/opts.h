@@ -140,6 +140,8 @@ int cs_opt_refuse(const char *cmd, const cs_opt *o, const char *arg, void *dst);
     {"grad-accum", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = CS_LIMIT_HI_GRAD_ACCUM}
 #define CS_ARG_GLOBAL_BATCH(T, f)                                                                  \
     {"global-batch", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = 1 << 30}
+#define CS_ARG_TP(T, f)                                                                            \
+    {"tp", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = CS_LIMIT_HI_TENSOR_PARALLEL}
 #define CS_ARG_OPTIMIZER(T, f)                                                                     \
     {"optimizer", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_optimizer,         \
      .says = CS_SAYS_EXPECTS}
@@ -212,6 +214,7 @@ typedef struct cs_cli_knobs {
     int dtype, micro_batch, grad_accum, ckpt, attention, engine, optimizer, global_batch;
     int sac_set, sac; /* --selective-ac given (1) and its value (checkpoint.h) */
     int compile; /* 1: --compile given */
+    int tp; /* --tp: the tensor-parallel degree; 0 unset */
 } cs_cli_knobs;
 
 #define CS_CLI_KNOBS_UNSET                                                                         \
@@ -221,7 +224,7 @@ typedef struct cs_cli_knobs {
  * gradients and collectives, no fp32 master weights). */
 void cs_cli_knobs_apply(const cs_cli_knobs *k, cs_training *t);
 /* With a --global-batch, sets t->grad_accum = global / (micro_batch x
- * ranks); refused (exit code, message printed) when that is no whole
+ * data-parallel ranks: ranks / t's tensor-parallel degree); refused (exit code, message printed) when that is no whole
  * number >= 1 or an explicit --grad-accum disagrees. 0 otherwise. */
 int cs_cli_knobs_batch(const char *cmd, const cs_cli_knobs *k, int ranks, cs_training *t);
 

@@ -73,7 +73,10 @@ void cs_cli_train_help(FILE *f)
             "                         speed: gpu.compute of the cluster) or standard (unfused:\n"
             "                         Korthikanti Table 2 as is)\n"
             "  --compile              torch.compile: pointwise ops and norms fused into one\n"
-            "                         kernel each (scenario key compile: true)\n",
+            "                         kernel each (scenario key compile: true)\n"
+            "  --tp T                 tensor-parallel degree (default 1: none): Megatron's\n"
+            "                         column / row split over T consecutive ranks, with\n"
+            "                         sequence parallelism; the strategy shards over ranks / T\n",
             list);
 }
 

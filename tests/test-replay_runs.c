@@ -185,7 +185,7 @@ static const bad_case bad_cases[] = {
     {1, "\"version\": 1,", "\"versio\": 1,", "s.json", 1, 1,
      "unsupported schedule version (none given)"},
     {1, "\"stream\": \"comm_reduce\"", "\"stream\": \"side\"", "s.json", 9, 47,
-     "'stream' must be compute, comm or comm_reduce"},
+     "'stream' must be compute, comm, comm_reduce or tp"},
     {1, "\"flops\": 2.0e+06", "\"flops\": \"2\"", "s.json", 5, 85, "'flops' must be a number"},
     {1, "\"tasks\": [\n", "\"tasks\": [{,\n", "s.json", 4, 14, "did not find expected node"},
 };

@@ -233,6 +233,16 @@ expect_rc replayv1 0 && { grep -q "exposed communication" "$TMP/replayv1.out" ||
     --emit-schedule "$TMP/hsched.json" >/dev/null 2>&1 || fail "collsim simulate hybrid --emit-schedule failed"
 run replayhsdp 4 replay "$TMP/hsched.json" --backend mpi -o "$TMP/rh" --bytes-scale 0.02 --iters 1 --progress 0
 expect_rc replayhsdp 0 && { grep -q '"group": "dp_replicate"' "$TMP/hsched.json" || fail "hybrid schedule: no dp_replicate collective"; }
+# FSDP x TP 2 on 4 ranks of 2 nodes (tp innermost: ranks 0-1 and 2-3; dp_shard 0,2 and 1,3):
+# the replay splits the tp communicators from the schedule's mesh and runs its collectives
+"$COLLSIM" simulate --model gpt2-124m --ranks 4 --nodes 2 --cluster dgx-h100 --strategy fsdp --tp 2 \
+    --emit-schedule "$TMP/tsched.json" >/dev/null 2>&1 || fail "collsim simulate --tp 2 --emit-schedule failed"
+run replaytp 4 replay "$TMP/tsched.json" --backend mpi -o "$TMP/rt" --bytes-scale 0.02 --iters 1 --progress 0
+if expect_rc replaytp 0; then
+    grep -q '"group": "tp"' "$TMP/tsched.json" || fail "tp schedule: no tp collective"
+    grep -q '{"name": "tp", "size": 2}' "$TMP/tsched.json" || fail "tp schedule: no tp dimension of 2 in the mesh"
+    grep -q ',tp,' "$TMP/rt.csv" || fail "tp replay: no measured row on the tp stream"
+fi
 
 # --- errors before any MPI start ------------------------------------------------
 run bad-op 0 bench --backend mpi --op all_sum

@@ -16,7 +16,7 @@
  * Ranks: where every rank runs alike one timeline stands for all (the
  * caller's process name says which rank it shows). Where ranks differ
  * (iteration.h: rank classes, des: stragglers under the DES engine) each
- * class has a thread per stream, tid = class x CS_STREAM_COUNT + stream,
+ * class has a thread per stream, tid = class x streams shown + stream (the tp stream only in a tensor-parallel graph),
  * named "<stream> stream: <its ranks> (<slowdown>x)" and sorted so, and a
  * memory counter of its own: a track per stream per distinct rank, not
  * per rank (identical ranks would repeat one another). Deterministic: the
@@ -41,6 +41,14 @@ void cs_trace_begin(cs_buf *b)
     cs_buf_printf(b, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [");
 }
 
+/* The streams a timeline shows: all but the tp stream, which only a
+ * tensor-parallel graph has (so a graph without it keeps its thread ids). */
+static int shown_streams(const cs_workload *w)
+{
+    const cs_layout *l = cs_workload_layout(w);
+    return l->group[CS_GROUP_TP].size > 1 ? CS_STREAM_COUNT : CS_STREAM_TP;
+}
+
 /* The separator before an event: none right after the opening bracket. */
 static void next(cs_buf *b) { cs_buf_printf(b, "%s\n  ", b->data[b->len - 1] == '[' ? "" : ","); }
 
@@ -53,7 +61,7 @@ static void add_timeline(cs_buf *b, int pid, int tid0, const cs_rank_class *rc,
     char who[192] = "";
     if (rc && rc->slowdown != 1.0) snprintf(who, sizeof who, ": %s (%gx)", rc->label, rc->slowdown);
     else if (rc) snprintf(who, sizeof who, ": %s", rc->label);
-    for (int s = 0; s < CS_STREAM_COUNT; s++) {
+    for (int s = 0; s < shown_streams(w); s++) {
         char name[256];
         snprintf(name, sizeof name, "%s stream%s", cs_stream_name((cs_stream)s), who);
         next(b);
@@ -110,7 +118,7 @@ void cs_trace_add(cs_buf *b, int pid, const char *name, const cs_workload *w,
                      "\"args\": {\"sort_index\": %d}}", pid, pid);
     if (it->nclasses == 0) add_timeline(b, pid, 0, NULL, w, it);
     for (int k = 0; k < it->nclasses; k++)
-        add_timeline(b, pid, k * CS_STREAM_COUNT, &it->classes[k].ranks, w, &it->classes[k].it);
+        add_timeline(b, pid, k * shown_streams(w), &it->classes[k].ranks, w, &it->classes[k].it);
 }
 
 void cs_trace_end(cs_buf *b)

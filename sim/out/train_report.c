@@ -208,6 +208,17 @@ static void card(cs_doc *doc, const cs_train_report_head *h, const cs_train_row 
                      h->simulated ? it->peak_task : r->ev->memory.peak_phase);
     card_line_printf(t, "largest micro-batch that fits", "%d", r->max_micro_batch);
     if (r->ev->note) card_line_printf(t, "note", "%s", r->ev->note);
+    if (r->ev->tp_ranks > 1) { /* the tp group and where it runs */
+        char where[96];
+        if (r->ev->tp_nodes > 1)
+            snprintf(where, sizeof where, "SPANS %d NODES: priced on the network path",
+                     r->ev->tp_nodes);
+        else
+            snprintf(where, sizeof where, "inside one node");
+        card_line_printf(t, "tensor parallel", "%d ranks%s%s, %s", r->ev->tp_ranks,
+                         r->ev->tp_sequence_parallel ? " + sequence parallel" : "",
+                         r->ev->tp_async ? " (async)" : "", where);
+    }
     if (!h->simulated) return;
     if (it->nclasses > 0) { /* des: stragglers (iteration.h): the slowest class's run below */
         const cs_rank_class *sl = &it->classes[it->slowest].ranks;

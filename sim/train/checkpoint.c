@@ -57,6 +57,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/tensor.h"
+
 int cs_checkpoint_parse_selective(const char *s, int *out)
 {
     if (!s || !*s) return -1;
@@ -116,7 +118,7 @@ int cs_checkpoint_recomputes_whole(const cs_training *t)
 
 double cs_checkpoint_running_bytes(const cs_model *m, const cs_training *t)
 {
-    return cs_model_activation_bytes_per_layer(m, t->micro_batch,
+    return cs_tensor_activation_bytes_per_layer(m, t, t->micro_batch,
                                                cs_training_running_activations(t));
 }
 
@@ -143,11 +145,10 @@ double cs_checkpoint_kept_bytes(const cs_model *m, const cs_training *t, int lay
     if (t->checkpointing == CS_CKPT_SELECTIVE && t->selective_ac == CS_SAC_OP)
         return op_saved_bytes(m, t);
     if (every_n(t))
-        return cs_model_activation_bytes_per_layer(
-            m, t->micro_batch,
+        return cs_tensor_activation_bytes_per_layer(m, t, t->micro_batch,
             cs_checkpoint_layer_recomputes(t, layer) ? CS_CKPT_FULL
                                                      : cs_training_running_activations(t));
-    return cs_model_activation_bytes_per_layer(m, t->micro_batch, cs_training_kept_activations(t));
+    return cs_tensor_activation_bytes_per_layer(m, t, t->micro_batch, cs_training_kept_activations(t));
 }
 
 double cs_checkpoint_peak_bytes(const cs_model *m, const cs_training *t)
@@ -165,6 +166,6 @@ double cs_checkpoint_peak_bytes(const cs_model *m, const cs_training *t)
         extra = cs_checkpoint_running_bytes(m, t);
     else if (t->checkpointing == CS_CKPT_SELECTIVE && t->selective_ac == CS_SAC_OP)
         extra = cs_checkpoint_running_bytes(m, t) - op_saved_bytes(m, t) +
-                cs_model_activation_bytes_per_layer(m, t->micro_batch, CS_CKPT_FULL);
+                cs_tensor_activation_bytes_per_layer(m, t, t->micro_batch, CS_CKPT_FULL);
     return kept + extra;
 }

@@ -117,6 +117,7 @@
  * shard) with cs_compute_hbm_efficiency.
  */
 #include "train/compute.h"
+#include "train/tensor.h"
 
 #include <math.h>
 #include <string.h>
@@ -127,6 +128,11 @@
  * widths, all as doubles. */
 typedef struct shape {
     double T, b, s, h, heads, kvw, d, f, V;
+    /* tensor parallelism (train/tensor.h): the degree, and one rank's
+     * query width (h / tp) and tokens of the sequence-split rows (T / tp
+     * under sequence parallelism, else T); heads, kvw, f and V above are
+     * one rank's too */
+    double tp, hq, Ts;
     double E, topk, Te; /* experts (1: dense), per token, tokens per expert (= T dense) */
     double he;       /* the embedding and head width (= h but for generic models) */
     double e;        /* bytes per activation element (the compute dtype) */
@@ -134,6 +140,17 @@ typedef struct shape {
     int eager;       /* 1: PyTorch eager, 0: torch.compile (the file header) */
     cs_attn_kernel kernel;
 } shape;
+
+/* How a row splits over the tp ranks (Megatron-LM's layers.py; torch's
+ * ColwiseParallel / RowwiseParallel / SequenceParallel): the split
+ * column of the table. SEQ rows (norms, dropouts, residual adds, the
+ * router) are replicated, or run on T / tp tokens under sequence
+ * parallelism; COLUMN GEMMs have N / tp (the QKV projection: its heads'
+ * columns), ROW GEMMs K / tp; HEADS rows run the rank's heads / tp
+ * (kv heads: tensor.c); INNER rows are elementwise on the split MLP
+ * width. The shape (shape_of) holds one rank's widths, so GEMM, HEADS and
+ * INNER rows read them as they are; SEQ rows take their tokens here. */
+typedef enum split { SPLIT_SEQ, SPLIT_COLUMN, SPLIT_ROW, SPLIT_HEADS, SPLIT_INNER } split;
 
 /* A forward kernel's row: its class, its dimensions or traffic, and the
  * traffic of its backward (memory-bound rows), per token, in elements. */
@@ -147,6 +164,7 @@ typedef struct krow {
      * dropout mask's byte is counted as half a 16-bit element) */
     double (*fwd_elems)(const shape *s);
     double (*bwd_elems)(const shape *s);
+    split split; /* over the tp ranks (above) */
     int core;   /* the attention core: what selective recompute re-runs */
     int expert; /* runs once per expert on its Te tokens (elements per routed token) */
 } krow;
@@ -159,8 +177,8 @@ static int unfused_attention(const shape *s) { return !s->flash; }
 static int unfused_dropout(const shape *s) { return !s->flash && s->dropout; }
 static int has_experts(const shape *s) { return s->E > 1; }
 
-static void dims_qkv(const shape *s, double d[4]) { d[0] = s->T, d[1] = s->h + 2 * s->kvw, d[2] = s->h, d[3] = 1; }
-static void dims_proj(const shape *s, double d[4]) { d[0] = s->T, d[1] = s->h, d[2] = s->h, d[3] = 1; }
+static void dims_qkv(const shape *s, double d[4]) { d[0] = s->T, d[1] = s->hq + 2 * s->kvw, d[2] = s->h, d[3] = 1; }
+static void dims_proj(const shape *s, double d[4]) { d[0] = s->T, d[1] = s->h, d[2] = s->hq, d[3] = 1; }
 static void dims_up(const shape *s, double d[4]) { d[0] = s->Te, d[1] = (s->gated ? 2 : 1) * s->f, d[2] = s->h, d[3] = 1; }
 static void dims_down(const shape *s, double d[4]) { d[0] = s->Te, d[1] = s->h, d[2] = s->f, d[3] = 1; }
 static void dims_scores(const shape *s, double d[4]) { d[0] = s->s, d[1] = s->s, d[2] = s->d, d[3] = s->b * s->heads; }
@@ -184,7 +202,7 @@ static void dims_context(const shape *s, double d[4]) { d[0] = s->s, d[1] = s->d
  * read of the sum saved: 2h for the add). */
 static double norm_fwd(const shape *s) { return (s->eager && !s->biases ? 18 : 2) * s->h; }
 static double norm_bwd(const shape *s) { return (s->eager && !s->biases ? 32 : 3) * s->h; }
-static double rotary_elems(const shape *s) { return (s->eager ? 11 : 2) * (s->h + s->kvw); }
+static double rotary_elems(const shape *s) { return (s->eager ? 11 : 2) * (s->hq + s->kvw); }
 static double dropout_elems(const shape *s) { return 2.5 * s->h; }
 static double residual_fwd(const shape *s) { return (s->eager ? 3 : 2) * s->h; }
 static double residual_bwd(const shape *s) { return 3 * s->h; }
@@ -213,47 +231,50 @@ static double gather_bwd(const shape *s) { return 3 * s->h + 4 * s->h * s->E / s
 static double combine_fwd(const shape *s) { return 5 * s->h; }
 static double combine_bwd(const shape *s) { return 6 * s->h; }
 
-#define GEMM(n, fn) {.name = n, .dgrad = n ".dgrad", .wgrad = n ".wgrad", \
-                     .bias_grad = n ".bias_grad", .cls = CS_KCLASS_GEMM, .present = always, .dims = fn}
-#define MEM(n, pres, f, b) {.name = n, .backward = n ".backward", .cls = CS_KCLASS_MEMORY, \
-                            .present = pres, .fwd_elems = f, .bwd_elems = b}
+#define GEMM(n, fn, sp) {.name = n, .dgrad = n ".dgrad", .wgrad = n ".wgrad", \
+                         .bias_grad = n ".bias_grad", .cls = CS_KCLASS_GEMM, .present = always, \
+                         .dims = fn, .split = sp}
+#define MEM(n, pres, f, b, sp) {.name = n, .backward = n ".backward", .cls = CS_KCLASS_MEMORY, \
+                                .present = pres, .fwd_elems = f, .bwd_elems = b, .split = sp}
 /* The same, once per expert on its tokens. */
-#define EXPERT_GEMM(n, fn) {.name = n, .dgrad = n ".dgrad", .wgrad = n ".wgrad", \
-                            .bias_grad = n ".bias_grad", .cls = CS_KCLASS_GEMM, .present = always, \
-                            .dims = fn, .expert = 1}
-#define EXPERT_MEM(n, pres, f, b) {.name = n, .backward = n ".backward", .cls = CS_KCLASS_MEMORY, \
-                                   .present = pres, .fwd_elems = f, .bwd_elems = b, .expert = 1}
+#define EXPERT_GEMM(n, fn, sp) {.name = n, .dgrad = n ".dgrad", .wgrad = n ".wgrad", \
+                                .bias_grad = n ".bias_grad", .cls = CS_KCLASS_GEMM, \
+                                .present = always, .dims = fn, .expert = 1, .split = sp}
+#define EXPERT_MEM(n, pres, f, b, sp) {.name = n, .backward = n ".backward", \
+                                       .cls = CS_KCLASS_MEMORY, .present = pres, .fwd_elems = f, \
+                                       .bwd_elems = b, .expert = 1, .split = sp}
 
 /* One layer's forward, in order. Batched attention GEMMs have no bias;
  * their "wgrad" is the second operand's gradient (dK from dS, dV from P). */
 static const krow layer_rows[] = {
-    MEM("norm_1", always, norm_fwd, norm_bwd),
-    GEMM("qkv", dims_qkv),
-    MEM("rotary", has_rotary, rotary_elems, rotary_elems),
+    MEM("norm_1", always, norm_fwd, norm_bwd, SPLIT_SEQ),
+    GEMM("qkv", dims_qkv, SPLIT_COLUMN),
+    MEM("rotary", has_rotary, rotary_elems, rotary_elems, SPLIT_HEADS),
     {.name = "attention", .backward = "attention.backward", .cls = CS_KCLASS_ATTENTION,
-     .present = fused_attention, .core = 1},
+     .present = fused_attention, .core = 1, .split = SPLIT_HEADS},
     {.name = "scores", .dgrad = "scores.dgrad", .wgrad = "scores.wgrad", .cls = CS_KCLASS_GEMM,
-     .present = unfused_attention, .dims = dims_scores, .core = 1},
+     .present = unfused_attention, .dims = dims_scores, .core = 1, .split = SPLIT_HEADS},
     {.name = "softmax", .backward = "softmax.backward", .cls = CS_KCLASS_MEMORY,
-     .present = unfused_attention, .fwd_elems = softmax_fwd, .bwd_elems = softmax_bwd, .core = 1},
+     .present = unfused_attention, .fwd_elems = softmax_fwd, .bwd_elems = softmax_bwd, .core = 1,
+     .split = SPLIT_HEADS},
     {.name = "probs_dropout", .backward = "probs_dropout.backward", .cls = CS_KCLASS_MEMORY,
      .present = unfused_dropout, .fwd_elems = probs_dropout, .bwd_elems = probs_dropout,
-     .core = 1},
+     .core = 1, .split = SPLIT_HEADS},
     {.name = "context", .dgrad = "context.dgrad", .wgrad = "context.wgrad", .cls = CS_KCLASS_GEMM,
-     .present = unfused_attention, .dims = dims_context, .core = 1},
-    GEMM("attention_out", dims_proj),
-    MEM("dropout_1", has_dropout, dropout_elems, dropout_elems),
-    MEM("residual_1", always, residual_fwd, residual_bwd),
-    MEM("norm_2", always, norm_fwd, norm_bwd),
-    MEM("router", has_experts, router_fwd, router_bwd),
-    MEM("router_topk", has_experts, topk_fwd, topk_bwd),
-    EXPERT_MEM("expert_gather", has_experts, gather_fwd, gather_bwd),
-    EXPERT_GEMM("mlp_up", dims_up),
-    EXPERT_MEM("activation", always, act_fwd, act_bwd),
-    EXPERT_GEMM("mlp_down", dims_down),
-    EXPERT_MEM("expert_combine", has_experts, combine_fwd, combine_bwd),
-    MEM("dropout_2", has_dropout, dropout_elems, dropout_elems),
-    MEM("residual_2", always, residual_fwd, residual_bwd),
+     .present = unfused_attention, .dims = dims_context, .core = 1, .split = SPLIT_HEADS},
+    GEMM("attention_out", dims_proj, SPLIT_ROW),
+    MEM("dropout_1", has_dropout, dropout_elems, dropout_elems, SPLIT_SEQ),
+    MEM("residual_1", always, residual_fwd, residual_bwd, SPLIT_SEQ),
+    MEM("norm_2", always, norm_fwd, norm_bwd, SPLIT_SEQ),
+    MEM("router", has_experts, router_fwd, router_bwd, SPLIT_SEQ),
+    MEM("router_topk", has_experts, topk_fwd, topk_bwd, SPLIT_SEQ),
+    EXPERT_MEM("expert_gather", has_experts, gather_fwd, gather_bwd, SPLIT_SEQ),
+    EXPERT_GEMM("mlp_up", dims_up, SPLIT_COLUMN),
+    EXPERT_MEM("activation", always, act_fwd, act_bwd, SPLIT_INNER),
+    EXPERT_GEMM("mlp_down", dims_down, SPLIT_ROW),
+    EXPERT_MEM("expert_combine", has_experts, combine_fwd, combine_bwd, SPLIT_SEQ),
+    MEM("dropout_2", has_dropout, dropout_elems, dropout_elems, SPLIT_SEQ),
+    MEM("residual_2", always, residual_fwd, residual_bwd, SPLIT_SEQ),
 };
 #define NROWS (sizeof layer_rows / sizeof *layer_rows)
 
@@ -355,8 +376,8 @@ static void memory(sink *k, const char *name, cs_kpass pass, double bytes, doubl
 static void attention(sink *k, const shape *s, cs_kpass pass, int backward)
 {
     /* 4 s h per token, causal half; Q, K, V, O (+ dO, dQ, dK, dV) */
-    double fwd = 0.5 * 4 * s->s * s->h * s->T;
-    double io = s->e * s->T * (2 * s->h + 2 * s->kvw);
+    double fwd = 0.5 * 4 * s->s * s->hq * s->T;
+    double io = s->e * s->T * (2 * s->hq + 2 * s->kvw);
     cs_kernel x = {.name = backward ? "attention.backward" : "attention",
                    .cls = CS_KCLASS_ATTENTION, .pass = pass,
                    .flops = backward ? 2.5 * fwd : fwd, .bytes = backward ? 2 * io : io,
@@ -366,7 +387,10 @@ static void attention(sink *k, const shape *s, cs_kpass pass, int backward)
 
 /* A row's tokens per launch and launches: an expert row runs once per
  * expert on its share, any other once on the micro-batch. */
-static double row_tokens(const shape *s, const krow *r) { return r->expert ? s->Te : s->T; }
+static double row_tokens(const shape *s, const krow *r)
+{
+    return r->expert ? s->Te : r->split == SPLIT_SEQ ? s->Ts : s->T;
+}
 static double row_launches(const shape *s, const krow *r) { return r->expert ? s->E : 1; }
 
 /* A row's forward kernel into `pass` (forward or recompute). */
@@ -414,13 +438,13 @@ static void head(sink *k, const shape *s)
     const double e = s->e, T = s->T, h = s->he, V = s->V;
     memory(k, "embedding", CS_KPASS_HEAD_FORWARD, 2 * e * T * h, 1);
     if (s->learned) memory(k, "position_embedding", CS_KPASS_HEAD_FORWARD, 4 * e * T * h, 1);
-    memory(k, "final_norm", CS_KPASS_HEAD_FORWARD, e * T * 2 * h, 1);
+    memory(k, "final_norm", CS_KPASS_HEAD_FORWARD, e * s->Ts * 2 * h, 1);
     gemm(k, e, "logits", CS_KPASS_HEAD_FORWARD, T, V, h, 1, 1);
     memory(k, "cross_entropy", CS_KPASS_HEAD_FORWARD, T * V * (e + 4 + 4 + 4), 1);
     memory(k, "cross_entropy.backward", CS_KPASS_HEAD_BACKWARD, T * V * (4 + 4 + 4 + 4 + 4 + e), 1);
     gemm(k, e, "logits.dgrad", CS_KPASS_HEAD_BACKWARD, T, h, V, 1, 1);
     gemm(k, e, "logits.wgrad", CS_KPASS_HEAD_BACKWARD, h, V, T, 1, 1);
-    memory(k, "final_norm.backward", CS_KPASS_HEAD_BACKWARD, e * T * 3 * h, 1);
+    memory(k, "final_norm.backward", CS_KPASS_HEAD_BACKWARD, e * s->Ts * 3 * h, 1);
     if (s->learned) memory(k, "position_embedding.backward", CS_KPASS_HEAD_BACKWARD, e * (T + 2 * s->s) * h, 1);
     memory(k, "embedding.backward", CS_KPASS_HEAD_BACKWARD, e * T * h + 2 * e * V * h, 1);
 }
@@ -450,6 +474,17 @@ static shape shape_of(const cs_model *m, const cs_training *t)
         s.kvw = s.h;
         s.f = 4 * s.h;
         s.gated = 0;
+    }
+    /* one tensor-parallel rank's share (tensor.h, the split column) */
+    s.tp = cs_tensor_degree(t);
+    s.hq = s.h / s.tp;
+    s.Ts = cs_tensor_sequence_parallel(t) ? s.T / s.tp : s.T;
+    if (s.tp > 1) {
+        double kv = s.kvw / s.d; /* kv heads: one per rank when fewer than tp */
+        s.kvw = kv < s.tp && !m->generic ? s.d : s.kvw / s.tp;
+        s.heads /= s.tp;
+        s.f /= s.tp;
+        s.V /= s.tp;
     }
     return s;
 }

@@ -28,6 +28,7 @@
  * to CS_EVALUATE_MICRO_WHOLE_MAX micro-steps.
  */
 #include "train/evaluate.h"
+#include "train/tensor.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,10 @@ int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topolog
     out->fits = out->memory.fits;
     out->estimate_peak_bytes = out->memory.peak_bytes;
     out->note = cs_training_note(t);
+    out->tp_ranks = l->group[CS_GROUP_TP].size;
+    out->tp_nodes = l->group[CS_GROUP_TP].topo.nodes;
+    out->tp_sequence_parallel = cs_tensor_sequence_parallel(t);
+    out->tp_async = cs_tensor_async(t);
     if (!o->simulate && o->model_states_only) goto done;
     /* the graph's static footprint is this estimate, unless it is the ZeRO view */
     cs_workload_opts wo = {.cache = o->cache, .unnamed = o->unnamed,

@@ -46,6 +46,10 @@ typedef struct cs_evaluation {
                                    (model_states_only: the estimate's verdict) */
     double estimate_peak_bytes; /* the closed form's own peak (memory.c) */
     const char *note;           /* cs_training_note, or NULL */
+    /* the layout's tensor parallelism: the tp group's ranks (1: none), the
+     * nodes it spans (> 1: priced on the network path, flagged in the
+     * report), sequence parallelism and async TP in effect */
+    int tp_ranks, tp_nodes, tp_sequence_parallel, tp_async;
 } cs_evaluation;
 
 /* Evaluates t on topo: the layout first (its errors first: no

@@ -7,6 +7,9 @@
  * size and topology (the mesh's geometry, coll/mesh.c), ZeRO's degrees,
  * parameters per rank, tokens per step.
  *
+ * The tp dimension is training.tensor_parallel ranks, innermost (Megatron's
+ * order: a TP group is consecutive ranks, inside a node's NVLink domain
+ * when T <= GPUs per node); the data-parallel ranks are ranks / T.
  * Sizes follow torch.distributed.fsdp: the shard group is every
  * data-parallel rank, except for a hybrid strategy (HYBRID_SHARD), whose
  * shard group is training.shard_group ranks (0: the ranks of one node,
@@ -21,25 +24,27 @@
 #include <string.h>
 
 #include "train/strategy.h"
+#include "train/tensor.h"
 
 /* What a dimension's size is computed from. */
 typedef struct sizing {
     const cs_training *t;
     const cs_topology *topo;
     int ranks;   /* the world, >= 1 */
+    int tp;      /* the tensor-parallel degree, dividing ranks */
     int shard;   /* the shard group's ranks, not yet checked against the world */
 } sizing;
 
-static int size_one(const sizing *s) { return (void)s, 1; }
+static int size_tp(const sizing *s) { return s->tp; }
 static int size_shard(const sizing *s) { return s->shard; }
-static int size_replicate(const sizing *s) { return s->ranks / s->shard; }
+static int size_replicate(const sizing *s) { return s->ranks / s->tp / s->shard; }
 
 /* The mesh's dimensions, innermost first (Megatron's tp-cp-ep-dp-pp). */
 static const struct {
     const char *name;
     int (*size)(const sizing *s);
 } dims[] = {
-    {"tp", size_one},
+    {"tp", size_tp},
     {"dp_shard", size_shard},
     {"dp_replicate", size_replicate},
 };
@@ -88,19 +93,24 @@ cs_mesh_dims cs_layout_group_dims(const cs_mesh *m, cs_group g)
 
 int cs_layout_mesh(const cs_training *t, const cs_topology *topo, cs_mesh *out, cs_diag *d)
 {
-    sizing s = {t, topo, topo->ranks > 0 ? topo->ranks : 1, 0};
-    s.shard = s.ranks;
+    sizing s = {t, topo, topo->ranks > 0 ? topo->ranks : 1, cs_tensor_degree(t), 0};
+    cs_mesh_init(out);
+    if (s.ranks % s.tp)
+        return cs_diag_set(d, CS_EINVAL, NULL, 0, 0,
+                           "tensor_parallel %d does not divide the %d ranks", s.tp, s.ranks);
+    int dp = s.ranks / s.tp;
+    s.shard = dp;
     if (cs_strategy_row_of(t->strategy)->hybrid) {
-        int g = t->shard_group > 0 ? t->shard_group : topo->ppn_max;
-        if (g > s.ranks) g = s.ranks;
+        /* 0: one node's data-parallel ranks */
+        int g = t->shard_group > 0 ? t->shard_group : topo->ppn_max / s.tp;
+        if (g > dp) g = dp;
         s.shard = g < 1 ? 1 : g;
     }
-    cs_mesh_init(out);
-    if (s.ranks % s.shard)
+    if (dp % s.shard)
         return cs_diag_set(d, CS_EINVAL, NULL, 0, 0,
                            "%s needs the shard group (%d ranks) to divide the %d ranks into "
                            "whole replicas",
-                           cs_strategy_name(t->strategy), s.shard, s.ranks);
+                           cs_strategy_name(t->strategy), s.shard, dp);
     for (int i = 0; i < NDIMS; i++) cs_mesh_add(out, dims[i].name, dims[i].size(&s));
     return 0;
 }
@@ -113,6 +123,7 @@ int cs_layout_build(const cs_model *m, const cs_training *t, const cs_topology *
     if (topo->ranks < 1)
         return cs_diag_set(d, CS_EINVAL, NULL, 0, 0, "need at least 1 rank, got %d", topo->ranks);
     int rc = cs_layout_mesh(t, topo, &out->mesh, d);
+    if (!rc) rc = cs_tensor_check(m, t, d);
     if (rc) return rc;
     const cs_mesh *mesh = &out->mesh;
     for (int g = 0; g < CS_GROUP_COUNT; g++) {
@@ -122,7 +133,8 @@ int cs_layout_build(const cs_model *m, const cs_training *t, const cs_topology *
         if ((rc = cs_mesh_group_topology(mesh, x->dims, topo, &x->topo, d))) return rc;
     }
     const cs_strategy_row *r = cs_strategy_row_of(t->strategy);
-    out->shard = r->hybrid ? CS_GROUP_DP_SHARD : CS_GROUP_WORLD;
+    /* the data-parallel ranks: the world unless hybrid, or tensor-parallel */
+    out->shard = r->hybrid || cs_tensor_degree(t) > 1 ? CS_GROUP_DP_SHARD : CS_GROUP_WORLD;
     int shard = out->group[CS_GROUP_DP_SHARD].size;
     out->params_degree = r->shards_params ? shard : 1;
     out->grads_degree = r->shards_grads ? shard : 1;

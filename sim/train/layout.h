@@ -9,10 +9,11 @@
  * the executor and the schedule writer) and the rank classes; the
  * geometry itself is the mesh's (coll/mesh.h).
  *
- * The mesh, innermost first: tp (tensor parallel, size 1 until tensor
- * parallelism lands), dp_shard (the ranks that share one copy of the
- * sharded state: every data-parallel rank unless the strategy is hybrid,
- * whose shard group is training.shard_group ranks, 0 = one node's),
+ * The mesh, innermost first: tp (tensor parallel: training.tensor_parallel
+ * consecutive ranks, train/tensor.h), dp_shard (the ranks that share one
+ * copy of the sharded state: every data-parallel rank (ranks / tp) unless
+ * the strategy is hybrid, whose shard group is training.shard_group
+ * data-parallel ranks, 0 = one node's),
  * dp_replicate (one rank of each shard group). Groups are rows of one
  * table (layout.c): a name and the dimensions it spans.
  */
@@ -31,7 +32,7 @@ typedef enum cs_group {
     CS_GROUP_WORLD,        /* every rank */
     CS_GROUP_DP_SHARD,     /* dp_shard: gathers and reduce-scatters of sharded state */
     CS_GROUP_DP_REPLICATE, /* dp_replicate: hybrid sharding's all-reduce across shard groups */
-    CS_GROUP_TP,           /* tp: tensor parallelism's collectives (size 1 for now) */
+    CS_GROUP_TP,           /* tp: tensor parallelism's collectives (tensor.h) */
     CS_GROUP_COUNT
 } cs_group;
 
@@ -44,8 +45,8 @@ typedef struct cs_layout_group {
 typedef struct cs_layout {
     cs_mesh mesh;
     cs_layout_group group[CS_GROUP_COUNT];
-    /* the group the strategy gathers and reduces sharded state on:
-     * dp_shard when hybrid, else the world */
+    /* the group the strategy gathers and reduces (DDP, ZeRO: all-reduces)
+     * its state on: dp_shard when hybrid or tensor-parallel, else the world */
     cs_group shard;
     /* ZeRO's sharding degrees of parameters, gradients and optimizer
      * states (Rajbhandari et al. 2020 Sec 5): the dp_shard size where the
@@ -56,7 +57,8 @@ typedef struct cs_layout {
 } cs_layout;
 
 /* The layout of t and m on topo. Returns 0, or CS_EINVAL with d filled:
- * no parameters, no ranks, a shard group that does not divide the ranks
+ * no parameters, no ranks, a tensor-parallel degree that does not divide
+ * the ranks or the model (cs_tensor_check), a shard group that does not divide the ranks
  * into whole replicas (torch's HYBRID_SHARD builds its groups with
  * new_subgroups, which needs them), or a group topology the cluster
  * cannot hold. O(groups x topology build). */

@@ -55,7 +55,10 @@
  * The simulated timeline (workload.c, iteration.c) allocates the same
  * terms on its tasks; where gathers overlap (FSDP) its peak is the
  * authoritative one (evaluate.c) and this estimate the closed form.
- * Departures: no pipeline or tensor parallelism; communication-hook
+ * Tensor parallelism (train/tensor.h): activations per Korthikanti
+ * Table 2's rows with T and SP, the rest of the model as one rank holds
+ * it (parameters / T, vocab / T: logits and the head's cast).
+ * Departures: no pipeline parallelism; communication-hook
  * temporaries (a 16-bit compressed copy per bucket in flight) and the
  * embedding gradient's growth are not modelled.
  */
@@ -67,6 +70,7 @@
 
 #include "train/checkpoint.h"
 #include "train/strategy.h"
+#include "train/tensor.h"
 
 #define MiB (1024.0 * 1024.0)
 
@@ -151,6 +155,8 @@ int cs_memory_estimate_layout(const cs_model *m, const cs_training *t, const cs_
 
     int b = t->micro_batch;
     out->activations_bytes = cs_checkpoint_peak_bytes(m, t); /* the policy's (checkpoint.c) */
+    cs_model rank; /* the rest as one tensor-parallel rank holds the model */
+    m = cs_tensor_rank_model(m, t, &rank);
 
     const cs_strategy_row *row = cs_strategy_row_of(t->strategy);
     cs_strategy_mem own = {0};

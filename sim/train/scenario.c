@@ -28,6 +28,7 @@
 #include "train/checkpoint.h"
 #include "train/layout.h"
 #include "train/strategy.h"
+#include "train/tensor.h"
 
 _Static_assert(sizeof(cs_strategy) == sizeof(int), "enum fields are stored as int");
 _Static_assert(sizeof(cs_optimizer) == sizeof(int), "enum fields are stored as int");
@@ -139,6 +140,9 @@ static const cs_yfield training_fields[] = {
     {ROW("gradient_as_bucket_view", CS_YF_BOOL, OFF(gradient_as_bucket_view), 0)},
     {ROW("ddp_comm_hook", CS_YF_ENUM, OFF(ddp_comm_hook), 0), .names = cs_comm_hook_names},
     {ROW("shard_group", CS_YF_INT, OFF(shard_group), 0), .lo = CS_LIMIT_LO_SHARD_GROUP, .hi = CS_LIMIT_HI_SHARD_GROUP},
+    {ROW("tensor_parallel", CS_YF_INT, OFF(tensor_parallel), 0), .lo = CS_LIMIT_LO_TENSOR_PARALLEL, .hi = CS_LIMIT_HI_TENSOR_PARALLEL},
+    {ROW("sequence_parallel", CS_YF_BOOL, OFF(sequence_parallel), 0)},
+    {ROW("async_tp", CS_YF_BOOL, OFF(async_tp), 0)},
     {ROW("backward_prefetch", CS_YF_ENUM, OFF(backward_prefetch), 0), .names = prefetch_names},
     {ROW("forward_prefetch", CS_YF_BOOL, OFF(forward_prefetch), 0)},
     {ROW("limit_all_gathers", CS_YF_CUSTOM, 0, 0), .fn = read_limit},
@@ -238,6 +242,10 @@ static int read_training(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v
     const cs_strategy_row *row = cs_strategy_row_of(t.strategy);
     const char *key = NULL, *why = row->contradiction ? row->contradiction(&t, &key) : NULL;
     if (why) return cs_yamlnode_error(c, find_key(v, key), "%s", why);
+    if (t.async_tp && !cs_tensor_sequence_parallel(&t) && cs_tensor_degree(&t) > 1)
+        return cs_yamlnode_error(c, find_key(v, "async_tp"),
+                                 "async_tp overlaps the sequence-parallel all-gathers and "
+                                 "reduce-scatters with the GEMMs: it needs sequence_parallel");
     sc->training = t;
     return 0;
 }
@@ -321,8 +329,16 @@ static int check_layout(const cs_yctx *c, const cs_ynode *root, const cs_scenari
         goto out;
     }
     cs_mesh mesh;
-    if (cs_layout_mesh(&sc->training, topo, &mesh, &td)) {
-        const cs_ynode *sg = find_key(cs_yamlnode_find(root, "training"), "shard_group");
+    const cs_ynode *tr = cs_yamlnode_find(root, "training");
+    const cs_ynode *tp = find_key(tr, "tensor_parallel");
+    if (tp && (topo->ranks % cs_tensor_degree(&sc->training) ||
+               cs_tensor_check(&sc->model, &sc->training, &td))) {
+        if (topo->ranks % cs_tensor_degree(&sc->training))
+            snprintf(td.message, sizeof td.message, "tensor_parallel %d does not divide the %d ranks",
+                     cs_tensor_degree(&sc->training), topo->ranks);
+        rc = cs_yamlnode_error(c, tp, "%s", td.message);
+    } else if (cs_layout_mesh(&sc->training, topo, &mesh, &td)) {
+        const cs_ynode *sg = find_key(tr, "shard_group");
         rc = cs_yamlnode_error(c, sg ? sg : at, "%s", td.message);
     }
 out:

@@ -153,7 +153,7 @@ void cs__ddp_reduce_buckets(cs_wbuild *b)
         first += counts[k];
         /* bucket tensors are static (cs_memory.buckets_bytes) */
         int r = cs__wb_collective(b, CS_STREAM_COMM, b->micro, -1, b->row->grad_op, sizes[k],
-                                  cs_training_bucket_wire_dtype(t), CS_GROUP_WORLD, what);
+                                  cs_training_bucket_wire_dtype(t), b->shard, what);
         if (counts[k] > 1) cs__wb_repeat(b, r, counts[k]);
         cs__wb_dep(b, r, ready[k], 0);
         last = r;

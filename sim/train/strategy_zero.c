@@ -50,7 +50,7 @@ static void gather_params(cs_wbuild *b, int opt)
         char what[40];
         cs__wb_name_range(b, what, sizeof what, "params", 0, n - 1);
         int a = cs__wb_collective(b, CS_STREAM_COMM, -1, -1, CS_OP_ALL_GATHER, cap, dt,
-                                  CS_GROUP_WORLD, what);
+                                  b->shard, what);
         cs__wb_repeat(b, a, n);
         cs__wb_dep(b, a, opt, 0);
         total -= n * cap;
@@ -60,7 +60,7 @@ static void gather_params(cs_wbuild *b, int opt)
         char what[40];
         cs__wb_name_range(b, what, sizeof what, "params", k, k);
         int a = cs__wb_collective(b, CS_STREAM_COMM, -1, -1, CS_OP_ALL_GATHER, fmin(cap, left),
-                                  dt, CS_GROUP_WORLD, what);
+                                  dt, b->shard, what);
         cs__wb_dep(b, a, opt, 0);
     }
 }
@@ -76,7 +76,7 @@ static void broadcast_params(cs_wbuild *b, int opt)
         char what[24];
         cs__wb_name(b, what, sizeof what, "params from rank", r);
         int a = cs__wb_collective(b, CS_STREAM_COMM, -1, -1, CS_OP_BROADCAST, part,
-                                  cs_training_stored_dtype(t), CS_GROUP_WORLD, what);
+                                  cs_training_stored_dtype(t), b->shard, what);
         cs__wb_dep(b, a, opt, 0);
     }
 }

@@ -122,6 +122,12 @@ void cs_training_defaults(cs_training *t, cs_strategy s)
     t->fsdp_version = 2;
     t->fsdp_unit_layers = 1;
     t->fsdp_hook_cpu_s = -1.0;
+    /* No tensor parallelism; with it, sequence parallelism on (what
+     * torchtitan's parallelize applies: SequenceParallel on the norms) and
+     * the collectives not overlapped (both projects' default). */
+    t->tensor_parallel = 1;
+    t->sequence_parallel = -1;
+    t->async_tp = 0;
     /* 0: every kernel at the efficiency the compute model gives its shape
      * on the cluster's GPU (compute.h, gpu.compute in the cluster YAML).
      * A value in (0, 1] is the scalar override: every GEMM and attention

@@ -114,6 +114,13 @@ typedef struct cs_training {
                                  * (forward: pre/post-forward; backward:
                                  * pre/post-backward); < 0 = the version's default
                                  * (cs_training_fsdp_hook_cpu_s) */
+    /* tensor parallelism (train/tensor.h: Megatron-LM's column / row
+     * split, Korthikanti et al. 2022's sequence parallelism) */
+    int tensor_parallel;        /* T, the tp dimension of the mesh; default 1 */
+    int sequence_parallel;      /* 1 / 0, or -1 (default): on when T > 1
+                                 * (cs_tensor_sequence_parallel) */
+    int async_tp;               /* torch's micro-pipelined TP / Megatron's
+                                 * --tp-comm-overlap; default 0 */
     /* compute and overlap model */
     double compute_efficiency;  /* 0: the compute model's per-kernel efficiencies;
                                  * (0, 1]: every GEMM / attention kernel at it */

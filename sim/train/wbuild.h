@@ -15,7 +15,8 @@
 
 struct cs_wbuild {
     cs_workload *w;
-    const cs_model *m;
+    const cs_model *m;        /* as one tensor-parallel rank holds it
+                               * (cs_tensor_rank_model): the model itself at T = 1 */
     const cs_training *t;
     const cs_layout *layout;  /* the graph's (groups, degrees, parameters per rank) */
     const cs_topology *topo;  /* the world's */
@@ -33,6 +34,8 @@ struct cs_wbuild {
     double grad_size;         /* bytes of that dtype */
     /* the current micro-batch's tasks */
     int *fwd, *bwd;           /* each layer's forward / backward compute */
+    int tp_last;              /* the last TP collective, which the next compute
+                               * task waits for (tensor.h); -1 */
     int root_task;            /* for a hook's own use (FSDP: the root's gather); -1 */
     int head_bwd;             /* the head's backward */
     double head_params;       /* an untied head's weight (its gradient is ready
@@ -50,6 +53,8 @@ struct cs_wbuild {
     /* work and memory, computed once per build */
     double act_full; /* a layer's activations while it runs (kept: checkpoint.h, per layer) */
     double logits;            /* logit elements (micro-batch tokens x vocab) */
+    cs_model rank_model;      /* what m points to when T > 1 */
+    const cs_model *whole;    /* the model itself (checkpoint.h's per-layer bytes) */
 };
 
 /* The layer's forward compute (activations kept: mem_at_start); returns

@@ -38,6 +38,7 @@
 #include "train/checkpoint.h"
 #include "train/compute.h"
 #include "train/strategy.h"
+#include "train/tensor.h"
 #include "train/wbuild.h"
 
 /* Collective choices already made in this build: the per-unit collectives
@@ -89,6 +90,7 @@ static const struct {
     [CS_STREAM_COMPUTE] = {"compute", CS_STREAM_KIND_COMPUTE},
     [CS_STREAM_COMM] = {"comm", CS_STREAM_KIND_COMM},
     [CS_STREAM_COMM_REDUCE] = {"comm_reduce", CS_STREAM_KIND_COMM},
+    [CS_STREAM_TP] = {"tp", CS_STREAM_KIND_COMM},
 };
 
 const char *cs_stream_name(cs_stream s) { return streams[s].name; }
@@ -297,7 +299,9 @@ int cs__wb_forward(cs_wbuild *b, int l)
 {
     autocast_cast(b, l, b->m->layer_params);
     int id = compute(b->w, b->micro, l, CS_KPASS_FORWARD, CS_KPASS_FORWARD, "forward", l);
-    b->w->tasks[id].mem_at_start = cs_checkpoint_kept_bytes(b->m, b->t, l);
+    b->w->tasks[id].mem_at_start = cs_checkpoint_kept_bytes(b->whole, b->t, l);
+    dep(&b->w->tasks[id], b->tp_last, 0);
+    b->tp_last = cs__tensor_layer(b, l, id, 0);
     return b->fwd[l] = id;
 }
 
@@ -315,9 +319,11 @@ int cs__wb_backward(cs_wbuild *b, int l)
     /* the recompute pass only in the blocks the policy checkpoints (checkpoint.h) */
     cs_kpass last = cs_checkpoint_layer_recomputes(b->t, l) ? CS_KPASS_RECOMPUTE : CS_KPASS_BACKWARD;
     int id = compute(b->w, b->micro, l, CS_KPASS_BACKWARD, last, "backward", l);
+    dep(&b->w->tasks[id], b->tp_last, 0);
+    b->tp_last = cs__tensor_layer(b, l, id, 1);
     cs_task *t = &b->w->tasks[id];
     /* recomputed activations live during the layer's backward */
-    t->mem_at_start = b->act_full - cs_checkpoint_kept_bytes(b->m, b->t, l);
+    t->mem_at_start = b->act_full - cs_checkpoint_kept_bytes(b->whole, b->t, l);
     t->mem_at_end = -b->act_full - cast_release(b, b->m->layer_params);
     b->ready_bytes[b->nready] = b->grad_bytes[1];
     b->ready_task[b->nready++] = id;
@@ -427,7 +433,7 @@ static int begin(const cs_model *m, const cs_training *t, const cs_layout *l,
     w->serial_groups = t->fsdp_version == 1 || cs_strategy_row_of(t->strategy)->autocast;
     double tokens = (double)t->micro_batch * m->seq_len;
     w->tokens = l->tokens_per_step;
-    w->model_flops = cs_model_flops_per_token(m) * tokens * t->grad_accum;
+    w->model_flops = cs_model_flops_per_token(m) * tokens * t->grad_accum * cs_tensor_flops_share(t);
     *out = w;
     return 0;
 }
@@ -459,8 +465,12 @@ static void start(cs_wbuild *b, cs_workload *w, const cs_model *m, const cs_trai
                        : t->checkpointing == CS_CKPT_SELECTIVE && !t->flash_attention
                            ? 4.0 * m->seq_len * m->hidden * tokens
                            : 0;
-    w->hw_flops = w->model_flops + recompute * cs_checkpoint_recomputing_layers(m, t) * t->grad_accum;
+    w->hw_flops = w->model_flops + recompute * cs_checkpoint_recomputing_layers(m, t) *
+                                       t->grad_accum * cs_tensor_flops_share(t);
     b->act_full = cs_checkpoint_running_bytes(m, t);
+    b->whole = m; /* checkpoint.h's per-layer bytes are of the whole model */
+    /* from here on, the model as this rank holds it (tensor.h) */
+    m = b->m = cs_tensor_rank_model(m, t, &b->rank_model);
     b->logits = tokens * m->vocab; /* elements; bytes: memory.h's logit terms */
     b->shard = w->layout.shard;
     b->shard_ranks = w->layout.group[CS_GROUP_DP_SHARD].size;
@@ -481,6 +491,7 @@ static void start(cs_wbuild *b, cs_workload *w, const cs_model *m, const cs_trai
     b->ready_bytes = cs_xmalloc((L + 2) * sizeof(double));
     b->ready_task = cs_xmalloc((L + 2) * sizeof(int));
     b->root_task = -1;
+    b->tp_last = -1;
 }
 
 static void finish(cs_wbuild *b)
@@ -512,8 +523,12 @@ static void build_micro(cs_wbuild *b, int mi)
     double lf = b->logits * cs_memory_logit_forward_bytes(b->t);
     double lb = b->logits * cs_memory_logit_backward_bytes(b->t);
     b->w->tasks[head_f].mem_at_start = lf;
+    dep(&b->w->tasks[head_f], b->tp_last, 0);
+    b->tp_last = cs__tensor_head(b, head_f, 0);
     b->head_bwd =
         compute(b->w, mi, -1, CS_KPASS_HEAD_BACKWARD, CS_KPASS_HEAD_BACKWARD, "head backward", 0);
+    dep(&b->w->tasks[b->head_bwd], b->tp_last, 0);
+    b->tp_last = cs__tensor_head(b, b->head_bwd, 1);
     b->w->tasks[b->head_bwd].mem_at_start = lb;
     b->w->tasks[b->head_bwd].mem_at_end = -lf - lb - cast_release(b, vh);
     if (b->head_params > 0) { /* ready first: before any layer's */

@@ -37,6 +37,8 @@ typedef enum cs_stream {
     CS_STREAM_COMPUTE,
     CS_STREAM_COMM,        /* DDP / ZeRO buckets, FSDP all-gathers */
     CS_STREAM_COMM_REDUCE, /* FSDP reduce-scatters and hybrid all-reduces */
+    CS_STREAM_TP,          /* tensor parallelism's collectives (tensor.h): the tp
+                            * group's own NCCL stream */
     CS_STREAM_COUNT
 } cs_stream;
 
