@@ -429,8 +429,8 @@ static void head(cs_doc *doc, const char *scenario, const cs_plan *p)
              p->model->name, p->model->params, topo->cluster.name, topo->ranks, topo->nodes);
     cs_doc_note(doc, "# %s\n# global batch %d sequences = micro_batch %d x grad_accum %d x %d ranks "
                      "(%s%s)\n\n",
-                title, p->seqs_per_rank * topo->ranks, p->training->micro_batch,
-                p->training->grad_accum, topo->ranks, scenario ? "scenario " : "no scenario",
+                title, p->seqs_per_rank * p->dp_ranks, p->training->micro_batch,
+                p->training->grad_accum, p->dp_ranks, scenario ? "scenario " : "no scenario",
                 scenario ? scenario : "");
     member_str(doc, F_TITLE, title);
     if (scenario) member_str(doc, F_SCENARIO, scenario);
@@ -440,7 +440,7 @@ static void head(cs_doc *doc, const char *scenario, const cs_plan *p)
     cs_table_num(member(doc, F_PARAMS), p->model->params);
     member_int(doc, F_RANKS, topo->ranks);
     member_int(doc, F_NODES, topo->nodes);
-    member_int(doc, F_GLOBAL_BATCH, p->seqs_per_rank * topo->ranks);
+    member_int(doc, F_GLOBAL_BATCH, p->seqs_per_rank * p->dp_ranks);
     cs_table *t = cfg_table(doc, "configs", 0);
     for (size_t i = 0; i < p->ncfgs; i++) {
         const cs_plan_cfg *c = &p->cfgs[i];

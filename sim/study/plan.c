@@ -20,6 +20,7 @@
 
 #include "train/evaluate.h"
 #include "train/memory.h"
+#include "train/tensor.h"
 
 #define MAX_MB (1 << 12) /* search cap on the micro-batch */
 
@@ -138,7 +139,7 @@ static cs_plan_cfg *add_cfg(cs_plan *p, size_t *cap)
  * either). */
 static void search_strategy(cs_plan *p, cs_strategy s, cs_ckpt ck, size_t *cap)
 {
-    int S = p->seqs_per_rank, ranks = p->topo->ranks;
+    int S = p->seqs_per_rank, ranks = p->dp_ranks;
     cs_training t = *p->training;
     cs_training_set_strategy(&t, s);
     t.checkpointing = ck;
@@ -190,6 +191,7 @@ typedef struct search {
     cs_pricing_cache *cache;
     cs_diag *d;
     int cap; /* the largest micro-batch tried */
+    int dp;  /* the data-parallel ranks the global batch is split over */
     cs_plan_cfg tried[BEST_TRIED];
     int ntried;
 } search;
@@ -235,11 +237,11 @@ static const cs_plan_cfg *tried_at(search *s, cs_ckpt ck, int mb, int *rc)
     cs_training t = s->t;
     t.checkpointing = ck;
     t.micro_batch = mb;
-    t.grad_accum = grad_accum_for(s->b, s->topo->ranks, mb, &c->batch_kept);
+    t.grad_accum = grad_accum_for(s->b, s->dp, mb, &c->batch_kept);
     if ((*rc = simulate(s->m, &t, s->topo, s->cache, c, s->d))) return NULL;
     if (!c->batch_kept)
         snprintf(c->note, sizeof c->note, "global batch %ld, not %ld (the nearest whole grad_accum)",
-                 (long)mb * c->grad_accum * s->topo->ranks, s->b->global_batch);
+                 (long)mb * c->grad_accum * s->dp, s->b->global_batch);
     return c;
 }
 
@@ -320,7 +322,9 @@ static void search_init(search *s, const cs_model *m, const cs_training *t,
     s->b = b;
     s->cache = cache;
     s->d = d;
-    long per_rank = b->global_batch / topo->ranks;
+    s->dp = topo->ranks / cs_tensor_degree(t); /* a batch is split over the DP ranks */
+    if (s->dp < 1) s->dp = 1;
+    long per_rank = b->global_batch / s->dp;
     s->cap = per_rank < 1 ? 1 : per_rank > MAX_MB ? MAX_MB : (int)per_rank;
     s->ntried = 0;
 }
@@ -443,6 +447,7 @@ int cs_plan_run(const cs_model *m, const cs_training *t, const cs_topology *topo
     out->training = t;
     out->topo = topo;
     out->seqs_per_rank = t->micro_batch * t->grad_accum;
+    out->dp_ranks = topo->ranks / cs_tensor_degree(t);
     size_t cap = 0;
     unsigned strats = sp && sp->strategies ? sp->strategies : ~0u, ckpts = ckpt_modes(t, sp);
     for (int s = 0; s < CS_STRAT_COUNT; s++)

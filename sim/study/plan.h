@@ -134,6 +134,7 @@ typedef struct cs_plan {
     const cs_training *training;
     const cs_topology *topo;
     int seqs_per_rank; /* the training's micro_batch x grad_accum */
+    int dp_ranks;      /* the data-parallel ranks (ranks / tensor_parallel) */
     cs_plan_cfg *cfgs; /* owned: strategy order, then micro-batch */
     size_t ncfgs;
     const cs_plan_cfg *best, *runner; /* into cfgs; NULL: none */
