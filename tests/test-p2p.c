@@ -210,6 +210,7 @@ START_TEST(des_equals_closed_form_on_uniform_nodes)
         {"dgx-h100", 2, 1}, {"dgx-h100", 8, 1}, {"dgx-h100", 16, 2}, {"dgx-h100", 64, 8},
         {"dgx-h100", 8, 8}, {"dgx-a100", 32, 4}, {"pcie-l40s", 4, 1}, {"dgx-h100", 512, 64},
         {"dgx-h100", 10, 10}, {"dgx-h100", 40, 10}, {"dgx-b200", 32, 4},
+        {"gb300-nvl72", 8, 2}, {"gb300-nvl72", 144, 36}, {"gb200-nvl72", 16, 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cs_topology t = topo(cases[i].preset, cases[i].ranks, cases[i].nodes);
