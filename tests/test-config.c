@@ -18,14 +18,16 @@
 
 START_TEST(presets_listed_sorted)
 {
-    ck_assert_uint_eq(cs_presets_cluster_count(), 6);
+    ck_assert_uint_eq(cs_presets_cluster_count(), 8);
     ck_assert_str_eq(cs_presets_cluster_name(0), "cpu-local");
     ck_assert_str_eq(cs_presets_cluster_name(1), "dgx-a100");
     ck_assert_str_eq(cs_presets_cluster_name(2), "dgx-b200");
     ck_assert_str_eq(cs_presets_cluster_name(3), "dgx-h100");
-    ck_assert_str_eq(cs_presets_cluster_name(4), "hgx-h200");
-    ck_assert_str_eq(cs_presets_cluster_name(5), "pcie-l40s");
-    ck_assert_ptr_null(cs_presets_cluster_name(6));
+    ck_assert_str_eq(cs_presets_cluster_name(4), "gb200-nvl72");
+    ck_assert_str_eq(cs_presets_cluster_name(5), "gb300-nvl72");
+    ck_assert_str_eq(cs_presets_cluster_name(6), "hgx-h200");
+    ck_assert_str_eq(cs_presets_cluster_name(7), "pcie-l40s");
+    ck_assert_ptr_null(cs_presets_cluster_name(8));
     ck_assert_ptr_null(cs_presets_cluster_yaml("nope", NULL));
     ck_assert_ptr_nonnull(cs_presets_cluster_yaml(CS_DEFAULT_CLUSTER, NULL));
 }
@@ -177,7 +179,8 @@ START_TEST(unknown_preset_suggests)
     ck_assert_int_eq(cs_config_cluster("dgx-h10", &c, &d), CS_ENOENT);
     ck_assert_int_eq(d.code, CS_ENOENT);
     ck_assert_str_eq(d.message, "unknown cluster 'dgx-h10' (did you mean 'dgx-h100'? presets: "
-                                "cpu-local, dgx-a100, dgx-b200, dgx-h100, hgx-h200, pcie-l40s)");
+                                "cpu-local, dgx-a100, dgx-b200, dgx-h100, gb200-nvl72, gb300-nvl72, hgx-h200, "
+                                "pcie-l40s)");
     ck_assert_int_eq(cs_config_cluster("zzzzzzzzzz", &c, &d), CS_ENOENT);
     CS_ASSERT_LACKS(d.message, "did you mean");
     CS_ASSERT_CONTAINS(d.message, "presets: cpu-local, dgx-a100");

@@ -130,6 +130,23 @@ START_TEST(ring_and_chain_in_one_nvlink_domain)
 }
 END_TEST
 
+/* Multi-node NVLink domains (gb300-nvl72: 18 trays of 4 in one domain):
+ * ring, tree and NVLS across 2 trays of one domain (one node to NCCL)
+ * and ring and tree across 2 domains of 18 trays (the network between). */
+START_TEST(algorithms_within_and_across_nvlink_domains)
+{
+    cs_cluster c = cs_test_cluster("gb300-nvl72");
+    cs_topology in = cs_test_topology(&c, 8, 2), across = cs_test_topology(&c, 144, 36);
+    ck_assert_int_eq(in.nodes, 1);
+    ck_assert_int_eq(across.nodes, 2);
+    check_all(&in, CS_ALGO_RING, 16 * GiB, "gb300 2 trays");
+    check_all(&in, CS_ALGO_TREE, 16 * GiB, "gb300 2 trays");
+    check_all(&in, CS_ALGO_NVLS, 16 * GiB, "gb300 2 trays");
+    check_all(&across, CS_ALGO_RING, 1 * GiB, "gb300 2 racks");
+    check_all(&across, CS_ALGO_TREE, 1 * GiB, "gb300 2 racks");
+}
+END_TEST
+
 START_TEST(nvls_on_one_nvswitch)
 {
     /* NVLS (NVLink SHARP) inside one NVSwitch domain: all_reduce,
@@ -216,6 +233,7 @@ int main(void)
     tcase_add_loop_test(tc, tree_in_one_nvlink_domain, 0, nr);
     tcase_add_loop_test(tc, ring_and_chain_in_one_nvlink_domain, 0, nr);
     tcase_add_loop_test(tc, nvls_on_one_nvswitch, 0, nr);
+    tcase_add_test(tc, algorithms_within_and_across_nvlink_domains);
     tcase_add_test(tc, tree_across_nodes_is_bounded);
     tcase_add_test(tc, wrong_model_is_caught);
     suite_add_tcase(s, tc);

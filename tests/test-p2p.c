@@ -209,6 +209,8 @@ START_TEST(des_equals_closed_form_on_uniform_nodes)
     static const struct { const char *preset; int ranks, nodes; } cases[] = {
         {"dgx-h100", 2, 1}, {"dgx-h100", 8, 1}, {"dgx-h100", 16, 2}, {"dgx-h100", 64, 8},
         {"dgx-h100", 8, 8}, {"dgx-a100", 32, 4}, {"pcie-l40s", 4, 1}, {"dgx-h100", 512, 64},
+        {"dgx-h100", 10, 10}, {"dgx-h100", 40, 10}, {"dgx-b200", 32, 4},
+        {"gb300-nvl72", 8, 2}, {"gb300-nvl72", 144, 36}, {"gb200-nvl72", 16, 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cs_topology t = topo(cases[i].preset, cases[i].ranks, cases[i].nodes);
@@ -222,21 +224,57 @@ START_TEST(des_equals_closed_form_on_uniform_nodes)
 }
 END_TEST
 
-/* 256 ranks on 16 channels: at most one channel per peer, 128 rounds in
- * flight, two waves (the second all across nodes). */
+/* 256 ranks on 16 channels: one channel per peer, 128 rounds in flight,
+ * two waves (the second all across nodes). */
 START_TEST(waves_add_up)
 {
     cs_topology t = topo("dgx-h100", 256, 32);
     double e = rel_err(&t, CS_OP_ALL_TO_ALL, 1e9, CS_CHOICE_AUTO);
     ck_assert_double_le(fabs(e), 1e-9);
-    /* one wave of 256 rounds would be faster than two: the waves show */
-    double tm, tm2;
+    /* four waves of 64 rounds (8 channels) are slower than two: the waves
+     * show */
+    double tm, tm8;
     ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_TO_ALL, 1e9, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm), 0);
     cs_cluster c = t.cluster;
-    c.coll.channels = 32; /* 256 rounds in flight */
+    c.coll.channels = 8; /* 64 rounds in flight */
     cs_topology w = cs_test_topology(&c, 256, 32);
-    ck_assert_int_eq(cs_collective_time(&w, CS_OP_ALL_TO_ALL, 1e9, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm2), 0);
-    ck_assert_double_gt(tm, tm2);
+    ck_assert_double_le(fabs(rel_err(&w, CS_OP_ALL_TO_ALL, 1e9, CS_CHOICE_AUTO)), 1e-9);
+    ck_assert_int_eq(cs_collective_time(&w, CS_OP_ALL_TO_ALL, 1e9, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm8), 0);
+    ck_assert_double_gt(tm8, tm); /* a latency per wave more */
+}
+END_TEST
+
+/* Channels per network peer (NCCL 2.29, paths.cc): a GPU's one 48 GB/s
+ * NIC asks max(1, divUp(48, 14)) = 4, halved while 4 x divUp(nRanks, 8)
+ * exceeds p2pnChannels. The inter-node ring's search finds one channel per
+ * NIC at 48 GB/s; ncclTopoDupChannels doubles them at 24 GB/s unless
+ * there are more than 4; ncclTopoPostset runs each twice. So:
+ *   1 rank per node, 10 nodes: 2 search channels -> 4 runtime of 12 GB/s,
+ *     4 x 2 > 4 -> 2 per peer: 24 GB/s a peer, half the NIC;
+ *   4 per node, 10 nodes: 8 -> 16 of 12 GB/s, 4 x 5 > 16 -> 2: 24 GB/s;
+ *   8 per node, 2 nodes: 8 search channels (no dup) -> 16 of 24 GB/s,
+ *     4 x 2 <= 16 -> 4: 96 GB/s, so the NIC path (47) binds. */
+START_TEST(network_peers_run_on_few_channels)
+{
+    double S = 1024 * MiB, tm;
+    static const struct { int ranks, nodes; double peer_Bps; } cases[] = {
+        {10, 10, 24e9}, {20, 10, 24e9}, {40, 10, 24e9}, {16, 2, H100_NIC},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cs_topology t = topo("dgx-h100", cases[i].ranks, cases[i].nodes);
+        ck_assert_int_eq(cs_collective_time(&t, CS_OP_SEND_RECV, S, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm), 0);
+        double want = 8.4e-6 + 14e-6 + S / cases[i].peer_Bps;
+        ck_assert_msg(fabs(tm - want) <= want * 1e-12, "%d/%d: %.9g s, want %.9g s", cases[i].ranks,
+                      cases[i].nodes, tm, want);
+        ck_assert_double_le(fabs(rel_err(&t, CS_OP_SEND_RECV, S, CS_CHOICE_AUTO)), 1e-9);
+        ck_assert_double_le(fabs(rel_err(&t, CS_OP_ALL_TO_ALL, S, CS_CHOICE_AUTO)), 1e-9);
+    }
+    /* NCCL_NCHANNELS_PER_NET_PEER's effect without it: a small peer op
+     * starts on 1 channel (nChannelsMin) and doubles only while a part
+     * exceeds the 128 KiB net chunk: 64 KiB a peer runs at 12 GB/s */
+    cs_topology t = topo("dgx-h100", 10, 10);
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_SEND_RECV, 64 * 1024.0, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm), 0);
+    ck_assert_double_eq_tol(tm, 8.4e-6 + 14e-6 + 64 * 1024.0 / 12e9, 1e-15);
 }
 END_TEST
 
@@ -356,6 +394,7 @@ int main(void)
     c = tcase_create("des");
     tcase_add_test(c, des_equals_closed_form_on_uniform_nodes);
     tcase_add_test(c, waves_add_up);
+    tcase_add_test(c, network_peers_run_on_few_channels);
     tcase_add_test(c, closed_form_bounds_uneven_nodes);
     tcase_add_test(c, a_slow_nic_only_the_des_sees);
     suite_add_tcase(s, c);

@@ -312,6 +312,43 @@ START_TEST(overrides_must_name_present_ranks)
 }
 END_TEST
 
+/* NVLink domains (intra.domain_size): trays of one domain are one node to
+ * NCCL (MNNVL), the trays' NICs together; beyond a domain the network.
+ * The deliberately wrong reading, each tray a node, must differ. */
+START_TEST(trays_of_one_nvlink_domain_are_one_node)
+{
+    cs_cluster c = cs_test_cluster("gb300-nvl72");
+    ck_assert_int_eq(c.intra.domain_size, 72);
+    cs_topology t = cs_test_topology(&c, 8, 2); /* 2 trays of 4 */
+    ck_assert_int_eq(t.nodes, 1);
+    ck_assert_int_eq(t.trays, 2);
+    ck_assert_int_eq(t.ppn_max, 8);
+    ck_assert_int_eq(t.cluster.inter.nics_per_node, 8);
+    ck_assert_int_eq(t.cluster.gpus_per_node, 8);
+    t = cs_test_topology(&c, 144, 36); /* two racks */
+    ck_assert_int_eq(t.nodes, 2);
+    ck_assert_int_eq(t.ppn_max, 72);
+    ck_assert_int_eq(t.cluster.inter.nics_per_node, 72);
+    ck_assert_double_eq_tol(t.gpu_net_Bps, 0.94 * 100e9, 1e-3);
+    t = cs_test_topology(&c, 72, 18); /* one rack, ranks alone also fill it */
+    ck_assert_int_eq(t.nodes, 1);
+    cs_topology r = cs_test_topology(&c, 72, 0);
+    ck_assert_int_eq(r.nodes, 1);
+    /* the wrong reading: without the key, 2 trays are 2 nodes */
+    cs_cluster apart = c;
+    apart.intra.domain_size = 0;
+    ck_assert_int_ne(cs_test_topology(&apart, 8, 2).nodes, 1);
+    /* a domain that is not whole trays */
+    cs_diag d;
+    c.intra.domain_size = 70;
+    ck_assert_str_eq(fails(&c, 8, 2, &d),
+                     "intra.domain_size 70 of 'gb300-nvl72' is not a multiple of gpus_per_node 4");
+    c.intra.domain_size = 72; /* more ranks than a tray holds */
+    ck_assert_str_eq(fails(&c, 12, 2, &d),
+                     "12 ranks on 2 nodes needs 6 GPUs per node, but 'gb300-nvl72' has 4");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("topology");
@@ -329,6 +366,7 @@ int main(void)
     tcase_add_test(tc, des_overrides_mark_it_heterogeneous);
     tcase_add_test(tc, layouts_the_cluster_cannot_hold_fail);
     tcase_add_test(tc, overrides_must_name_present_ranks);
+    tcase_add_test(tc, trays_of_one_nvlink_domain_are_one_node);
     suite_add_tcase(s, tc);
     return cs_test_run(s);
 }

@@ -23,10 +23,20 @@
  * nodes, NCCL_P2P_NVL_CHUNKSIZE 512 KiB on an all-NVLink node,
  * NCCL_P2P_PCI_CHUNKSIZE 128 KiB otherwise (src/init.cc computeBuffSizes).
  * p2pnChannelsPerPeer is the least over peers of 2 x max(1, NVLink bw /
- * per-link bw) for an NVLink peer, 2 for a PCIe peer and, for a remote one,
- * max(local NICs, 2 halved while 2 x nRanks > 4 x p2pnChannels), then
- * pow2Up and at most p2pnChannels (paths.cc ncclTopoGetNchannels,
- * NCCL_NCHANNELS_PER_NET_PEER unset). The protocol is LL when a peer's
+ * per-link bw) for an NVLink peer, 2 for a PCIe peer and, for a remote one
+ * (NCCL 2.29, the given H100 and B200 runs' version), max(local NICs,
+ * divUp(their GB/s, NCCL_P2P_PER_CHANNEL_NET_BW 14)), then pow2Up; across
+ * nodes it is halved while it x divUp(nRanks, 8) > p2pnChannels, on one
+ * node capped at p2pnChannels (paths.cc ncclTopoGetNchannels and
+ * ncclTopoComputeP2pChannels, NCCL_NCHANNELS_PER_NET_PEER unset; 2.28 and
+ * earlier: max(local NICs, 2 halved while 2 x nRanks > 4 x
+ * p2pnChannels)). Across nodes p2pnChannels comes from the inter-node
+ * ring's channels (search.cc ncclTopoCompute / ncclTopoDupChannels,
+ * connect.cc ncclTopoPostset: net_channel_GBps), which for ranks that do
+ * not fill a node are fewer than a full node's, and each network peer's
+ * rate is capped at its channels x one channel's share of the search's
+ * rate (peer_net_cap_Bps): one rank per node gets 2 of 4 channels of a
+ * 48 GB/s NIC, 24 GB/s. The protocol is LL when a peer's
  * bytes <= nChannelsMax x NCCL_P2P_LL_THRESHOLD (16 KiB) and the
  * connection has LL buffers, else Simple; network connections have none
  * (src/transport/net.cc: only with NCCL_ALLOC_P2P_NET_LL_BUFFERS), so
@@ -48,7 +58,8 @@
  * and the node's network is shared by all its GPUs, so an all_to_all at N
  * nodes sends (N - 1) / N of every GPU's data through its node's NICs.
  * Concurrent flows share a link equally; a flow's rate is
- * min(share x factor, cap / flows of its rank). Time:
+ * min(share x factor, cap / flows of its rank), and across nodes at most
+ * its peer's network channels' rate (peer_net_cap_Bps). Time:
  *     T = base + sum over waves of max over the wave's flows of
  *         (hop latency + peer bytes / rate).
  * Latencies: NCCL has none for p2p, so the row starts from the ring's
@@ -88,6 +99,17 @@
 #define P2P_LL_THRESHOLD_BYTES 16384.0 /* enqueue.cc NCCL_P2P_LL_THRESHOLD */
 #define P2P_PER_BATCH 8                /* device.h NCCL_MAX_DEV_WORK_P2P_PER_BATCH */
 #define P2P_MAX_CHANNELS 64            /* device.h MAXCHANNELS */
+#define P2P_PER_CHANNEL_NET_GBPS 14    /* paths.cc NCCL_P2P_PER_CHANNEL_NET_BW (2.29) */
+
+/* search.cc speedArrayInter, sm90SpeedArrayInter, sm100SpeedArrayInter
+ * (v2.29.2-1): the per-channel rates, GB/s, an inter-node ring search tries */
+static const double speeds_inter[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                      7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12, 0};
+static const double speeds_inter_sm90[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                           15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12, 0};
+static const double speeds_inter_sm100[] = {96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0,
+                                            22.0, 20.0, 17.5, 15.0, 12.0, 6.0,  3.0,
+                                            2.4,  1.2,  0.24, 0.12, 0};
 
 /* topo.h SMxx_NVLINK_BW, GB/s per NVLink (ncclTopoNVLinkBw) */
 static double nvlink_link_GBps(int cc)
@@ -119,21 +141,70 @@ static double p2p_chunk_bytes(const cs_topology *t)
     return fmin(c, P2P_MAX_CHUNK_BYTES);
 }
 
-/* comm->p2pnChannels before and after ncclTopoComputeP2pChannels makes it
- * a power of two (paths.cc): min(nChannels, MAXCHANNELS). */
-static int p2p_nchannels_raw(const cs_topology *t)
-{
-    int c = t->cluster.coll.channels;
-    return c < P2P_MAX_CHANNELS ? c : P2P_MAX_CHANNELS;
-}
-static int p2p_nchannels(const cs_topology *t) { return pow2_up(p2p_nchannels_raw(t)); }
-
 /* NICs local to a GPU (max(1, NICs / GPUs per node)). */
 static int gpu_nics(const cs_topology *t)
 {
     int k = t->cluster.inter.nics_per_node / t->cluster.gpus_per_node;
     return k > 1 ? k : 1;
 }
+
+/* NCCL's rate of one NIC, GB/s: min(line, PCIe path) before
+ * inter.efficiency (topo.cc ncclTopoAddNet / ncclTopoAddPci). */
+static double nic_GBps(const cs_topology *t)
+{
+    const cs_cluster *c = &t->cluster;
+    double r = c->inter.pcie_Bps > 0 ? fmin(c->inter.nic_bw_Bps, c->inter.pcie_Bps) : c->inter.nic_bw_Bps;
+    return r / 1e9;
+}
+
+/* The inter-node ring NCCL's search finds, as the p2p channels see it:
+ * *runtime = comm->nChannels and the return value, GB/s, the network rate
+ * of one runtime channel. The search (search.cc ncclTopoCompute) starts at
+ * the fastest speedArrayInter entry within a NIC's rate and finds one
+ * channel per NIC the node's ranks drive; ncclTopoDupChannels doubles the
+ * channels at half the rate unless the rate is below 25 GB/s or (compute
+ * capability > 80) below 50 GB/s with more than 4 channels;
+ * ncclTopoPostset (connect.cc) runs every channel twice; and on sm90+
+ * across nodes a ring rate above 45 GB/s with fewer than 16 channels is
+ * doubled once more ("4 compute channels per search channel"). The search
+ * channels' rate is shared by the runtime channels that copy them; the
+ * cluster's `channels` caps the count (NCCL_MAX_NCHANNELS). Departures: the
+ * search's cross-NIC and time-limited passes are not run (each NIC is
+ * taken to carry one channel at the first speed it can). */
+static double net_channel_GBps(const cs_topology *t, int *runtime)
+{
+    int cc = t->cluster.gpu.compute_capability;
+    const double *sp = cc >= 100 ? speeds_inter_sm100 : cc >= 90 ? speeds_inter_sm90 : speeds_inter;
+    double nic = nic_GBps(t);
+    int i = 0;
+    while (sp[i + 1] > 0 && sp[i] > nic) i++;
+    double s = sp[i];
+    long nics = (long)t->ppn_max * gpu_nics(t);
+    if (nics > t->cluster.inter.nics_per_node) nics = t->cluster.inter.nics_per_node;
+    double g = (double)nics, speed = s;
+    if (speed >= 25.0 && !(cc > 80 && speed < 50.0 && g > 4)) {
+        g *= 2; /* ncclTopoDupChannels */
+        speed /= 2;
+    }
+    double n = 2 * g; /* ncclTopoPostset */
+    if (cc >= 90 && speed > 45.0 && n < 16) n *= 2;
+    if (n > P2P_MAX_CHANNELS) n = P2P_MAX_CHANNELS;
+    if (n > t->cluster.coll.channels) n = t->cluster.coll.channels;
+    *runtime = (int)n;
+    return speed * g / fmax(n, g);
+}
+
+/* comm->p2pnChannels before and after ncclTopoComputeP2pChannels makes it
+ * a power of two (paths.cc): min(nChannels, MAXCHANNELS); across nodes
+ * nChannels is the inter-node ring's (net_channel_GBps), on one node the
+ * cluster's `channels`. */
+static int p2p_nchannels_raw(const cs_topology *t)
+{
+    int c = t->cluster.coll.channels;
+    if (t->nodes > 1) net_channel_GBps(t, &c);
+    return c < P2P_MAX_CHANNELS ? c : P2P_MAX_CHANNELS;
+}
+static int p2p_nchannels(const cs_topology *t) { return pow2_up(p2p_nchannels_raw(t)); }
 
 /* comm->p2pnChannelsPerPeer (paths.cc ncclTopoGetNchannels, the least over
  * the peers, then ncclTopoComputeP2pChannels). */
@@ -147,13 +218,21 @@ static int p2p_per_peer(const cs_topology *t)
         if (local < least) least = local;
     }
     if (t->nodes > 1) {
-        int most = 2;
-        while ((long long)most * t->ranks > raw * 4LL && most > 1) most /= 2; /* 2^30 ranks */
-        int net = gpu_nics(t) > most ? gpu_nics(t) : most;
+        /* 2.29: max(local NICs, divUp(their rate, NCCL_P2P_PER_CHANNEL_NET_BW)) */
+        int nn = gpu_nics(t), bw = (int)(nn * nic_GBps(t));
+        int net = (bw + P2P_PER_CHANNEL_NET_GBPS - 1) / P2P_PER_CHANNEL_NET_GBPS;
+        if (net < nn) net = nn;
         if (net < least) least = net;
     }
     int pp = pow2_up(least), nch = p2p_nchannels(t);
-    return pp < nch ? pp : nch;
+    if (t->nodes == 1) return pp < nch ? pp : nch;
+    /* ncclTopoComputeP2pChannels (2.29) across nodes: halved while
+     * perPeer x divUp(nRanks, 8) > p2pnChannels, so every peer fits in one
+     * round (2.28 and earlier: 2 channels halved while 2 x nRanks >
+     * 4 x p2pnChannels, at least the local NICs) */
+    long long rounds = ((long long)t->ranks + P2P_PER_BATCH - 1) / P2P_PER_BATCH;
+    while ((long long)pp * rounds > nch && pp > 1) pp /= 2; /* 2^30 ranks */
+    return pp;
 }
 
 /* nChannels of one peer's op of `b` bytes (enqueue.cc addP2pToPlan, with
@@ -174,6 +253,23 @@ static int p2p_op_channels(const cs_topology *t, double b)
         part = ceil(b / nch);
     }
     return nch;
+}
+
+/* One peer's network rate cap (Simple, across nodes): its op's channels
+ * x a runtime channel's share of the inter-node ring's rate
+ * (net_channel_GBps). A channel is one connection whose proxy keeps at
+ * most NCCL_STEPS chunks of NCCL_P2P_NET_CHUNKSIZE in flight (net.cc
+ * sendProxyProgress), so one channel does not fill a NIC; NCCL's own
+ * model gives it the search channel's rate shared by its copies (tuning.cc
+ * prices a ring at graph nChannels x bwInter). The cap is that rate, not
+ * scaled by inter.efficiency: the wire's achievable fraction binds only
+ * where the NIC path does (the flow's share of it, which is scaled). One
+ * rank per node: 2 of 4 runtime channels, half of NCCL's 48 GB/s NIC. */
+static double peer_net_cap_Bps(const cs_topology *t, double m)
+{
+    int n;
+    double ch_Bps = net_channel_GBps(t, &n) * 1e9;
+    return p2p_op_channels(t, m) * ch_Bps;
 }
 
 /* Rounds in flight at once: p2pnChannels / nChannels x 8 (maxConcurrent). */
@@ -222,11 +318,12 @@ static double p2p_closed_form(const cs_topology *t, const cs_coll_params *q)
     if (q->op == CS_OP_SEND_RECV) {
         /* ranks whose successor is on their node, and each node's last */
         long k_in = t->nodes == 1 || ppn > 1, k_out = t->nodes > 1;
+        double cap_x = t->nodes > 1 ? fmin(cap, peer_net_cap_Bps(t, m)) : cap;
         return q->base_lat_s + fmax(class_time(q, m, k_in, port, cap, q->intra_lat_s),
-                                    class_time(q, m, k_out, fmin(gnet, net), cap, q->inter_lat_s));
+                                    class_time(q, m, k_out, fmin(gnet, net), cap_x, q->inter_lat_s));
     }
     long rounds = p2p_rounds(t, q->op), per = p2p_per_wave(t, q);
-    double total = q->base_lat_s;
+    double total = q->base_lat_s, peer_x = t->nodes > 1 ? peer_net_cap_Bps(t, m) : INFINITY;
     for (long lo = 0; lo < rounds; lo += per) {
         /* the most flows a rank, a port, a NIC path or a node's network
          * carries in this wave, over the node sizes (one when uniform) */
@@ -243,7 +340,7 @@ static double p2p_closed_form(const cs_topology *t, const cs_coll_params *q)
         double each = cap / (double)k;
         double share_x = kx ? fmin(gnet / kx, net / (double)kn) : 0;
         total += fmax(class_time(q, m, ki, ki ? port / ki : 0, each, q->intra_lat_s),
-                      class_time(q, m, kx, share_x, each, q->inter_lat_s));
+                      class_time(q, m, kx, share_x, fmin(each, peer_x), q->inter_lat_s));
     }
     return total;
 }
@@ -296,7 +393,7 @@ static void start_wave(p2p_sim *s, int r, int w)
     long lo = (long)w * s->per_wave, hi = lo + s->per_wave < s->rounds ? lo + s->per_wave : s->rounds;
     long k = 0;
     for (long j = lo; j < hi; j++) k += send_peer(s, r, j) != r;
-    double slow = cs_deslinks_slowdown(t, r);
+    double slow = cs_deslinks_slowdown(t, r), peer_x = t->nodes > 1 ? peer_net_cap_Bps(t, s->m) : INFINITY;
     for (long j = lo; j < hi; j++) {
         int to = send_peer(s, r, j);
         if (to == r) continue;
@@ -309,7 +406,8 @@ static void start_wave(p2p_sim *s, int r, int w)
         if (in >= 0) links[nl++] = in;
         cs_flow_spec f = {.links = links, .nlinks = nl, .bytes = s->m,
                           .factor = s->q->factor / slow,
-                          .cap_Bps = s->q->cap_Bps * s->q->channels / (double)k / slow,
+                          .cap_Bps = fmin(s->q->cap_Bps * s->q->channels / (double)k,
+                                          inter ? peer_x : INFINITY) / slow,
                           .latency_s = inter ? s->q->inter_lat_s : s->q->intra_lat_s,
                           .on_arrive = p2p_arrive, .ctx = s, .a = r,
                           .b = (int64_t)to * s->waves + w};

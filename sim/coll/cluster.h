@@ -83,6 +83,10 @@ typedef struct cs_cluster {
         double bw_Bps;      /* per GPU per direction, datasheet line rate */
         double efficiency;  /* achievable fraction of bw_Bps for collectives */
         double latency_s;   /* extra per-hop latency added to NCCL's hwLat */
+        /* GPUs that share one NVLink domain (intra.domain_size), a multiple
+         * of gpus_per_node: trays of a rack on NVLink switches (GB200 /
+         * GB300 NVL72: 72); 0 = the node alone (topology.c) */
+        int domain_size;
     } intra;
 
     struct {

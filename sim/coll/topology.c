@@ -41,6 +41,7 @@
 #include "coll/topology.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 static int first_big(const cs_topology *t, int *small, int *extra)
 {
@@ -133,8 +134,52 @@ double cs_topology_gpu_net_Bps(const cs_topology *t, int node)
     return gpu_net_Bps(&t->cluster, nics_Bps(t, node));
 }
 
+/* Trays that share an NVLink domain (intra.domain_size > gpus_per_node)
+ * are one node to NCCL: with MNNVL the ranks of one clique (the NVLink
+ * domain's GPUs, mnnvl.cc ncclMnnvlCheck) fuse their topologies into one
+ * (graph/topo.cc ncclTopoGetSystem: "MNNVL clique support", nLocalRanks =
+ * clique.size), so the search, the tuner and NVLS see one node of the
+ * domain's GPUs and the trays' NICs together. Lays `ranks` on `trays`
+ * trays (as a node without a domain), then fills domains with trays in
+ * order: domain k holds trays k x t .. (k + 1) x t - 1 of t per domain,
+ * so a job of fewer trays than a domain is one node. Departures: a last
+ * domain with fewer trays than the others is laid out by the uneven rule
+ * (first ranks mod domains get one more), not tray by tray; des.links
+ * node indices then name domains. */
+static int build_flat(const cs_cluster *c, int ranks, int nodes, cs_topology *out, cs_diag *d);
+
+static int build_domains(const cs_cluster *c, int ranks, int trays, cs_topology *out, cs_diag *d)
+{
+    int gpn = c->gpus_per_node, per = c->intra.domain_size / gpn;
+    if (c->intra.domain_size % gpn)
+        return cs_diag_set(d, CS_EINVAL, NULL, 0, 0,
+                           "intra.domain_size %d of '%s' is not a multiple of gpus_per_node %d",
+                           c->intra.domain_size, c->name, gpn);
+    if (trays <= 0) trays = ranks > 0 ? (ranks + gpn - 1) / gpn : c->nodes;
+    if (ranks <= 0) ranks = trays * gpn;
+    if (ranks < trays || (ranks + trays - 1) / trays > gpn)
+        return build_flat(c, ranks, trays, out, d); /* its message */
+    cs_cluster *m = cs_xmalloc(sizeof *m);
+    *m = *c;
+    int domains = (trays + per - 1) / per, in_one = trays < per ? trays : per;
+    m->gpus_per_node = gpn * in_one;
+    m->nodes = domains;
+    m->inter.nics_per_node = c->inter.nics_per_node * in_one;
+    m->intra.domain_size = 0; /* a node of the domain: built once */
+    int rc = build_flat(m, ranks, domains, out, d);
+    if (!rc) out->trays = trays;
+    free(m);
+    return rc;
+}
+
 int cs_topology_build(const cs_cluster *c, int ranks, int nodes, cs_topology *out,
                       cs_diag *d)
+{
+    if (c->intra.domain_size > c->gpus_per_node) return build_domains(c, ranks, nodes, out, d);
+    return build_flat(c, ranks, nodes, out, d);
+}
+
+static int build_flat(const cs_cluster *c, int ranks, int nodes, cs_topology *out, cs_diag *d)
 {
     int gpn = c->gpus_per_node;
     if (ranks <= 0 && nodes <= 0) {
@@ -164,6 +209,7 @@ int cs_topology_build(const cs_cluster *c, int ranks, int nodes, cs_topology *ou
     out->cluster = *c;
     out->ranks = ranks;
     out->nodes = nodes;
+    out->trays = nodes;
     out->ppn_max = ppn_max;
     out->uniform = ranks % nodes == 0;
     out->intra_hw = c->intra.kind == CS_FABRIC_PCIE ? CS_HW_PCI : CS_HW_NVLINK;

@@ -27,7 +27,9 @@
 typedef struct cs_topology {
     cs_cluster cluster;
     int ranks;
-    int nodes;
+    int nodes;            /* NCCL's nodes: trays sharing an NVLink domain
+                           * (intra.domain_size) are one */
+    int trays;            /* the nodes as given, before domains merge them */
     int ppn_max;          /* ranks on the fullest node */
     int uniform;          /* every node holds the same number of ranks */
     cs_hw intra_hw;       /* NVLink or PCI (NCCL's latency row) */
@@ -48,6 +50,11 @@ typedef struct cs_topology {
  * node, fewer ranks than nodes, overrides that name absent ranks, ...). */
 int cs_topology_build(const cs_cluster *c, int ranks, int nodes, cs_topology *out,
                       cs_diag *d);
+/* With intra.domain_size above gpus_per_node, `nodes` counts trays and
+ * the trays of one NVLink domain become one node (NCCL's MNNVL clique):
+ * out->cluster is then that node's cluster (gpus_per_node and
+ * nics_per_node of the domain's trays, no domain_size), out->trays the
+ * trays. */
 
 /* What one NIC of line rate line_Bps delivers per direction on cluster
  * c: inter.efficiency x min(line_Bps, inter.pcie) (the line alone when

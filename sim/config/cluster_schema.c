@@ -218,11 +218,17 @@ static const cs_yfield gpu_fields[] = {
     {.name = NULL},
 };
 
+/* intra.domain_size is written only where a YAML gives it. */
+static int domain_set(const void *obj) { return ((const cs_cluster *)obj)->intra.domain_size > 0; }
+static const cs__yrow domain_row = {.present = domain_set};
+
 static const cs_yfield intra_fields[] = {
     {ROW("fabric", CS_YF_ENUM, OFF(intra.kind), REQUIRED), .names = fabric_names},
     {ROW("bandwidth", CS_YF_RATE, OFF(intra.bw_Bps), REQUIRED | POSITIVE)},
     {ROW("efficiency", CS_YF_NUMBER, OFF(intra.efficiency), CS_YF_LO_OPEN), .hi = 1},
     {ROW("latency", CS_YF_TIME, OFF(intra.latency_s), CS_YF_NO_HI)},
+    {ROW("domain_size", CS_YF_INT, OFF(intra.domain_size), 0), .lo = 1, .hi = 1 << 20,
+     .ext = &domain_row},
     {.name = NULL},
 };
 

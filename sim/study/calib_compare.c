@@ -64,7 +64,7 @@ static void line_rate(const cs_cluster *c, cs_cluster *out)
 static double bound_busbw(const cs_cluster *lr, const cs_meas_row *r, const cs_topology *t)
 {
     cs_topology tl;
-    CS_ASSERT(cs_topology_build(lr, t->ranks, t->nodes, &tl, NULL) == 0);
+    CS_ASSERT(cs_topology_build(lr, t->ranks, t->trays, &tl, NULL) == 0);
     cs_algo_id la;
     cs_proto lp;
     double lt;
