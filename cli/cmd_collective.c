@@ -229,6 +229,19 @@ int cs_cmd_collective(int argc, char **argv)
     cs_coll_row *rows;
     long n = run_sizes(&topo, &a, &rows, &d);
     if (n < 0) return cs_cli_fail(&d);
+    if (n == 0) { /* every size below one whole element per rank (or peer): nothing to run */
+        free(rows);
+        int per_rank = a.op == CS_OP_ALL_GATHER || a.op == CS_OP_REDUCE_SCATTER ||
+                       a.op == CS_OP_ALL_TO_ALL;
+        long least = (long)cs_dtype_size((cs_dtype)a.dtype) * (per_rank ? topo.ranks : 1);
+        return cs_cli_usage(CMD,
+                            "%s of %.0f bytes on %d ranks is less than one whole %s element%s: "
+                            "give at least %ld bytes",
+                            cs_op_name((cs_op)a.op), a.max, topo.ranks,
+                            cs_dtype_name((cs_dtype)a.dtype),
+                            a.op == CS_OP_ALL_TO_ALL ? " per peer" : per_rank ? " per rank" : "",
+                            least);
+    }
     char title[512];
     snprintf(title, sizeof title,
              "collsim %s: %s on %s, %d ranks on %d nodes (%s%d per node), engine %s", CS_VERSION,

@@ -118,6 +118,8 @@ cases() {
 1|csv-dir|it is a directory|compare --cluster dgx-h100 --measurements @T@/dir
 1|csv-device|larger than|compare --cluster dgx-h100 --measurements /dev/zero
 2|yaml-nul|nul.yaml:2:8: error: invalid YAML|collective --op all_reduce --cluster @T@/nul.yaml
+2|a2a-under-one|less than one whole fp32 element per peer: give at least 64 bytes|collective --op alltoall --bytes 15 --ranks 16
+2|ag-under-one|less than one whole fp32 element per rank: give at least 32 bytes|collective --op all_gather --min 1 --max 31 --ranks 8
 2|yaml-utf8|utf8.yaml:1:7: error: invalid YAML|collective --op all_reduce --cluster @T@/utf8.yaml
 2|yaml-bom|bom.yaml:1:1: error: missing required key 'nodes'|collective --op all_reduce --cluster @T@/bom.yaml
 2|yaml-trunc|missing required key|collective --op all_reduce --cluster @T@/trunc.yaml
