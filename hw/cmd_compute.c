@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/limit.h"
 #include "hwcli.h"
 #include "session.h"
 #include "watchdog.h"
@@ -255,6 +256,13 @@ static int shape_row(const char *cmd, const char *path, int line, char **f, cons
         dim(f[at[F_BATCH]], &batch))
         return cs_hw_usage(cmd, "%s:%d: m, n, k and batch must be whole numbers >= 1", path, line);
     if (batch > 1) return js->skipped++, 0;
+    /* its three fp32 operands must be allocatable: refused before any
+     * device work, like a memory kernel's bytes (base/limit.h) */
+    double operands = 4.0 * ((double)j.m * j.k + (double)j.k * j.n + (double)j.m * j.n);
+    if (!(operands < CS_LIMIT_BYTES_MAX))
+        return cs_hw_usage(cmd, "%s:%d: a %d x %d x %d GEMM needs %.3g bytes of operands, more "
+                                "than the %.0e this tool allocates", path, line, j.m, j.n, j.k,
+                           operands, CS_LIMIT_BYTES_MAX);
     add_job(js, j);
     return 0;
 }

@@ -324,7 +324,9 @@ EOF
     # issue 27: --shapes that cannot be read is exit 1 (hw/README.md); bench
     # sweeps that would never end, or sizes past any count, are usage errors
     # found before any device work (timeout 10: they looped or hung)
+    printf 'class,kernel,m,n,k,batch,bytes\ngemm,x,2000000000,2000000000,2000000000,1,0\n' >"$T/exa.csv"
     cat >"$T/hw-cases" <<EOF
+2|hw-shapes-exabyte|exa.csv:2: a 2000000000 x 2000000000 x 2000000000 GEMM needs 4.8e+19 bytes|compute --backend mpi --shapes $T/exa.csv
 1|hw-shapes-missing|cannot read --shapes $T/none.csv: No such file|compute --shapes $T/none.csv
 1|hw-shapes-dir|cannot read --shapes $T/dir: it is a directory|compute --shapes $T/dir
 2|hw-bench-min0|--min must be at least 1 byte|bench --backend mpi --op all_reduce --min 0 --max 1M
