@@ -187,6 +187,9 @@ static const bad_case bad_cases[] = {
     {1, "\"stream\": \"comm_reduce\"", "\"stream\": \"side\"", "s.json", 9, 47,
      "'stream' must be compute, comm, comm_reduce or tp"},
     {1, "\"flops\": 2.0e+06", "\"flops\": \"2\"", "s.json", 5, 85, "'flops' must be a number"},
+    /* issue 27: a negative FLOP count is the schedule's error, named there */
+    {1, "\"flops\": 2.0e+06", "\"flops\": -2.0e+06", "s.json", 5, 85,
+     "'flops' must be a number >= 0"},
     {1, "\"tasks\": [\n", "\"tasks\": [{,\n", "s.json", 4, 14, "did not find expected node"},
 };
 

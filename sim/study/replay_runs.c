@@ -119,6 +119,8 @@ static int read_task(const cs_yctx *c, const cs_ynode *v, const char *const *str
     if (!rc) rc = member(c, v, "kind", kind_names, 1, &kind);
     if (!rc) rc = member(c, v, "stream", streams, 1, &stream);
     if (!rc) rc = member(c, v, "flops", NULL, 0, &flops);
+    if (!rc && !(flops >= 0 && flops < 1e30)) /* the schedule's own error, at its place */
+        rc = cs_yamlnode_error(c, cs_yamlnode_find(v, "flops"), "'flops' must be a number >= 0");
     const cs_ynode *nm = cs_yamlnode_find(v, "name");
     if (!rc && (!nm || nm->kind != CS_YNODE_SCALAR))
         rc = cs_yamlnode_error(c, nm ? nm : v, "a task needs a 'name' string");
