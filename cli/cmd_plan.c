@@ -37,14 +37,17 @@ static const cs_opt opts[] = {
 
 static void help(FILE *f)
 {
-    char list[256], text[1400];
+    char list[256], text[1800];
     cs_opts_list(list, sizeof list, &cs_choice_strategy);
     snprintf(text, sizeof text,
              "Recommends how to train the scenario: every strategy (%s; --strategy or --zero "
-             "restrict the search) x activation checkpointing (none and full, selective too with "
+             "restrict the search) x tensor-parallel degree (1, 2, 4, ... up to the GPUs per "
+             "node, those that divide the ranks and the model's heads and MLP width; --tp fixes "
+             "it; the scenario's tensor_parallel only sets the global batch) x activation "
+             "checkpointing (none and full, selective too with "
              "--attention standard; --checkpointing fixes it) x micro-batch 1, 2, 4, "
              "... up to the largest that fits (and the scenario's own), with grad_accum keeping "
-             "the scenario's global batch (micro_batch x grad_accum x ranks; where no whole "
+             "the scenario's global batch (micro_batch x grad_accum x data-parallel ranks, ranks / tp; where no whole "
              "grad_accum >= 1 keeps it, the nearest is simulated and the change noted, never "
              "recommended). One iteration is simulated per configuration, as `collsim simulate` "
              "does; it fits when the simulated peak is within GPU memory. The recommendation is "
@@ -85,6 +88,7 @@ static cs_plan_space space_of(const cs_cli_train *t)
     cs_plan_space sp = {0};
     for (int i = 0; i < t->strategies.n; i++) sp.strategies |= 1u << t->strategies.v[i];
     if (t->knobs.ckpt >= 0) sp.ckpts = 1u << t->knobs.ckpt;
+    sp.tp = t->knobs.tp; /* 0: searched */
     return sp;
 }
 

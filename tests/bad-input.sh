@@ -86,6 +86,11 @@ printf '%s\n%s\n' "$TRH" "$(echo "$TRR" | sed 's/,32,2,none/,32,1000000000,none/
 printf '%s\n%s\n' "$TRH" "$(echo "$TRR" | sed 's/,768,/,999999999,/')" >"$T/tr-hidden.csv"
 printf '%s,layers\n%s,12\n' "$TRH" "$TRR" >"$T/tr-dup.csv"
 printf '%s\n%s\n' "$TRH" "$TRR" | sed 's/,8,fsdp/,8\x00junk,fsdp/' >"$T/tr-nul.csv"
+# the tensor-parallel columns (issue 22): tensor_parallel's range, booleans
+printf '%s,tp\n%s,70000\n' "$TRH" "$TRR" >"$T/tr-tp-huge.csv"
+printf '%s,tp\n%s,0\n' "$TRH" "$TRR" >"$T/tr-tp-zero.csv"
+printf '%s,tp,sequence_parallel\n%s,2,maybe\n' "$TRH" "$TRR" >"$T/tr-sp.csv"
+printf '%s,async_tp\n%s,99\n' "$TRH" "$TRR" >"$T/tr-async.csv"
 KH='kind,backend,dtype,m,n,k,bytes,ranks,iters,time_min_us,time_median_us,kernel'
 printf '%s\ngemm,mpi,fp32,1e300,64,64,0,1,2,1,250.5,x\n' "$KH" >"$T/k-huge.csv"
 printf '%s,m\ngemm,mpi,fp32,64,64,64,0,1,2,1,250.5,x,64\n' "$KH" >"$T/k-dup.csv"
@@ -172,6 +177,10 @@ cases() {
 2|tr-hidden|column 'hidden': expected an integer in 1..1000000|compare --cluster dgx-a100 --training-runs @T@/tr-hidden.csv
 2|tr-dup|tr-dup.csv:1:134: error: column 'layers' given twice (first at column 7)|compare --cluster dgx-a100 --training-runs @T@/tr-dup.csv
 2|tr-nul|tr-nul.csv:2:31: error: column 'gpus': a NUL byte|compare --cluster dgx-a100 --training-runs @T@/tr-nul.csv
+2|tr-tp-huge|tr-tp-huge.csv:2:83: error: column 'tp': expected an integer in 1..65536, got '70000'|compare --cluster dgx-a100 --training-runs @T@/tr-tp-huge.csv
+2|tr-tp-zero|tr-tp-zero.csv:2:83: error: column 'tp': expected an integer in 1..65536, got '0'|compare --cluster dgx-a100 --training-runs @T@/tr-tp-zero.csv
+2|tr-sp|tr-sp.csv:2:85: error: column 'sequence_parallel': expected true or false, got 'maybe'|compare --cluster dgx-a100 --training-runs @T@/tr-sp.csv
+2|tr-async|tr-async.csv:2:83: error: column 'async_tp': expected true or false, got '99'|compare --cluster dgx-a100 --training-runs @T@/tr-async.csv
 2|k-huge|k-huge.csv:2:15: error: column 'm': expected a whole number in 1..2147483647|compare --cluster cpu-local --compute-measurements @T@/k-huge.csv
 2|k-dup|k-dup.csv:1:78: error: column 'm' given twice (first at column 20)|compare --cluster cpu-local --compute-measurements @T@/k-dup.csv
 2|k-nul|k-nul.csv:2:32: error: column 'time_median_us': expected no NUL byte|compare --cluster cpu-local --compute-measurements @T@/k-nul.csv

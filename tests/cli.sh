@@ -384,7 +384,7 @@ case "$rec" in
     *) fail "plan: no recommended strategy in '$(grep '^recommended' "$TMP/plan.out")'" ;;
 esac
 # the row marked as recommended is that strategy and fits
-awk -v s="$rec" '/<- recommended/ { n++; if ($1 != s || $6 != "yes") bad = 1 }
+awk -v s="$rec" '/<- recommended/ { n++; if ($1 != s || $7 != "yes") bad = 1 }
     END { exit !(n == 1 && !bad) }' "$TMP/plan.out" || fail "plan: the recommended row is not one fitting $rec row"
 awk '/^  peak memory/ { if ($3 + 0 > $6 + 0) bad = 1; n++ } END { exit !(n == 1 && !bad) }' \
     "$TMP/plan.out" || fail "plan: recommended peak memory exceeds capacity"
@@ -403,7 +403,9 @@ ok = [c for c in cfgs if c["simulated"] and c["fits"] and c["batch_kept"]]
 r = j["recommendation"]
 assert r and r["fits"] and r["peak_bytes"] <= r["capacity_bytes"] and r["batch_kept"]
 assert r["tokens_per_s"] == max(c["tokens_per_s"] for c in ok), "not the fastest that fits"
-assert r["micro_batch"] * r["grad_accum"] * j["ranks"] == j["global_batch"]
+assert r["micro_batch"] * r["grad_accum"] * (j["ranks"] // r["tp"]) == j["global_batch"]
+assert all(c["tp"] >= 1 and j["ranks"] % c["tp"] == 0 for c in cfgs), "a tp degree not dividing the ranks"
+assert ok and {c["tp"] for c in ok} >= {1, 2}, "TP degrees not searched by default"
 ru = j["runner_up"]
 assert ru and ru["strategy"] != r["strategy"] and ru["fits"]
 assert ru["tokens_per_s"] == max(c["tokens_per_s"] for c in ok if c["strategy"] != r["strategy"])
@@ -429,10 +431,10 @@ expect_ok plan-options plan --cluster dgx-a100 --nodes 2 --model gpt3-1.3b
 grep -q '^# collsim plan: gpt3-1.3b .* on dgx-a100, 16 ranks on 2 nodes' "$TMP/plan-options.out" ||
     fail "plan options: not gpt3-1.3b on 2 dgx-a100 nodes: $(head -1 "$TMP/plan-options.out")"
 for ck in none full; do
-    grep -q "^fsdp_full_shard  *$ck " "$TMP/plan-options.out" || fail "plan options: no $ck checkpointing row"
+    grep -q "^fsdp_full_shard  *[0-9][0-9]*  *$ck " "$TMP/plan-options.out" || fail "plan options: no $ck checkpointing row"
 done
 expect_ok plan-fixed plan --model gpt3-1.3b --ranks 8 --checkpointing full --zero 3 --global-batch 32
-awk '/^[a-z_0-9]+ +(none|selective|full) +[0-9]/ { n++; if ($1 != "fsdp_full_shard" || $2 != "full") bad = 1 }
+awk '/^[a-z_0-9]+ +[0-9]+ +(none|selective|full) +[0-9]/ { n++; if ($1 != "fsdp_full_shard" || $3 != "full") bad = 1 }
     END { exit !(n > 0 && !bad) }' "$TMP/plan-fixed.out" || fail "plan fixed: rows other than fsdp_full_shard/full"
 grep -q '^# global batch 32 sequences = micro_batch 1 x grad_accum 4 x 8 ranks' "$TMP/plan-fixed.out" ||
     fail "plan fixed: --global-batch 32 not micro_batch 1 x grad_accum 4: $(sed -n 2p "$TMP/plan-fixed.out")"

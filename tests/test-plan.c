@@ -49,7 +49,8 @@ static fixture *fixture_new(void)
 static void plan_of(const fixture *f, cs_plan *p)
 {
     cs_diag d;
-    cs_plan_space sp = {.ckpts = 1u << f->training.checkpointing}; /* the reference's */
+    /* the reference's: its checkpointing, no tensor parallelism */
+    cs_plan_space sp = {.ckpts = 1u << f->training.checkpointing, .tp = 1};
     ck_assert_msg(cs_plan_run(&f->model, &f->training, &f->topo, &sp, p, &d) == 0, "%s", d.message);
 }
 
@@ -233,7 +234,8 @@ START_TEST(checkpointing_is_searched)
     f->training.micro_batch = 1;
     f->training.grad_accum = 1;
     cs_plan p;
-    ck_assert_msg(cs_plan_run(&f->model, &f->training, &f->topo, NULL, &p, &d) == 0, "%s", d.message);
+    cs_plan_space sp1 = {.tp = 1}; /* with TP, no recomputation fits (tensor_parallel_is_searched) */
+    ck_assert_msg(cs_plan_run(&f->model, &f->training, &f->topo, &sp1, &p, &d) == 0, "%s", d.message);
     int seen[CS_CKPT_COUNT] = {0};
     for (size_t i = 0; i < p.ncfgs; i++) seen[p.cfgs[i].checkpointing]++;
     ck_assert_int_gt(seen[CS_CKPT_NONE], 0);
@@ -247,7 +249,7 @@ START_TEST(checkpointing_is_searched)
     cs_plan_free(&p);
     /* selective is searched where attention is not fused */
     f->training.flash_attention = 0;
-    cs_plan_space sp = {.strategies = 1u << CS_STRAT_FSDP_FULL_SHARD};
+    cs_plan_space sp = {.strategies = 1u << CS_STRAT_FSDP_FULL_SHARD, .tp = 1};
     ck_assert(cs_plan_run(&f->model, &f->training, &f->topo, &sp, &p, &d) == 0);
     memset(seen, 0, sizeof seen);
     for (size_t i = 0; i < p.ncfgs; i++) {
@@ -255,6 +257,69 @@ START_TEST(checkpointing_is_searched)
         seen[p.cfgs[i].checkpointing]++;
     }
     ck_assert_int_gt(seen[CS_CKPT_SELECTIVE], 0);
+    cs_plan_free(&p);
+    free(f);
+}
+END_TEST
+
+/* plan searches TP degrees 1, 2, 4, ... up to the GPUs per node by
+ * default (issue 22), keeps the global batch at each (micro_batch x
+ * grad_accum x ranks / tp), recommends TP where a model fits only with
+ * it, and --tp (space.tp) pins it. */
+START_TEST(tensor_parallel_is_searched)
+{
+    fixture *f = fixture_new();
+    cs_diag d;
+    ck_assert_msg(cs_model_load("llama3-70b", &f->model, &d) == 0, "%s", d.message);
+    ck_assert_msg(cs_topology_build(&f->cluster, 64, 0, &f->topo, &d) == 0, "%s", d.message);
+    f->training.micro_batch = 1;
+    f->training.grad_accum = 1; /* global batch 64 */
+    cs_strategy zero1;
+    ck_assert(cs_strategy_parse("deepspeed_zero1", &zero1) == 0);
+    cs_plan_space sp = {.strategies = 1u << zero1, .ckpts = 1u << CS_CKPT_FULL};
+    cs_plan p;
+    ck_assert_msg(cs_plan_run(&f->model, &f->training, &f->topo, &sp, &p, &d) == 0, "%s", d.message);
+    ck_assert_int_eq(p.global_batch, 64);
+    int seen[16] = {0};
+    for (size_t i = 0; i < p.ncfgs; i++) {
+        const cs_plan_cfg *c = &p.cfgs[i];
+        ck_assert(c->tp >= 1 && c->tp <= 8);
+        seen[c->tp]++;
+        if (c->batch_kept) ck_assert_int_eq(c->micro_batch * c->grad_accum * (64 / c->tp), 64);
+    }
+    for (int T = 1; T <= 8; T *= 2) ck_assert_msg(seen[T] > 0, "tp %d not searched", T);
+    ck_assert_int_eq(seen[3] + seen[5] + seen[6] + seen[7], 0);
+    /* 70B on 64 GPUs under ZeRO-1 (replicated parameters and gradients,
+     * 4.4 GB of optimizer states a rank): it fits only at tp 8 */
+    ck_assert_ptr_nonnull(p.best);
+    ck_assert_int_eq(p.best->tp, 8);
+    for (size_t i = 0; i < p.ncfgs; i++)
+        if (p.cfgs[i].tp < 8) ck_assert(!p.cfgs[i].fits);
+    /* the recommendation is evaluate's iteration at its TP degree */
+    cs_training t = f->training;
+    cs_training_set_strategy(&t, zero1);
+    t.checkpointing = CS_CKPT_FULL;
+    t.tensor_parallel = p.best->tp;
+    t.micro_batch = p.best->micro_batch;
+    t.grad_accum = p.best->grad_accum;
+    cs_evaluate_opts o = {.simulate = 1};
+    cs_evaluation ev;
+    ck_assert_msg(cs_evaluate_config(&f->model, &t, &f->topo, &o, &ev, &d) == 0, "%s", d.message);
+    ck_assert_double_eq_tol(ev.iteration.tokens_per_s, p.best->tokens_per_s, 1e-9 * ev.iteration.tokens_per_s);
+    cs_evaluate_free(&ev);
+    cs_plan_free(&p);
+    /* pinned: only that degree */
+    sp.tp = 2;
+    ck_assert(cs_plan_run(&f->model, &f->training, &f->topo, &sp, &p, &d) == 0);
+    for (size_t i = 0; i < p.ncfgs; i++) ck_assert_int_eq(p.cfgs[i].tp, 2);
+    cs_plan_free(&p);
+    /* gpt2-124m's 12 heads: 8 does not divide them, so 1, 2, 4 only */
+    ck_assert_msg(cs_model_load("gpt2-124m", &f->model, &d) == 0, "%s", d.message);
+    sp.tp = 0;
+    ck_assert(cs_plan_run(&f->model, &f->training, &f->topo, &sp, &p, &d) == 0);
+    memset(seen, 0, sizeof seen);
+    for (size_t i = 0; i < p.ncfgs; i++) seen[p.cfgs[i].tp]++;
+    ck_assert(seen[1] && seen[2] && seen[4] && !seen[8]);
     cs_plan_free(&p);
     free(f);
 }
@@ -269,6 +334,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_configuration_that_does_not_apply);
     tcase_add_test(tc, the_rule_check);
     tcase_add_test(tc, checkpointing_is_searched);
+    tcase_add_test(tc, tensor_parallel_is_searched);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -249,6 +249,65 @@ START_TEST(hostile_cells)
 }
 END_TEST
 
+/* The tensor-parallel columns (issue 22): tp, sequence_parallel and async_tp
+ * read into the scenario keys, their defaults when absent, and hostile
+ * cells refused at their column with tensor_parallel's range (limit.h). */
+START_TEST(tp_columns)
+{
+    const char *text = "model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,"
+                       "grad_accum,activation_checkpointing,tokens_per_s_per_gpu,tp,"
+                       "sequence_parallel,async_tp\n"
+                       "m,4,1024,16,32000,4096,8,fsdp_full_shard,bf16/PURE,1,1,full,1000,4,true,"
+                       "true\n"
+                       "m,4,1024,16,32000,4096,8,fsdp_full_shard,bf16/PURE,1,1,full,1000,2,false,"
+                       "\n"
+                       "m,4,1024,16,32000,4096,8,fsdp_full_shard,bf16/PURE,1,1,full,1000,,,\n";
+    cs_trun_set s = {0};
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_test_diag_ok(cs_training_runs_read_string(&s, "tp.csv", text, strlen(text), &d), &d, "tp");
+    ck_assert_uint_eq(s.n, 3);
+    ck_assert_int_eq(s.rows[0].training.tensor_parallel, 4);
+    ck_assert_int_eq(s.rows[0].training.sequence_parallel, 1);
+    ck_assert_int_eq(s.rows[0].training.async_tp, 1);
+    ck_assert_int_eq(s.rows[1].training.tensor_parallel, 2);
+    ck_assert_int_eq(s.rows[1].training.sequence_parallel, 0);
+    ck_assert_int_eq(s.rows[1].training.async_tp, 0);
+    /* empty cells: the scenario's defaults (T 1, SP on when T > 1, no async) */
+    ck_assert_int_eq(s.rows[2].training.tensor_parallel, 1);
+    ck_assert_int_eq(s.rows[2].training.sequence_parallel, -1);
+    ck_assert_int_eq(s.rows[2].training.async_tp, 0);
+    cs_training_runs_free(&s);
+    /* absent columns: the same defaults */
+    cs_test_diag_ok(cs_training_runs_read_string(&s, "t.csv", HEAD ROW_125M, strlen(HEAD ROW_125M), &d),
+                    &d, "no tp");
+    ck_assert_int_eq(s.rows[0].training.tensor_parallel, 1);
+    ck_assert_int_eq(s.rows[0].training.sequence_parallel, -1);
+    cs_training_runs_free(&s);
+    static const struct {
+        const char *cells, *msg;
+        int column;
+    } cases[] = {
+        {"0,true,false", "column 'tp': expected an integer in 1..65536, got '0'", 66},
+        {"65537,true,false", "column 'tp': expected an integer in 1..65536, got '65537'", 66},
+        {"2.5,true,false", "column 'tp': expected an integer in 1..65536, got '2.5'", 66},
+        {"-8,true,false", "column 'tp': expected an integer in 1..65536, got '-8'", 66},
+        {"1e300,true,false", "column 'tp': expected an integer in 1..65536, got '1e300'", 66},
+        {"2,maybe,false", "column 'sequence_parallel': expected true or false, got 'maybe'", 68},
+        {"2,true,1", "column 'async_tp': expected true or false, got '1'", 73},
+    };
+    const char *head = "model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,"
+                       "grad_accum,activation_checkpointing,tokens_per_s_per_gpu,tp,"
+                       "sequence_parallel,async_tp\n";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char t[1024];
+        snprintf(t, sizeof t, "%sm,4,1024,16,32000,4096,8,fsdp_full_shard,bf16/PURE,1,1,full,1000,%s\n",
+                 head, cases[i].cells);
+        bad(t, 2, cases[i].column, cases[i].msg);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("training_runs");
@@ -259,6 +318,7 @@ int main(void)
     tcase_add_test(tc, errors_at_line_column);
     tcase_add_test(tc, compute_csv);
     tcase_add_test(tc, hostile_cells);
+    tcase_add_test(tc, tp_columns);
     suite_add_tcase(s, tc);
     return cs_test_run(s);
 }

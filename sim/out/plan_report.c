@@ -22,6 +22,7 @@
 
 static const cs_col cfg_cols[] = {
     CS_COL_STR("strategy"),
+    CS_COL_INT("tp"),
     CS_COL_STR("checkpointing"),
     CS_COL_INT("micro_batch"),
     CS_COL_INT("grad_accum"),
@@ -46,6 +47,7 @@ static const cs_col cfg_cols[] = {
 
 static const cs_col cfg_view[] = {
     {.name = "strategy", .kind = CS_CELL_STR, .width = 20, .flags = CS_COL_LEFT},
+    {.name = "tp", .kind = CS_CELL_INT, .width = 3},
     {.name = "ckpt", .of = "checkpointing", .kind = CS_CELL_STR, .width = 9, .flags = CS_COL_LEFT},
     {.name = "micro", .of = "micro_batch", .kind = CS_CELL_INT, .width = 5},
     {.name = "accum", .of = "grad_accum", .kind = CS_CELL_INT, .width = 5},
@@ -63,6 +65,7 @@ static void cfg_row(cs_table *t, const cs_plan_cfg *c, const char *mark)
 {
     cs_table_row(t);
     cs_table_str(t, cs_strategy_name(c->strategy));
+    cs_table_int(t, c->tp);
     cs_table_str(t, cs_ckpt_name(c->checkpointing));
     cs_table_int(t, c->micro_batch);
     cs_table_int(t, c->grad_accum);
@@ -300,8 +303,8 @@ static void recommendation_notes(cs_doc *doc, const cs_plan *p)
                          "model\n");
         return;
     }
-    cs_doc_note(doc, "recommended: %s, micro_batch %d, grad_accum %d, checkpointing %s\n",
-                cs_strategy_name(c->strategy), c->micro_batch, c->grad_accum,
+    cs_doc_note(doc, "recommended: %s, tp %d, micro_batch %d, grad_accum %d, checkpointing %s\n",
+                cs_strategy_name(c->strategy), c->tp, c->micro_batch, c->grad_accum,
                 cs_ckpt_name(c->checkpointing));
     cs_doc_note(doc, "  tokens/s              %.0f (all GPUs), %.1f model TFLOPS per GPU\n",
                 c->tokens_per_s, c->tflops_per_gpu);
@@ -314,9 +317,9 @@ static void recommendation_notes(cs_doc *doc, const cs_plan *p)
                 c->peak_bytes / GIB, c->capacity_bytes / GIB,
                 100 * c->peak_bytes / c->capacity_bytes);
     if (r)
-        cs_doc_note(doc, "  runner-up             %s, micro_batch %d, grad_accum %d, checkpointing %s: "
-                         "%.0f tokens/s, %.2f %% slower%s\n",
-                    cs_strategy_name(r->strategy), r->micro_batch, r->grad_accum,
+        cs_doc_note(doc, "  runner-up             %s, tp %d, micro_batch %d, grad_accum %d, "
+                         "checkpointing %s: %.0f tokens/s, %.2f %% slower%s\n",
+                    cs_strategy_name(r->strategy), r->tp, r->micro_batch, r->grad_accum,
                     cs_ckpt_name(r->checkpointing), r->tokens_per_s,
                     p->runner_slower_pct,
                     p->runner_as_fast ? " (as fast: the recommendation needs less memory)" : "");
@@ -429,7 +432,7 @@ static void head(cs_doc *doc, const char *scenario, const cs_plan *p)
              p->model->name, p->model->params, topo->cluster.name, topo->ranks, topo->nodes);
     cs_doc_note(doc, "# %s\n# global batch %d sequences = micro_batch %d x grad_accum %d x %d ranks "
                      "(%s%s)\n\n",
-                title, p->seqs_per_rank * p->dp_ranks, p->training->micro_batch,
+                title, (int)p->global_batch, p->training->micro_batch,
                 p->training->grad_accum, p->dp_ranks, scenario ? "scenario " : "no scenario",
                 scenario ? scenario : "");
     member_str(doc, F_TITLE, title);
@@ -440,7 +443,7 @@ static void head(cs_doc *doc, const char *scenario, const cs_plan *p)
     cs_table_num(member(doc, F_PARAMS), p->model->params);
     member_int(doc, F_RANKS, topo->ranks);
     member_int(doc, F_NODES, topo->nodes);
-    member_int(doc, F_GLOBAL_BATCH, p->seqs_per_rank * p->dp_ranks);
+    member_int(doc, F_GLOBAL_BATCH, p->global_batch);
     cs_table *t = cfg_table(doc, "configs", 0);
     for (size_t i = 0; i < p->ncfgs; i++) {
         const cs_plan_cfg *c = &p->cfgs[i];

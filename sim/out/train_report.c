@@ -65,21 +65,37 @@
     X(copies_s, NUM, "%.6f", it->copies_s)                                                         \
     X(recompute_s, NUM, "%.6f", it->recompute_s)                                                   \
     X(cpu_wait_s, NUM, "%.6f", it->cpu_wait_s)
+/* The layout's tensor parallelism, last in both commands (appended, so the
+ * columns before keep their places): the tp group's ranks, the nodes it
+ * spans and the flag that it spans more than one (priced on the network
+ * path; the block for people says so too). */
+#define LAYOUT_COLUMNS(X)                                                                          \
+    X(tp, INT, NULL, r->ev->tp_ranks)                                                              \
+    X(tp_nodes, INT, NULL, r->ev->tp_nodes)                                                        \
+    X(tp_spans_nodes, INT, NULL, r->ev->tp_nodes > 1)
 
 #define COL_ID(col, type, format, value) COL_##col,
-enum { MEMORY_COLUMNS(COL_ID) SIMULATE_COLUMNS(COL_ID) NCOLS };
+enum { MEMORY_COLUMNS(COL_ID) SIMULATE_COLUMNS(COL_ID) LAYOUT_COLUMNS(COL_ID) NCOLS };
 #define COL_COUNT(col, type, format, value) +1
-enum { NMEMORY = 0 MEMORY_COLUMNS(COL_COUNT) };
+enum { NMEMORY = 0 MEMORY_COLUMNS(COL_COUNT), NSIMULATE = 0 SIMULATE_COLUMNS(COL_COUNT) };
 
 #define COL_ROW(col, type, format, value) {.name = #col, .kind = CS_CELL_##type, .fmt = format},
-static const cs_col cols[NCOLS] = {MEMORY_COLUMNS(COL_ROW) SIMULATE_COLUMNS(COL_ROW)};
+static const cs_col cols[NCOLS] = {MEMORY_COLUMNS(COL_ROW) SIMULATE_COLUMNS(COL_ROW)
+                                       LAYOUT_COLUMNS(COL_ROW)};
+/* memory's: without the simulation's */
+static const cs_col memory_cols[NCOLS - NSIMULATE] = {MEMORY_COLUMNS(COL_ROW)
+                                                          LAYOUT_COLUMNS(COL_ROW)};
+
+/* Is column c one of simulate's alone? */
+static int simulate_only(size_t c) { return c >= NMEMORY && c < NMEMORY + NSIMULATE; }
 
 #define COL_HEADER(col, type, format, value) "," #col
 
 const char *cs_train_report_columns(int simulated)
 {
-    static const char memory[] = MEMORY_COLUMNS(COL_HEADER);
-    static const char simulate[] = MEMORY_COLUMNS(COL_HEADER) SIMULATE_COLUMNS(COL_HEADER);
+    static const char memory[] = MEMORY_COLUMNS(COL_HEADER) LAYOUT_COLUMNS(COL_HEADER);
+    static const char simulate[] =
+        MEMORY_COLUMNS(COL_HEADER) SIMULATE_COLUMNS(COL_HEADER) LAYOUT_COLUMNS(COL_HEADER);
     return (simulated ? simulate : memory) + 1;
 }
 
@@ -98,14 +114,16 @@ static void values(const cs_train_report_head *h, const cs_train_row *r, value o
     const cs_memory *m = &r->ev->memory;
     const cs_iteration *it = &r->ev->iteration;
     double peak = h->simulated ? it->peak_bytes : m->peak_bytes;
-    const value v[NCOLS] = {MEMORY_COLUMNS(COL_VALUE) SIMULATE_COLUMNS(COL_VALUE)};
+    const value v[NCOLS] = {MEMORY_COLUMNS(COL_VALUE) SIMULATE_COLUMNS(COL_VALUE)
+                                LAYOUT_COLUMNS(COL_VALUE)};
     memcpy(out, v, sizeof v);
 }
 
-static void data_row(cs_table *t, const value *v, size_t ncols)
+static void data_row(cs_table *t, const value *v, int simulated)
 {
     cs_table_row(t);
-    for (size_t c = 0; c < ncols; c++) {
+    for (size_t c = 0; c < NCOLS; c++) {
+        if (!simulated && simulate_only(c)) continue;
         if (cols[c].kind == CS_CELL_STR) cs_table_str(t, v[c].str);
         else if (cols[c].kind == CS_CELL_INT) cs_table_int(t, (long long)v[c].num);
         else cs_table_num(t, v[c].num);
@@ -251,12 +269,13 @@ void cs_train_report(cs_buf *b, cs_format f, const cs_train_report_head *h, cons
                                                       CS_TABLE_FIELDS});
     cs_table_row(ft);
     cs_table_str(ft, title);
-    size_t ncols = h->simulated ? NCOLS : NMEMORY;
-    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"rows", cols, ncols, CS_FOR_DATA, 0});
+    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"rows", h->simulated ? cols : memory_cols,
+                                                      h->simulated ? NCOLS : NCOLS - NSIMULATE,
+                                                      CS_FOR_DATA, 0});
     for (size_t i = 0; i < n; i++) {
         value v[NCOLS];
         values(h, &rows[i], v);
-        data_row(t, v, ncols);
+        data_row(t, v, h->simulated);
         card(doc, h, &rows[i], v);
     }
     cs_doc_write(b, doc, f);

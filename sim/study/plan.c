@@ -56,6 +56,7 @@ static int simulate(const cs_model *m, const cs_training *t, const cs_topology *
     if (!d) d = &own;
     cs_diag_clear(d);
     c->strategy = t->strategy;
+    c->tp = cs_tensor_degree(t);
     c->checkpointing = t->checkpointing;
     c->micro_batch = t->micro_batch;
     c->grad_accum = t->grad_accum;
@@ -134,14 +135,21 @@ static cs_plan_cfg *add_cfg(cs_plan *p, size_t *cap)
     return c;
 }
 
-/* The configurations of strategy s, smaller micro-batches first, up to
- * the first that does not fit or does not apply (a larger one would not
- * either). */
-static void search_strategy(cs_plan *p, cs_strategy s, cs_ckpt ck, size_t *cap)
+/* The configurations of strategy s at TP degree tp, smaller micro-batches
+ * first, up to the first that does not fit or does not apply (a larger
+ * one would not either). The global batch is split over the ranks / tp
+ * data-parallel ranks: S sequences each, the nearest whole count >= 1
+ * where that is none (then no configuration keeps the batch). */
+static void search_strategy(cs_plan *p, cs_strategy s, int tp, cs_ckpt ck, size_t *cap)
 {
-    int S = p->seqs_per_rank, ranks = p->dp_ranks;
+    int ranks = p->topo->ranks / tp;
+    if (ranks < 1) ranks = 1;
+    long G = p->global_batch;
+    int S = G % ranks == 0 ? (int)(G / ranks) : (int)lround((double)G / ranks);
+    if (S < 1) S = 1;
     cs_training t = *p->training;
     cs_training_set_strategy(&t, s);
+    t.tensor_parallel = tp;
     t.checkpointing = ck;
     t.micro_batch = 1;
     t.grad_accum = S;
@@ -154,11 +162,11 @@ static void search_strategy(cs_plan *p, cs_strategy s, cs_ckpt ck, size_t *cap)
         t.micro_batch = mb;
         t.grad_accum = ga;
         cs_plan_cfg *c = add_cfg(p, cap);
-        c->batch_kept = mb * ga == S;
+        c->batch_kept = (long)mb * ga * ranks == G;
         simulate(p->model, &t, p->topo, NULL, c, NULL);
         if (c->ok && !c->batch_kept)
-            snprintf(c->note, sizeof c->note, "global batch %d, not %d: not recommended",
-                     mb * ga * ranks, S * ranks);
+            snprintf(c->note, sizeof c->note, "global batch %ld, not %ld: not recommended",
+                     (long)mb * ga * ranks, G);
         if (!fits(c)) break;
     }
 }
@@ -439,6 +447,26 @@ static unsigned ckpt_modes(const cs_training *t, const cs_plan_space *sp)
     return m;
 }
 
+/* The TP degrees sp asks for into tps (cs_plan_space); returns the count. */
+static int tp_degrees(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                      const cs_plan_space *sp, int tps[32])
+{
+    if (sp && sp->tp > 0) {
+        tps[0] = sp->tp;
+        return 1;
+    }
+    int n = 0;
+    for (int T = 1; T <= topo->cluster.gpus_per_node && T <= topo->ranks && n < 32; T *= 2) {
+        if (topo->ranks % T) continue;
+        cs_training ti = *t;
+        ti.tensor_parallel = T;
+        cs_diag d;
+        if (cs_tensor_check(m, &ti, &d) == 0) tps[n++] = T;
+    }
+    if (n == 0) tps[n++] = 1; /* T = 1 always applies: its errors are the configurations' */
+    return n;
+}
+
 int cs_plan_run(const cs_model *m, const cs_training *t, const cs_topology *topo,
                 const cs_plan_space *sp, cs_plan *out, cs_diag *d)
 {
@@ -448,11 +476,14 @@ int cs_plan_run(const cs_model *m, const cs_training *t, const cs_topology *topo
     out->topo = topo;
     out->seqs_per_rank = t->micro_batch * t->grad_accum;
     out->dp_ranks = topo->ranks / cs_tensor_degree(t);
+    out->global_batch = (long)out->seqs_per_rank * out->dp_ranks;
     size_t cap = 0;
     unsigned strats = sp && sp->strategies ? sp->strategies : ~0u, ckpts = ckpt_modes(t, sp);
+    int tps[32], ntp = tp_degrees(m, t, topo, sp, tps);
     for (int s = 0; s < CS_STRAT_COUNT; s++)
-        for (int k = 0; k < CS_CKPT_COUNT && (strats >> s & 1); k++)
-            if (ckpts >> k & 1) search_strategy(out, (cs_strategy)s, (cs_ckpt)k, &cap);
+        for (int j = 0; j < ntp && (strats >> s & 1); j++)
+            for (int k = 0; k < CS_CKPT_COUNT; k++)
+                if (ckpts >> k & 1) search_strategy(out, (cs_strategy)s, tps[j], (cs_ckpt)k, &cap);
     recommend(out);
     return cs_plan_rule_check(m, t, topo, rule_sizes, CS_PLAN_RULE_SIZES, NULL, NULL, &out->rule,
                               d);

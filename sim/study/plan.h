@@ -5,8 +5,8 @@
  * its cluster (`collsim plan`). Every number is a train/evaluate.h
  * simulated iteration, exactly as `collsim simulate` computes it.
  *
- * The search: every strategy x activation checkpointing mode (cs_plan_space)
- * x micro-batch 1, 2, 4, ... up to the largest
+ * The search: every strategy x tensor-parallel degree x activation
+ * checkpointing mode (cs_plan_space) x micro-batch 1, 2, 4, ... up to the largest
  * that fits by the memory estimate (and the training's own micro-batch),
  * with grad_accum chosen so that micro_batch x grad_accum (sequences per
  * rank per optimizer step) stays the training's: the global batch is
@@ -23,7 +23,7 @@
  * (model.h: GPT-3-like shapes with the configuration's sequence length
  * and vocabulary) at CS_PLAN_RULE_SIZES fixed sizes, with the same
  * cluster, ranks and training settings, for the rule's strategies. Cost:
- * (strategies x ~log2(max micro-batch) + sizes x 3) simulated iterations,
+ * (strategies x TP degrees x modes x ~log2(max micro-batch) + sizes x 3) simulated iterations,
  * each O(tasks log tasks).
  */
 #ifndef CS_PLAN_H
@@ -51,6 +51,7 @@
 /* One simulated configuration. */
 typedef struct cs_plan_cfg {
     cs_strategy strategy;
+    int tp; /* the tensor-parallel degree (1: none) */
     cs_ckpt checkpointing;
     int micro_batch, grad_accum;
     int batch_kept; /* micro_batch x grad_accum = the training's */
@@ -134,8 +135,9 @@ typedef struct cs_plan {
     const cs_training *training;
     const cs_topology *topo;
     int seqs_per_rank; /* the training's micro_batch x grad_accum */
-    int dp_ranks;      /* the data-parallel ranks (ranks / tensor_parallel) */
-    cs_plan_cfg *cfgs; /* owned: strategy order, then micro-batch */
+    int dp_ranks;      /* the data-parallel ranks (ranks / the training's tensor_parallel) */
+    long global_batch; /* seqs_per_rank x dp_ranks: kept at every TP degree */
+    cs_plan_cfg *cfgs; /* owned: strategy order, then TP degree, then mode, then micro-batch */
     size_t ncfgs;
     const cs_plan_cfg *best, *runner; /* into cfgs; NULL: none */
     double runner_slower_pct;         /* runner vs best, in % */
@@ -163,14 +165,24 @@ int cs_plan_rule_check(const cs_model *shape, const cs_training *t, const cs_top
  * cs_strategy (0: all). ckpts: a bit per cs_ckpt (0: the training's own,
  * none and full, and selective when attention is not fused: with fused
  * attention selective keeps what none keeps and only adds recompute, so
- * it can never win). */
+ * it can never win). tp: the tensor-parallel degree, pinned (> 0), or 0:
+ * searched over 1, 2, 4, ... up to the GPUs per node (TP stays inside a
+ * node's NVLink domain, Megatron's and torchtitan's placement), the
+ * degrees that divide the ranks and that the model allows
+ * (cs_tensor_check: heads, MLP width); the others are not listed. The
+ * global batch is kept at every degree: each runs global / (ranks / T)
+ * sequences per data-parallel rank (the nearest whole count, noted and
+ * never recommended, where that is no whole number). */
 typedef struct cs_plan_space {
     unsigned strategies, ckpts;
+    int tp;
 } cs_plan_space;
 
 /* Plans m trained with t on topo into out over the space sp (NULL: the
- * defaults of cs_plan_space); the configurations are listed in strategy
- * order, then checkpointing mode, then micro-batch. A configuration that does not
+ * defaults of cs_plan_space, TP searched); the configurations are listed
+ * in strategy order, then TP degree, then checkpointing mode, then
+ * micro-batch. The recommendation and its runner-up (the fastest of
+ * another strategy, at any TP degree) carry their TP degree. A configuration that does not
  * apply (a hybrid group that does not divide the ranks, ...) is listed
  * with its reason, not an error. Returns 0, or the first failure's code
  * with d filled (a generic model of the rule's sizes cannot be made);

@@ -31,7 +31,13 @@
  *                                default no: torch.compile (training.h);
  *   fsdp_version                 column, default 1 (Composer of 2023 wraps
  *                                FullyShardedDataParallel, one unit per
- *                                transformer block).
+ *                                transformer block);
+ *   tp, sequence_parallel,       columns, default 1, on when tp > 1, off:
+ *   async_tp                     the scenario keys tensor_parallel,
+ *                                sequence_parallel and async_tp (tp in
+ *                                tensor_parallel's range, limit.h; whether
+ *                                it divides the gpus and the heads is the
+ *                                evaluation's check, as for a scenario).
  * Model columns default as a model YAML does (model.c): kv_heads = heads,
  * ffn_hidden = 4 hidden, biases / learned positions / tied embeddings
  * unless the MLP is gated. A `params` column must equal collsim's count.
@@ -220,6 +226,9 @@ static const col_def cols[] = {
     {.name = "limit_all_gathers", .kind = C_FN, .fn = limit_cell},
     {.name = "fsdp_version", .kind = C_FN, .fn = version_cell},
     {.name = "compile", .kind = C_FN, .fn = compile_cell},
+    {.name = "tp", .kind = C_INT, .off = B(r.training.tensor_parallel), .lim = CS_LIMIT_TENSOR_PARALLEL},
+    {.name = "sequence_parallel", .kind = C_BOOL, .off = B(r.training.sequence_parallel)},
+    {.name = "async_tp", .kind = C_BOOL, .off = B(r.training.async_tp)},
     {.name = "source_table", .kind = C_STR, .off = B(r.table), .size = sizeof(((cs_trun_row *)0)->table)},
     {.name = "tokens_per_s_per_gpu", .required = 1, .kind = C_NUM, .off = B(r.measured_tps_per_gpu)},
     {.name = "mfu_pct", .kind = C_NUM, .off = B(r.measured_mfu_pct)},
