@@ -25,6 +25,7 @@
 #include "coll/collective.h"
 #include "out/table.h"
 #include "train/checkpoint.h"
+#include "train/loss.h"
 
 /* ---- messages and exit codes (cli.h) ------------------------------------------ */
 
@@ -135,6 +136,10 @@ static const char *engine_name(int v) { return cs_engine_name((cs_engine_kind)v)
 const cs_choice cs_choice_engine = {CS_ENGINE_COUNT, engine_name, NULL, NULL};
 static const char *ckpt_name(int v) { return cs_ckpt_name((cs_ckpt)v); }
 const cs_choice cs_choice_ckpt = {CS_CKPT_COUNT, ckpt_name, NULL, NULL};
+
+/* Exactly naive, fused or chunked (train/loss.h). */
+static const char *loss_name(int v) { return cs_loss_impl_names[v]; }
+const cs_choice cs_choice_loss = {CS_LOSS_COUNT, loss_name, NULL, NULL};
 
 const cs_opt cs_strategy_item = {"strategy", .choice = &cs_choice_strategy, .says = CS_SAYS_ITEM};
 
@@ -506,6 +511,7 @@ void cs_cli_knobs_apply(const cs_cli_knobs *k, cs_training *t)
     if (k->attention >= 0) t->flash_attention = k->attention > 0;
     if (k->attention >= 2) t->attention_kernel = (cs_attn_kernel)(k->attention - 2);
     if (k->compile) t->compile = 1;
+    if (k->loss >= 0) t->loss_impl = k->loss;
     if (k->engine >= 0) t->collective_engine = (cs_engine_kind)k->engine;
     if (k->optimizer >= 0) t->optimizer = (cs_optimizer)k->optimizer;
     if (k->tp) t->tensor_parallel = k->tp;

@@ -54,7 +54,7 @@ typedef struct cs_choice {
 
 extern const cs_choice cs_choice_op, cs_choice_algo, cs_choice_proto, cs_choice_engine,
     cs_choice_dtype, cs_choice_dtype_nccl, cs_choice_format, cs_choice_ckpt, cs_choice_strategy,
-    cs_choice_attention, cs_choice_optimizer;
+    cs_choice_attention, cs_choice_optimizer, cs_choice_loss;
 
 /* The strategy aliases (PyTorch's ShardingStrategy names, DeepSpeed's
  * ZeRO stages), for help texts: "FULL_SHARD=fsdp_full_shard, ...". */
@@ -157,6 +157,10 @@ extern const int cs_attention_order[];
 #define CS_ARG_ATTENTION(T, f)                                                                     \
     {"attention", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_attention,         \
      .only = cs_attention_order, .says = CS_SAYS_EXPECTS}
+/* naive | fused | chunked: the loss kernel (train/loss.h) */
+#define CS_ARG_LOSS(T, f)                                                                          \
+    {"loss", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_loss,                   \
+     .says = CS_SAYS_EXPECTS}
 #define CS_ARG_COMPILE(T, f) {"compile", .flag = 1, .parse = cs_opt_set, CS_ARG_AT(T, f)}
 /* The training dtypes: one for params, gradients and collectives. */
 extern const int cs_training_dtypes[];
@@ -214,11 +218,12 @@ typedef struct cs_cli_knobs {
     int dtype, micro_batch, grad_accum, ckpt, attention, engine, optimizer, global_batch;
     int sac_set, sac; /* --selective-ac given (1) and its value (checkpoint.h) */
     int compile; /* 1: --compile given */
+    int loss; /* --loss: a cs_loss_impl (train/loss.h); -1 unset */
     int tp; /* --tp: the tensor-parallel degree; 0 unset */
 } cs_cli_knobs;
 
 #define CS_CLI_KNOBS_UNSET                                                                         \
-    {.dtype = -1, .ckpt = -1, .attention = -1, .engine = -1, .optimizer = -1}
+    {.dtype = -1, .ckpt = -1, .attention = -1, .engine = -1, .optimizer = -1, .loss = -1}
 
 /* Sets what k gives on t: a dtype is pure low precision (params,
  * gradients and collectives, no fp32 master weights). */

@@ -76,7 +76,10 @@ void cs_cli_train_help(FILE *f)
             "                         kernel each (scenario key compile: true)\n"
             "  --tp T                 tensor-parallel degree (default 1: none): Megatron's\n"
             "                         column / row split over T consecutive ranks, with\n"
-            "                         sequence parallelism; the strategy shards over ranks / T\n",
+            "                         sequence parallelism; the strategy shards over ranks / T\n"
+            "  --loss L               the loss kernel: naive (default: F.cross_entropy over fp32\n"
+            "                         logits), fused (flash-attn's xentropy, as llm-foundry) or\n"
+            "                         chunked (torchtune's CEWithChunkedOutputLoss)\n",
             list);
 }
 

@@ -27,6 +27,10 @@
  *   attention_kernel             column, default flash1 (the tables' torch
  *                                1.x stack ran FlashAttention v1-class
  *                                kernels); fused attention always;
+ *   loss_impl                    column, naive | fused | chunked (loss.h),
+ *                                default fused (llm-foundry's MPT default
+ *                                loss_fn fused_crossentropy: flash-attn's
+ *                                xentropy, loss.c);
  *   compile                      column, yes / no (or true / false),
  *                                default no: torch.compile (training.h);
  *   fsdp_version                 column, default 1 (Composer of 2023 wraps
@@ -57,6 +61,7 @@
 #include "base/textfile.h"
 #include "study/measure_parse.h"
 #include "train/checkpoint.h"
+#include "train/loss.h"
 #include "train/strategy.h"
 
 /* ---- the columns ---------------------------------------------------------------- */
@@ -93,6 +98,7 @@ static const char *strategy_cell(row_build *b, const char *s)
     b->r.training.attention_kernel = CS_ATTN_FLASH1;
     b->r.training.flash_attention = 1;
     b->r.training.fsdp_version = 1;
+    b->r.training.loss_impl = CS_LOSS_FUSED;
     return NULL;
 }
 
@@ -157,6 +163,14 @@ static const char *kernel_cell(row_build *b, const char *s)
     int i = name_index(cs_attn_kernel_names, s);
     if (i < 0) return "flash2 or flash1";
     b->r.training.attention_kernel = (cs_attn_kernel)i;
+    return NULL;
+}
+
+static const char *loss_cell(row_build *b, const char *s)
+{
+    int i = name_index(cs_loss_impl_names, s);
+    if (i < 0) return "naive, fused or chunked";
+    b->r.training.loss_impl = i;
     return NULL;
 }
 
@@ -229,6 +243,7 @@ static const col_def cols[] = {
     {.name = "tp", .kind = C_INT, .off = B(r.training.tensor_parallel), .lim = CS_LIMIT_TENSOR_PARALLEL},
     {.name = "sequence_parallel", .kind = C_BOOL, .off = B(r.training.sequence_parallel)},
     {.name = "async_tp", .kind = C_BOOL, .off = B(r.training.async_tp)},
+    {.name = "loss_impl", .kind = C_FN, .fn = loss_cell},
     {.name = "source_table", .kind = C_STR, .off = B(r.table), .size = sizeof(((cs_trun_row *)0)->table)},
     {.name = "tokens_per_s_per_gpu", .required = 1, .kind = C_NUM, .off = B(r.measured_tps_per_gpu)},
     {.name = "mfu_pct", .kind = C_NUM, .off = B(r.measured_mfu_pct)},

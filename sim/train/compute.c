@@ -45,7 +45,8 @@
  * autograd ... autocast_mode.cpp lists cross_entropy among fp32 ops):
  * the 16-bit logits are cast to fp32, log_softmax writes fp32 and
  * nll_loss gathers; backward writes the fp32 gradient, log_softmax's
- * backward reads it and its output, and the cast back writes 16 bits.
+ * backward reads it and its output, and the cast back writes 16 bits
+ * (loss_impl naive; fused and chunked run their own kernels: loss.c).
  * The token embedding is a gather (forward) and an index-add into a
  * vocab x h gradient (backward); learned positions add one more lookup.
  *
@@ -123,6 +124,7 @@
 #include <string.h>
 
 #include "train/checkpoint.h"
+#include "train/loss.h"
 
 /* The shape the rows read: tokens in the micro-batch and the model's
  * widths, all as doubles. */
@@ -139,6 +141,7 @@ typedef struct shape {
     int gated, biases, learned, flash, dropout, tied;
     int eager;       /* 1: PyTorch eager, 0: torch.compile (the file header) */
     cs_attn_kernel kernel;
+    cs_loss_kernel loss[2]; /* the loss's forward and backward kernels (loss.c) */
 } shape;
 
 /* How a row splits over the tp ranks (Megatron-LM's layers.py; torch's
@@ -440,8 +443,10 @@ static void head(sink *k, const shape *s)
     if (s->learned) memory(k, "position_embedding", CS_KPASS_HEAD_FORWARD, 4 * e * T * h, 1);
     memory(k, "final_norm", CS_KPASS_HEAD_FORWARD, e * s->Ts * 2 * h, 1);
     gemm(k, e, "logits", CS_KPASS_HEAD_FORWARD, T, V, h, 1, 1);
-    memory(k, "cross_entropy", CS_KPASS_HEAD_FORWARD, T * V * (e + 4 + 4 + 4), 1);
-    memory(k, "cross_entropy.backward", CS_KPASS_HEAD_BACKWARD, T * V * (4 + 4 + 4 + 4 + 4 + e), 1);
+    memory(k, s->loss[0].name, CS_KPASS_HEAD_FORWARD, T * V * s->loss[0].bytes_per_logit,
+           s->loss[0].launches);
+    memory(k, s->loss[1].name, CS_KPASS_HEAD_BACKWARD, T * V * s->loss[1].bytes_per_logit,
+           s->loss[1].launches);
     gemm(k, e, "logits.dgrad", CS_KPASS_HEAD_BACKWARD, T, h, V, 1, 1);
     gemm(k, e, "logits.wgrad", CS_KPASS_HEAD_BACKWARD, h, V, T, 1, 1);
     memory(k, "final_norm.backward", CS_KPASS_HEAD_BACKWARD, e * s->Ts * 3 * h, 1);
@@ -455,7 +460,8 @@ static shape shape_of(const cs_model *m, const cs_training *t)
                .f = m->ffn_hidden, .V = m->vocab, .e = cs_dtype_size(t->param_dtype),
                .gated = m->gated_mlp, .biases = m->biases, .learned = m->learned_positions,
                .flash = t->flash_attention, .dropout = m->dropout > 0,
-               .tied = m->tied_embeddings, .kernel = t->attention_kernel, .eager = !t->compile};
+               .tied = m->tied_embeddings, .kernel = t->attention_kernel, .eager = !t->compile,
+               .loss = {cs_loss_kernel_of(t, 0), cs_loss_kernel_of(t, 1)}};
     s.T = s.b * s.s;
     s.E = m->experts > 1 ? m->experts : 1;
     s.topk = m->experts > 1 ? m->experts_per_token : 1;

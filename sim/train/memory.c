@@ -31,13 +31,11 @@
  *   buckets      (strategy.h): FSDP's gathered units and unsharded
  *                gradients (strategy_fsdp.c), DDP's gradient buckets, also
  *                under ZeRO-1 (strategy_ddp.c);
- *   temp         the loss's buffers, micro_batch x seq x vocab elements
- *                each of: the logits in the compute dtype, their fp32
- *                copy (HF LlamaForCausalLM.forward: logits.float(); the
- *                fp32 log_softmax output cross_entropy saves is the same
- *                size) and, in the head's backward, the fp32 gradient of
- *                the logits (Korthikanti Sec 4.3 counts one fp32 copy:
- *                "4sbv"); and, under amp, autocast's cached weight copies
+ *   temp         the loss's buffers over micro_batch x seq x vocab
+ *                elements, as the loss implementation holds them (loss.c:
+ *                naive: the logits in the compute dtype, their fp32 copy
+ *                and, in the head's backward, the fp32 gradient; fused and
+ *                chunked hold less); and, under amp, autocast's cached weight copies
  *                of every layer and the head (aten/src/ATen/
  *                autocast_mode.cpp cached_cast: kept until the autocast
  *                region exits, and saved for backward): the peak is at
@@ -69,6 +67,7 @@
 #include <string.h>
 
 #include "train/checkpoint.h"
+#include "train/loss.h"
 #include "train/strategy.h"
 #include "train/tensor.h"
 
@@ -92,17 +91,10 @@ double cs_memory_nccl_buffer_bytes(const cs_training *t, const cs_layout *l)
     return comms * 2.0 * l->group[CS_GROUP_WORLD].topo.cluster.coll.channels * per_connection;
 }
 
-double cs_memory_logit_forward_bytes(const cs_training *t)
-{
-    int ps = cs_dtype_size(t->param_dtype);
-    return ps < 4 ? ps + 4.0 : 4.0; /* .float() of fp32 logits is the same tensor */
-}
+/* The loss implementation's row (loss.c cites each). */
+double cs_memory_logit_forward_bytes(const cs_training *t) { return cs_loss_held_bytes(t); }
 
-double cs_memory_logit_backward_bytes(const cs_training *t)
-{
-    (void)t;
-    return 4.0; /* the fp32 gradient of the fp32 logits */
-}
+double cs_memory_logit_backward_bytes(const cs_training *t) { return cs_loss_backward_bytes(t); }
 
 double cs_memory_autocast_copy_bytes(const cs_training *t, double params)
 {

@@ -26,6 +26,7 @@
 #include "config/config.h"
 #include "coll/topology.h"
 #include "train/checkpoint.h"
+#include "train/loss.h"
 #include "train/layout.h"
 #include "train/strategy.h"
 #include "train/tensor.h"
@@ -135,6 +136,7 @@ static const cs_yfield training_fields[] = {
     {ROW("flash_attention", CS_YF_BOOL, OFF(flash_attention), 0)},
     {ROW("attention_kernel", CS_YF_ENUM, OFF(attention_kernel), 0), .names = cs_attn_kernel_names},
     {ROW("compile", CS_YF_BOOL, OFF(compile), 0)},
+    {ROW("loss_impl", CS_YF_ENUM, OFF(loss_impl), 0), .names = cs_loss_impl_names},
     {ROW("bucket_cap_mb", CS_YF_CUSTOM, OFF(bucket_cap_bytes), 0), .fn = read_mib},
     {ROW("first_bucket_mb", CS_YF_CUSTOM, OFF(first_bucket_bytes), 0), .fn = read_mib},
     {ROW("gradient_as_bucket_view", CS_YF_BOOL, OFF(gradient_as_bucket_view), 0)},

@@ -95,6 +95,8 @@ typedef struct cs_training {
     int compile;                /* torch.compile (Inductor): each chain of pointwise
                                  * ops and reductions between two GEMMs or attention
                                  * kernels runs as one kernel (compute.c); 0: eager */
+    int loss_impl;              /* the loss kernel, a cs_loss_impl (loss.h): naive
+                                 * (0, the default), fused or chunked */
     /* DDP */
     double bucket_cap_bytes;    /* 25 MiB (torch DDP bucket_cap_mb) */
     double first_bucket_bytes;  /* 1 MiB (torch dist._DEFAULT_FIRST_BUCKET_BYTES) */

@@ -116,8 +116,8 @@ def mapping(r, tmp):
 
 # What collsim expresses today (filled in as the mechanisms land; empty: the row runs without it).
 SELECTIVE_EVERY_2 = [("selective_ac", 2)]  # torchtitan 2024-03 default selective_ac_option "2"
-LOSS_NAIVE = []
-LOSS_CHUNKED = []
+LOSS_NAIVE = [("loss_impl", "naive")]  # torchtitan: F.cross_entropy of output(h).float()
+LOSS_CHUNKED = [("loss_impl", "chunked")]  # torchtune CEWithChunkedOutputLoss
 OPT_IN_BWD_LACKS = ["optimizer in backward"]
 OFFLOAD_LACKS = ["activation offloading"]
 

@@ -31,6 +31,12 @@ How a row maps (each choice cited; what the schema cannot say is in GAPS, printe
                               flash-attn 1.x, and its triton kernel measures like v1 on A100 (Dao 2023
                               Fig. 4, causal d=128: Triton 50..80 vs v1 55..83 TFLOPS). The report
                               also scores the same rows with collsim's default kernel (flash2).
+  loss_impl fused             llm-foundry's MPT loss: ComposerMPTCausalLM.__init__
+                              (llmfoundry/models/mpt/modeling_mpt.py at b2a43a147 and 5e85bd62d)
+                              defaults loss_fn to 'fused_crossentropy', flash_attn.losses.
+                              cross_entropy.CrossEntropyLoss(ignore_index=-100); the yamls set no
+                              loss_fn; setup.py's gpu extra installs xentropy-cuda-lib from
+                              flash-attention v1.0.9 (sim/train/loss.c: what it holds and runs).
 fms_fsdp.csv (IBM's foundation-model-stack/fms-fsdp README tables, copied with their provenance
 header) maps the same way but for (main_training_llama.py and fms_fsdp/, read at the repo's HEAD):
   precision bf16 mixed        fms_fsdp/policies/mixed_precision.py bfSixteen: param_dtype and
@@ -82,7 +88,7 @@ GAPS = [
     "**H100 on CUDA 11.7.** CUDA 11.7 has no sm_90 code generation, so the H100 rows ran cuBLAS and "
     "the attention kernel built for Ampere; no public measurement of that stack on H100 was found. "
     "The H100 preset describes a current stack (MAMF 80%, FlashAttention-2 curves): expect the H100 "
-    "table to be predicted faster than measured (signed median +7.5%, A100 +0.4%). `collsim calibrate` on the user's own steps is "
+    "table to be predicted faster than measured (signed median +8.1%, A100 +1.8%). `collsim calibrate` on the user's own steps is "
     "where such a stack's efficiency belongs (issue 12), not the preset.",
     "**Sequence length and checkpointing residuals.** The signed error falls with sequence "
     "length (about +22% at 512 tokens, -15% at 64k): the v1-class attention curve is slower than "
@@ -113,7 +119,7 @@ def read_rows(data=DATA):
 
 ATTENTION_KERNEL = "flash1"
 # The scored tables, each file with the settings its stack implies (the docstring cites them).
-SOURCES = [(DATA, {"prefetch": "post", "kernel": ATTENTION_KERNEL}),
+SOURCES = [(DATA, {"prefetch": "post", "kernel": ATTENTION_KERNEL, "loss": "fused"}),
            ("fms_fsdp.csv", {"prefetch": "pre", "kernel": "flash2"})]
 ROOFLINE_MFU = 0.5
 
@@ -162,6 +168,8 @@ def scenario_yaml(r, prefetch=None, kernel=None):
         lines.append("  shard_group: %s" % r["shard_group"])
     if r.get("compile") == "yes":
         lines.append("  compile: true")
+    if r["_settings"].get("loss"):
+        lines.append("  loss_impl: %s" % r["_settings"]["loss"])
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * loss.h - the language-model loss as the stacks run it: what each
+ * implementation holds over the micro-batch's logits (bytes per logit
+ * element, micro_batch x seq x vocab of them), from the head's forward to
+ * its backward and during the backward, and the memory-bound kernels it
+ * launches (bytes moved per logit element). One row per implementation
+ * (loss.c cites each):
+ *   naive     F.cross_entropy over upcast logits (HF Trainer, torchtitan);
+ *   fused     flash-attn's xentropy kernel (flash_attn/losses/
+ *             cross_entropy.py CrossEntropyLoss, csrc/xentropy), as
+ *             llm-foundry's MPT builds it;
+ *   chunked   torchtune's CEWithChunkedOutputLoss (8 chunks).
+ * cs_training.loss_impl holds the row's index (naive, the default, is 0).
+ */
+#ifndef CS_LOSS_H
+#define CS_LOSS_H
+
+#include "train/training.h"
+
+typedef enum cs_loss_impl { CS_LOSS_NAIVE, CS_LOSS_FUSED, CS_LOSS_CHUNKED, CS_LOSS_COUNT } cs_loss_impl;
+
+/* "naive", "fused", "chunked", NULL-terminated (scenario and CSV enum). */
+extern const char *const cs_loss_impl_names[CS_LOSS_COUNT + 1];
+/* The name of t's loss_impl. */
+const char *cs_loss_name(const cs_training *t);
+
+/* Bytes per logit element held from the head's forward until its backward
+ * ends (the logits and what the loss saves for backward). */
+double cs_loss_held_bytes(const cs_training *t);
+/* Bytes per logit element the backward adds while the head's backward
+ * runs (the logits' gradient, or one chunk's). */
+double cs_loss_backward_bytes(const cs_training *t);
+
+/* The loss's memory-bound kernels: name, bytes moved per logit element,
+ * launches; pass 0 forward, 1 backward. Strings are static. */
+typedef struct cs_loss_kernel {
+    const char *name;
+    double bytes_per_logit;
+    int launches;
+} cs_loss_kernel;
+cs_loss_kernel cs_loss_kernel_of(const cs_training *t, int backward);
+
+#endif
