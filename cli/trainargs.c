@@ -76,7 +76,11 @@ void cs_cli_train_help(FILE *f)
             "                         kernel each (scenario key compile: true)\n"
             "  --tp T                 tensor-parallel degree (default 1: none): Megatron's\n"
             "                         column / row split over T consecutive ranks, with\n"
-            "                         sequence parallelism; the strategy shards over ranks / T\n",
+            "                         sequence parallelism; the strategy shards over ranks / T\n"
+            "  --pp P                 pipeline-parallel degree (default 1: none): P stages,\n"
+            "                         outermost, grad-accum micro-batches through them\n"
+            "  --pp-schedule S        gpipe, 1f1b (default), interleaved_1f1b (with the\n"
+            "                         scenario's virtual_stages) or zero_bubble (ZB-H1)\n",
             list);
 }
 
