@@ -21,6 +21,7 @@
 #include "base/units.h"
 #include "base/yamlnode.h"
 #include "coll/cluster.h"
+#include "train/pipeline_sched.h"
 #include "train/tensor.h"
 #include "coll/collective.h"
 #include "out/table.h"
@@ -325,6 +326,19 @@ int cs_opt_selective_ac(const char *cmd, const cs_opt *o, const char *arg, void 
     return 0;
 }
 
+int cs_opt_pp_schedule(const char *cmd, const cs_opt *o, const char *arg, void *dst)
+{
+    int *row = dst; /* cs_cli_knobs.pp_schedule; the flag before it */
+    for (int i = 0; i < cs_pp_schedule_count(); i++)
+        if (!strcmp(cs_pp_schedule_row_at(i)->name, arg)) {
+            *row = i;
+            row[-1] = 1;
+            return 0;
+        }
+    return cs_cli_usage(cmd, "--%s expects gpipe, 1f1b, interleaved_1f1b or zero_bubble, got '%s'",
+                        o->name, arg);
+}
+
 int cs_opt_choice(const char *cmd, const cs_opt *o, const char *arg, void *dst)
 {
     return cs_opts_choose(cmd, o, arg, dst);
@@ -515,12 +529,15 @@ void cs_cli_knobs_apply(const cs_cli_knobs *k, cs_training *t)
     if (k->engine >= 0) t->collective_engine = (cs_engine_kind)k->engine;
     if (k->optimizer >= 0) t->optimizer = (cs_optimizer)k->optimizer;
     if (k->tp) t->tensor_parallel = k->tp;
+    if (k->pp) t->pipeline_parallel = k->pp;
+    if (k->pp_schedule_set) t->pipeline_schedule = k->pp_schedule;
 }
 
 int cs_cli_knobs_batch(const char *cmd, const cs_cli_knobs *k, int ranks, cs_training *t)
 {
     if (!k->global_batch) return 0;
     ranks /= cs_tensor_degree(t) > 0 ? cs_tensor_degree(t) : 1; /* the data-parallel ranks */
+    ranks /= t->pipeline_parallel > 1 ? t->pipeline_parallel : 1;
     long per_step = (long)t->micro_batch * ranks;
     if (k->global_batch % per_step)
         return cs_cli_usage(cmd,

@@ -142,6 +142,10 @@ int cs_opt_refuse(const char *cmd, const cs_opt *o, const char *arg, void *dst);
     {"global-batch", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = 1 << 30}
 #define CS_ARG_TP(T, f)                                                                            \
     {"tp", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = CS_LIMIT_HI_TENSOR_PARALLEL}
+#define CS_ARG_PP(T, f) {"pp", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = 1 << 16}
+/* gpipe | 1f1b | interleaved_1f1b | zero_bubble (train/pipeline_sched.h) */
+int cs_opt_pp_schedule(const char *cmd, const cs_opt *o, const char *arg, void *dst);
+#define CS_ARG_PP_SCHEDULE(T, f) {"pp-schedule", .parse = cs_opt_pp_schedule, CS_ARG_AT(T, f)}
 #define CS_ARG_OPTIMIZER(T, f)                                                                     \
     {"optimizer", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_optimizer,         \
      .says = CS_SAYS_EXPECTS}
@@ -220,6 +224,8 @@ typedef struct cs_cli_knobs {
     int compile; /* 1: --compile given */
     int loss; /* --loss: a cs_loss_impl (train/loss.h); -1 unset */
     int tp; /* --tp: the tensor-parallel degree; 0 unset */
+    int pp; /* --pp: the pipeline-parallel degree; 0 unset */
+    int pp_schedule_set, pp_schedule; /* --pp-schedule given (1) and its row */
 } cs_cli_knobs;
 
 #define CS_CLI_KNOBS_UNSET                                                                         \

@@ -79,7 +79,11 @@ void cs_cli_train_help(FILE *f)
             "                         sequence parallelism; the strategy shards over ranks / T\n"
             "  --loss L               the loss kernel: naive (default: F.cross_entropy over fp32\n"
             "                         logits), fused (flash-attn's xentropy, as llm-foundry) or\n"
-            "                         chunked (torchtune's CEWithChunkedOutputLoss)\n",
+            "                         chunked (torchtune's CEWithChunkedOutputLoss)\n"
+            "  --pp P                 pipeline-parallel degree (default 1: none): P stages,\n"
+            "                         outermost, grad-accum micro-batches through them\n"
+            "  --pp-schedule S        gpipe, 1f1b (default), interleaved_1f1b (with the\n"
+            "                         scenario's virtual_stages) or zero_bubble (ZB-H1)\n",
             list);
 }
 

@@ -36,6 +36,8 @@ void cs_schedule_write(const cs_workload *w, cs_buf *b)
                       l->mesh.dim[i].size);
     cs_buf_printf(b, "],\n  \"groups\": {");
     for (int g = 0; g < CS_GROUP_COUNT; g++) {
+        /* the pp group only with a pipeline (the schedule of P = 1 as before it) */
+        if (g == CS_GROUP_PP && l->group[g].size <= 1) continue;
         cs_buf_printf(b, "%s\n    \"%s\": {\"ranks\": %d, \"dims\": ", g ? "," : "",
                       cs_group_name((cs_group)g), l->group[g].size);
         dim_names(&l->mesh, l->group[g].dims, b);

@@ -28,6 +28,7 @@
  * to CS_EVALUATE_MICRO_WHOLE_MAX micro-steps.
  */
 #include "train/evaluate.h"
+#include "train/pipeline.h"
 #include "train/tensor.h"
 
 #include <stdio.h>
@@ -134,6 +135,42 @@ static int run_iteration(const cs_model *m, const cs_training *t, const cs_layou
     return rc;
 }
 
+/* P > 1: the stages' timelines and memory (pipeline.h) in place of the
+ * one rank graph; its peak is the largest stage's. */
+static int run_pipeline(const cs_model *m, const cs_training *t, const cs_layout *l,
+                        const cs_evaluate_opts *o, cs_evaluation *out, cs_diag *d)
+{
+    if (o->workload)
+        return cs_diag_set(d, CS_ENOTSUP, NULL, 0, 0,
+                           "a trace or schedule of a pipeline (pipeline_parallel %d) is not "
+                           "written yet: its stages have no task graph",
+                           cs_pipeline_degree(t));
+    cs_pp_memory *mem = o->stages ? o->stages : cs_xmalloc(sizeof *mem);
+    int rc = cs_pipeline_run(m, t, l, o->cache, &out->iteration, mem, d);
+    if (rc == 0) {
+        out->memory = mem->stage[mem->peak_stage];
+        if (o->model_states_only) {
+            out->memory.peak_bytes = out->memory.model_states_bytes;
+            out->memory.fits = out->memory.peak_bytes <= out->memory.capacity_bytes;
+        }
+        snprintf(out->memory.peak_phase, sizeof out->memory.peak_phase,
+                 "start of backward, stage %d of %d", mem->peak_stage, mem->P);
+        out->fits = out->memory.fits;
+        out->estimate_peak_bytes = out->memory.peak_bytes;
+        out->note = cs_training_note(t);
+        out->tp_ranks = l->group[CS_GROUP_TP].size;
+        out->tp_nodes = l->group[CS_GROUP_TP].topo.nodes;
+        out->tp_sequence_parallel = cs_tensor_sequence_parallel(t);
+        out->tp_async = cs_tensor_async(t);
+        if (o->simulate)
+            out->simulated = 1;
+        else
+            cs_iteration_free(&out->iteration);
+    }
+    if (mem != o->stages) free(mem);
+    return rc;
+}
+
 int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topology *topo,
                        const cs_evaluate_opts *o, cs_evaluation *out, cs_diag *d)
 {
@@ -144,6 +181,10 @@ int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topolog
     cs_diag_clear(d);
     cs_layout *l = cs_xmalloc(sizeof *l);
     int rc = cs_layout_build(m, t, topo, l, d);
+    if (rc == 0 && cs_pipeline_degree(t) > 1) {
+        rc = run_pipeline(m, t, l, o, out, d);
+        goto done;
+    }
     if (rc == 0) rc = cs_memory_estimate_layout(m, t, l, o->model_states_only, &out->memory, d);
     if (rc) goto done;
     out->fits = out->memory.fits;

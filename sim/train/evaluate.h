@@ -34,6 +34,8 @@ typedef struct cs_evaluate_opts {
     /* not NULL: receives the simulated graph (caller frees with
      * cs_workload_free), e.g. to write its schedule or trace */
     cs_workload **workload;
+    /* not NULL: receives each pipeline stage's memory (P > 1; pipeline.h) */
+    struct cs_pp_memory *stages;
 } cs_evaluate_opts;
 
 typedef struct cs_evaluation {

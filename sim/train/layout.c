@@ -33,20 +33,26 @@ typedef struct sizing {
     int ranks;   /* the world, >= 1 */
     int tp;      /* the tensor-parallel degree, dividing ranks */
     int shard;   /* the shard group's ranks, not yet checked against the world */
+    int pp;      /* the pipeline-parallel degree, dividing ranks / tp */
 } sizing;
 
 static int size_tp(const sizing *s) { return s->tp; }
 static int size_shard(const sizing *s) { return s->shard; }
-static int size_replicate(const sizing *s) { return s->ranks / s->tp / s->shard; }
+static int size_replicate(const sizing *s) { return s->ranks / s->tp / s->pp / s->shard; }
+static int size_pp(const sizing *s) { return s->pp; }
 
-/* The mesh's dimensions, innermost first (Megatron's tp-cp-ep-dp-pp). */
+/* The mesh's dimensions, innermost first (Megatron's tp-cp-ep-dp-pp).
+ * optional: left out of the mesh at size 1 (a layout without pipeline
+ * parallelism has the mesh, and so the schedule, it had before pp). */
 static const struct {
     const char *name;
     int (*size)(const sizing *s);
+    int optional;
 } dims[] = {
-    {"tp", size_tp},
-    {"dp_shard", size_shard},
-    {"dp_replicate", size_replicate},
+    {"tp", size_tp, 0},
+    {"dp_shard", size_shard, 0},
+    {"dp_replicate", size_replicate, 0},
+    {"pp", size_pp, 1},
 };
 #define NDIMS (int)(sizeof dims / sizeof dims[0])
 
@@ -60,6 +66,7 @@ static const struct {
     [CS_GROUP_DP_SHARD] = {"dp_shard", {"dp_shard", NULL}},
     [CS_GROUP_DP_REPLICATE] = {"dp_replicate", {"dp_replicate", NULL}},
     [CS_GROUP_TP] = {"tp", {"tp", NULL}},
+    [CS_GROUP_PP] = {"pp", {"pp", NULL}},
 };
 
 const char *cs_group_name(cs_group g)
@@ -85,7 +92,7 @@ cs_mesh_dims cs_layout_group_dims(const cs_mesh *m, cs_group g)
     cs_mesh_dims set = 0;
     for (int k = 0; groups[g].dims[k]; k++) {
         int i = cs_mesh_find(m, groups[g].dims[k]);
-        CS_ASSERT(i >= 0);
+        if (i < 0) continue; /* an optional dimension of size 1: one rank */
         set |= CS_MESH_BIT(i);
     }
     return set;
@@ -93,12 +100,17 @@ cs_mesh_dims cs_layout_group_dims(const cs_mesh *m, cs_group g)
 
 int cs_layout_mesh(const cs_training *t, const cs_topology *topo, cs_mesh *out, cs_diag *d)
 {
-    sizing s = {t, topo, topo->ranks > 0 ? topo->ranks : 1, cs_tensor_degree(t), 0};
+    sizing s = {t, topo, topo->ranks > 0 ? topo->ranks : 1, cs_tensor_degree(t), 0,
+                t->pipeline_parallel > 1 ? t->pipeline_parallel : 1};
     cs_mesh_init(out);
     if (s.ranks % s.tp)
         return cs_diag_set(d, CS_EINVAL, NULL, 0, 0,
                            "tensor_parallel %d does not divide the %d ranks", s.tp, s.ranks);
-    int dp = s.ranks / s.tp;
+    if ((s.ranks / s.tp) % s.pp)
+        return cs_diag_set(d, CS_EINVAL, NULL, 0, 0,
+                           "pipeline_parallel %d does not divide the %d ranks / tensor_parallel %d",
+                           s.pp, s.ranks, s.tp);
+    int dp = s.ranks / s.tp / s.pp;
     s.shard = dp;
     if (cs_strategy_row_of(t->strategy)->hybrid) {
         /* 0: one node's data-parallel ranks */
@@ -111,7 +123,8 @@ int cs_layout_mesh(const cs_training *t, const cs_topology *topo, cs_mesh *out, 
                            "%s needs the shard group (%d ranks) to divide the %d ranks into "
                            "whole replicas",
                            cs_strategy_name(t->strategy), s.shard, dp);
-    for (int i = 0; i < NDIMS; i++) cs_mesh_add(out, dims[i].name, dims[i].size(&s));
+    for (int i = 0; i < NDIMS; i++)
+        if (!dims[i].optional || dims[i].size(&s) > 1) cs_mesh_add(out, dims[i].name, dims[i].size(&s));
     return 0;
 }
 
@@ -134,7 +147,9 @@ int cs_layout_build(const cs_model *m, const cs_training *t, const cs_topology *
     }
     const cs_strategy_row *r = cs_strategy_row_of(t->strategy);
     /* the data-parallel ranks: the world unless hybrid, or tensor-parallel */
-    out->shard = r->hybrid || cs_tensor_degree(t) > 1 ? CS_GROUP_DP_SHARD : CS_GROUP_WORLD;
+    out->shard = r->hybrid || cs_tensor_degree(t) > 1 || t->pipeline_parallel > 1
+                     ? CS_GROUP_DP_SHARD
+                     : CS_GROUP_WORLD;
     int shard = out->group[CS_GROUP_DP_SHARD].size;
     out->params_degree = r->shards_params ? shard : 1;
     out->grads_degree = r->shards_grads ? shard : 1;
@@ -142,7 +157,7 @@ int cs_layout_build(const cs_model *m, const cs_training *t, const cs_topology *
     int tp = out->group[CS_GROUP_TP].size;
     int dp = cs_mesh_group_size(mesh, cs_layout_group_dims(mesh, CS_GROUP_DP_SHARD) |
                                           cs_layout_group_dims(mesh, CS_GROUP_DP_REPLICATE));
-    out->params_per_rank = m->params / tp;
+    out->params_per_rank = m->params / tp; /* pipeline stages: train/pipeline.h */
     out->tokens_per_step = (double)t->micro_batch * m->seq_len * t->grad_accum * dp;
     return 0;
 }

@@ -14,7 +14,9 @@
  * copy of the sharded state: every data-parallel rank (ranks / tp) unless
  * the strategy is hybrid, whose shard group is training.shard_group
  * data-parallel ranks, 0 = one node's),
- * dp_replicate (one rank of each shard group). Groups are rows of one
+ * dp_replicate (one rank of each shard group), pp (the pipeline's
+ * stages, training.pipeline_parallel, outermost as in Megatron; absent
+ * from the mesh at P = 1). Groups are rows of one
  * table (layout.c): a name and the dimensions it spans.
  */
 #ifndef CS_LAYOUT_H
@@ -33,6 +35,8 @@ typedef enum cs_group {
     CS_GROUP_DP_SHARD,     /* dp_shard: gathers and reduce-scatters of sharded state */
     CS_GROUP_DP_REPLICATE, /* dp_replicate: hybrid sharding's all-reduce across shard groups */
     CS_GROUP_TP,           /* tp: tensor parallelism's collectives (tensor.h) */
+    CS_GROUP_PP,           /* pp: a pipeline's stages, joined by point-to-point
+                            * transfers (pipeline.h); one rank at P = 1 */
     CS_GROUP_COUNT
 } cs_group;
 

@@ -29,6 +29,7 @@
 #include "train/loss.h"
 #include "train/layout.h"
 #include "train/strategy.h"
+#include "train/pipeline_sched.h"
 #include "train/tensor.h"
 
 _Static_assert(sizeof(cs_strategy) == sizeof(int), "enum fields are stored as int");
@@ -145,6 +146,9 @@ static const cs_yfield training_fields[] = {
     {ROW("tensor_parallel", CS_YF_INT, OFF(tensor_parallel), 0), .lo = CS_LIMIT_LO_TENSOR_PARALLEL, .hi = CS_LIMIT_HI_TENSOR_PARALLEL},
     {ROW("sequence_parallel", CS_YF_BOOL, OFF(sequence_parallel), 0)},
     {ROW("async_tp", CS_YF_BOOL, OFF(async_tp), 0)},
+    {ROW("pipeline_parallel", CS_YF_INT, OFF(pipeline_parallel), 0), .lo = 1, .hi = 1 << 16},
+    {ROW("virtual_stages", CS_YF_INT, OFF(virtual_stages), 0), .lo = 1, .hi = 1 << 16},
+    {ROW("pipeline_schedule", CS_YF_ENUM, OFF(pipeline_schedule), 0), .names = cs_pp_schedule_names},
     {ROW("backward_prefetch", CS_YF_ENUM, OFF(backward_prefetch), 0), .names = prefetch_names},
     {ROW("forward_prefetch", CS_YF_BOOL, OFF(forward_prefetch), 0)},
     {ROW("limit_all_gathers", CS_YF_CUSTOM, 0, 0), .fn = read_limit},

@@ -126,6 +126,9 @@ void cs_training_defaults(cs_training *t, cs_strategy s)
      * torchtitan's parallelize applies: SequenceParallel on the norms) and
      * the collectives not overlapped (both projects' default). */
     t->tensor_parallel = 1;
+    t->pipeline_parallel = 1;
+    t->virtual_stages = 1;
+    t->pipeline_schedule = -1;
     t->sequence_parallel = -1;
     t->async_tp = 0;
     /* 0: every kernel at the efficiency the compute model gives its shape

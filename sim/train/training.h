@@ -123,6 +123,13 @@ typedef struct cs_training {
                                  * (cs_tensor_sequence_parallel) */
     int async_tp;               /* torch's micro-pipelined TP / Megatron's
                                  * --tp-comm-overlap; default 0 */
+    /* pipeline parallelism (train/pipeline.h): the pp dimension of the
+     * mesh, outermost; grad_accum is then the pipeline's micro-batches */
+    int pipeline_parallel;      /* P; default 1 */
+    int virtual_stages;         /* V model chunks per stage (interleaving); default 1 */
+    int pipeline_schedule;      /* a row of the schedule table (pipeline_sched.h,
+                                 * cs_pp_schedule_names), or -1 (default): 1f1b,
+                                 * interleaved_1f1b when V > 1 (Megatron's choice) */
     /* compute and overlap model */
     double compute_efficiency;  /* 0: the compute model's per-kernel efficiencies;
                                  * (0, 1]: every GEMM / attention kernel at it */

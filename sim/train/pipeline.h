@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pipeline.h - pipeline parallelism on the pp dimension of the layout
+ * (layout.h): which layers each stage (and each of its V chunks) holds,
+ * the executor that runs a schedule row (pipeline_sched.h) as P stage
+ * timelines joined by point-to-point transfers, the data-parallel
+ * gradient synchronisation and optimizer step each stage ends with, and
+ * each stage's memory. pipeline.c states the model, its sources and
+ * departures. With P = 1 nothing here runs: evaluate.c keeps its graph.
+ */
+#ifndef CS_PIPELINE_H
+#define CS_PIPELINE_H
+
+#include "base/error.h"
+#include "train/iteration.h"
+#include "train/layout.h"
+#include "train/memory.h"
+#include "train/model.h"
+#include "train/pipeline_sched.h"
+#include "train/pricing.h"
+#include "train/training.h"
+
+/* The most stages `memory` lists one by one. */
+#define CS_PIPELINE_STAGES_MAX 1024
+
+/* P (>= 1), V (>= 1), and the schedule row in effect (the default: 1f1b,
+ * interleaved_1f1b when V > 1). */
+int cs_pipeline_degree(const cs_training *t);
+int cs_pipeline_chunks(const cs_training *t);
+const cs_pp_schedule_row *cs_pipeline_schedule(const cs_training *t);
+
+/* 0, or CS_EINVAL with d filled: P x V must not exceed the layers, the
+ * row must accept V and m = grad_accum (its check). O(1). */
+int cs_pipeline_check(const cs_model *m, const cs_training *t, cs_diag *d);
+
+/* Layers of virtual stage v = chunk x P + stage of L layers over P x V
+ * chunks: L / PV each, the first L mod PV one more (file header); the
+ * first layer's index into *first when first is not NULL. */
+int cs_pipeline_chunk_layers(int L, int P, int V, int stage, int chunk, int *first);
+
+/* ---- the executor on given pass times ---- */
+/* What one run of a schedule gives, per stage (arrays of P; caller frees
+ * with cs_pp_run_free). */
+typedef struct cs_pp_run {
+    int P;
+    double time_s;     /* the last pass's end on any stage */
+    double *end_s;     /* each stage's last pass's end */
+    double *busy_s;    /* each stage's passes (no transfer) */
+    int *held_max;     /* most (micro-batch, chunk) activations a stage held at once:
+                        * from a forward's start to its backward's end (W's under split) */
+} cs_pp_run;
+/* Runs row's order for P stages of V chunks and m micro-batches: pass
+ * times f, b, w[stage x V + chunk] per micro-batch (w: 0 unless the row
+ * splits the backward; unsplit rows run b + w as B), p2p_s per transfer
+ * between neighbouring virtual stages (the sender held for it, the
+ * receiver starting no earlier than its end). O(P x m x V x passes). */
+void cs_pipeline_simulate(const cs_pp_schedule_row *row, int P, int V, int m, const double *f,
+                          const double *b, const double *w, double p2p_s, cs_pp_run *out);
+void cs_pp_run_free(cs_pp_run *r);
+
+/* ---- one configuration ---- */
+/* Per stage memory, as memory.h's lines. */
+typedef struct cs_pp_memory {
+    int P;
+    int peak_stage;          /* the stage of the largest peak */
+    cs_memory stage[CS_PIPELINE_STAGES_MAX]; /* the first min(P, max) stages */
+    int held[CS_PIPELINE_STAGES_MAX];        /* activations of (micro-batch, chunk) held */
+    int layers[CS_PIPELINE_STAGES_MAX];
+} cs_pp_memory;
+
+/* The iteration of m and t on layout l (P > 1): pass times from the
+ * compute model and the TP collectives' prices, the schedule's run, each
+ * stage's gradient synchronisation and optimizer step; it's fields filled
+ * as the per-rank executor fills them (no tasks: ntasks 0), mem (may be
+ * NULL) per stage. cache may be NULL. Caller frees it with
+ * cs_iteration_free. Returns 0, or CS_EINVAL / a pricing error with d
+ * filled. */
+int cs_pipeline_run(const cs_model *m, const cs_training *t, const cs_layout *l,
+                    cs_pricing_cache *cache, cs_iteration *it, cs_pp_memory *mem, cs_diag *d);
+
+#endif

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-pipeline.c - pipeline parallelism (train/pipeline.h,
+ * train/pipeline_sched.h): on uniform stages every schedule row's
+ * simulated bubble equals its source's ideal (Narayanan et al. 2021:
+ * (P - 1) / m, (P - 1) / (m V) interleaved; Qi et al. 2024 ZB-H1: (P - 1)
+ * (tf + tb - tw) / (m (tf + tb + tw))) exactly without transfer time and
+ * within 1% of the ideal iteration with it (transfers lengthen fill and
+ * drain: the only difference); a deliberately wrong ideal (interleaving
+ * judged by 1F1B's (P - 1) / m) is caught; activations held per stage
+ * (1F1B P - s, GPipe m, interleaved Megatron's warm-up + 1); the first
+ * stage's activation memory against Korthikanti et al. 2022 Eq. 5 (and
+ * its interleaving factor 1 + (P - 1) / (P V), Sec 4.2.3); the layer
+ * split; the layout's pp dimension (outermost, absent at P = 1).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train/layout.h"
+#include "train/pipeline.h"
+#include "train/pipeline_sched.h"
+#include "testutil.h"
+
+/* Runs row on P uniform stages; returns the bubble over m x stage work. */
+static double bubble(const cs_pp_schedule_row *r, int P, int V, int m, double p2p, cs_pp_run *run)
+{
+    int n = P * V;
+    double *f = malloc(sizeof(double) * n), *b = malloc(sizeof(double) * n),
+           *w = malloc(sizeof(double) * n);
+    double tf = 1, tb = r->split_backward ? 1 : 2, tw = r->split_backward ? 1 : 0;
+    for (int k = 0; k < n; k++) f[k] = tf / V, b[k] = tb / V, w[k] = tw / V;
+    cs_pipeline_simulate(r, P, V, m, f, b, w, p2p, run);
+    free(f), free(b), free(w);
+    double work = m * (tf + tb + tw);
+    for (int s = 0; s < P; s++) ck_assert_double_eq_tol(run->busy_s[s], work, 1e-9);
+    return (run->time_s - work) / work;
+}
+
+static int chunks_of(const cs_pp_schedule_row *r) { return r->interleaved ? 2 : 1; }
+
+START_TEST(bubble_matches_ideal_every_row)
+{
+    const int P = 4, m = 8;
+    for (int i = 0; i < cs_pp_schedule_count(); i++) {
+        const cs_pp_schedule_row *r = cs_pp_schedule_row_at(i);
+        int V = chunks_of(r);
+        double tb = r->split_backward ? 1 : 2, tw = r->split_backward ? 1 : 0;
+        double ideal = r->ideal_bubble(P, V, m, 1, tb, tw);
+        cs_pp_run run;
+        double got = bubble(r, P, V, m, 0, &run);
+        cs_pp_run_free(&run);
+        if (fabs(got - ideal) > 1e-9)
+            ck_abort_msg("%s: bubble %.6f, ideal %.6f", r->name, got, ideal);
+        /* with transfers (1e-3 of a forward each way): the fill and drain
+         * wait for them and senders are held for them, so the time grows,
+         * by less than 1% of the ideal iteration */
+        double p2p = 1e-3;
+        got = bubble(r, P, V, m, p2p, &run);
+        cs_pp_run_free(&run);
+        double work = m * (1 + tb + tw);
+        ck_assert(got > ideal);
+        if (fabs((1 + got) * work - (1 + ideal) * work) > 0.01 * (1 + ideal) * work)
+            ck_abort_msg("%s: with p2p %.6f vs ideal %.6f", r->name, got, ideal);
+    }
+}
+END_TEST
+
+START_TEST(wrong_ideal_caught)
+{
+    /* interleaving judged by 1F1B's (P - 1) / m: off by far more than 1% */
+    const cs_pp_schedule_row *r = cs_pp_schedule_find("interleaved_1f1b");
+    cs_pp_run run;
+    double got = bubble(r, 4, 2, 8, 0, &run);
+    cs_pp_run_free(&run);
+    ck_assert(fabs(got - 3.0 / 8) > 0.05);
+    ck_assert_double_eq_tol(got, 3.0 / 16, 1e-9);
+}
+END_TEST
+
+START_TEST(activations_held_per_stage)
+{
+    const int P = 4, m = 8, V = 2;
+    cs_pp_run run;
+    bubble(cs_pp_schedule_find("1f1b"), P, 1, m, 0, &run);
+    for (int s = 0; s < P; s++) ck_assert_int_eq(run.held_max[s], P - s);
+    cs_pp_run_free(&run);
+    bubble(cs_pp_schedule_find("gpipe"), P, 1, m, 0, &run);
+    for (int s = 0; s < P; s++) ck_assert_int_eq(run.held_max[s], m);
+    cs_pp_run_free(&run);
+    bubble(cs_pp_schedule_find("interleaved_1f1b"), P, V, m, 0, &run);
+    for (int s = 0; s < P; s++) ck_assert_int_eq(run.held_max[s], 2 * (P - s - 1) + (V - 1) * P + 1);
+    cs_pp_run_free(&run);
+}
+END_TEST
+
+START_TEST(layer_split)
+{
+    int first, total = 0, next = 0;
+    for (int s = 0; s < 35; s++)
+        for (int c = 0; c < 3; c++) ck_assert_int_eq(cs_pipeline_chunk_layers(105, 35, 3, s, c, NULL), 1);
+    int want[4] = {3, 3, 2, 2}; /* 10 layers over 4: the first 10 mod 4 one more */
+    for (int s = 0; s < 4; s++) {
+        ck_assert_int_eq(cs_pipeline_chunk_layers(10, 4, 1, s, 0, &first), want[s]);
+        ck_assert_int_eq(first, next);
+        next += want[s];
+        total += want[s];
+    }
+    ck_assert_int_eq(total, 10);
+    /* chunk c of stage s is virtual stage c x P + s */
+    cs_pipeline_chunk_layers(16, 4, 2, 1, 1, &first);
+    ck_assert_int_eq(first, 10);
+}
+END_TEST
+
+/* Korthikanti's 22B-like GPT (Table 3: a 64, h 6144, s 2048, v 51200),
+ * 48 layers, unfused attention, no recompute, T = 1. */
+static void eq5_setup(cs_test_setup *s, int P, int V, int m)
+{
+    cs_test_setup_make(s, "dgx-h100", "gpt3-13b", CS_STRAT_DDP, 8 * P);
+    s->m.layers = 48, s->m.hidden = 6144, s->m.heads = 64, s->m.kv_heads = 64;
+    s->m.ffn_hidden = 4 * 6144, s->m.seq_len = 2048, s->m.vocab = 51200, s->m.dropout = 0.1;
+    s->m.biases = 1, s->m.learned_positions = 1, s->m.tied_embeddings = 1;
+    cs_diag d;
+    ck_assert_int_eq(cs_model_derive(&s->m, &d), 0);
+    s->t.micro_batch = 1;
+    s->t.grad_accum = m;
+    s->t.checkpointing = CS_CKPT_NONE;
+    s->t.flash_attention = 0;
+    s->t.pipeline_parallel = P;
+    s->t.virtual_stages = V;
+}
+
+static double eq5_first_stage(int P, int V, int m, int schedule)
+{
+    cs_test_setup s;
+    eq5_setup(&s, P, V, m);
+    s.t.pipeline_schedule = schedule;
+    cs_layout l;
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    cs_iteration it;
+    cs_pp_memory *mem = malloc(sizeof *mem);
+    int rc = cs_pipeline_run(&s.m, &s.t, &l, NULL, &it, mem, &d);
+    cs_test_diag_ok(rc, &d, "pipeline run");
+    double a = mem->stage[0].activations_bytes;
+    ck_assert(it.iteration_time_s > 0);
+    free(mem);
+    return a;
+}
+
+START_TEST(first_stage_memory_korthikanti_eq5)
+{
+    const int P = 4, m = 8;
+    double s = 2048, b = 1, h = 6144, a = 64, L = 48;
+    double eq5 = s * b * h * L * (34 + 5 * a * s / h); /* t = 1 */
+    double got = eq5_first_stage(P, 1, m, -1);
+    if (fabs(got - eq5) > 0.01 * eq5) ck_abort_msg("1F1B first stage %.4g vs Eq. 5 %.4g", got, eq5);
+    double inter = eq5 * (1 + (P - 1.0) / (P * 2));
+    got = eq5_first_stage(P, 2, m, -1);
+    if (fabs(got - inter) > 0.01 * inter)
+        ck_abort_msg("interleaved first stage %.4g vs Eq. 5 x (1 + (p-1)/pm) %.4g", got, inter);
+    /* GPipe holds all m micro-batches: m / P times Eq. 5, caught */
+    got = eq5_first_stage(P, 1, m, 0);
+    ck_assert(fabs(got - eq5) > 0.5 * eq5);
+    ck_assert_double_eq_tol(got, eq5 * m / P, 0.01 * eq5 * m / P);
+}
+END_TEST
+
+START_TEST(layout_pp_outermost)
+{
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-h100", "llama3-8b", CS_STRAT_DDP, 32);
+    cs_layout l;
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    ck_assert_int_eq(cs_mesh_find(&l.mesh, "pp"), -1); /* absent at P = 1 */
+    ck_assert_int_eq(l.group[CS_GROUP_PP].size, 1);
+    s.t.tensor_parallel = 2;
+    s.t.pipeline_parallel = 4;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    ck_assert_int_eq(cs_mesh_find(&l.mesh, "pp"), l.mesh.ndims - 1);
+    ck_assert_int_eq(l.group[CS_GROUP_PP].size, 4);
+    ck_assert_int_eq(l.group[CS_GROUP_DP_SHARD].size, 4);
+    ck_assert_int_eq(l.group[CS_GROUP_PP].topo.nodes, 4); /* stride 8: a node apart */
+    ck_assert_double_eq_tol(l.tokens_per_step, 4.0 * s.m.seq_len * s.t.micro_batch * s.t.grad_accum, 1e-6);
+    s.t.pipeline_parallel = 3; /* does not divide 16 */
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), CS_EINVAL);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("pipeline");
+    TCase *tc = tcase_create("pipeline");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, bubble_matches_ideal_every_row);
+    tcase_add_test(tc, wrong_ideal_caught);
+    tcase_add_test(tc, activations_held_per_stage);
+    tcase_add_test(tc, layer_split);
+    tcase_add_test(tc, first_stage_memory_korthikanti_eq5);
+    tcase_add_test(tc, layout_pp_outermost);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return cs_test_run(suite()); }
