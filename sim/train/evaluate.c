@@ -135,6 +135,19 @@ static int run_iteration(const cs_model *m, const cs_training *t, const cs_layou
     return rc;
 }
 
+
+/* What an evaluation says beside the memory estimate out->memory (set
+ * first): the verdict and peak it starts from, the note, the TP group. */
+static void take_estimate(cs_evaluation *out, const cs_training *t, const cs_layout *l)
+{
+    out->fits = out->memory.fits;
+    out->estimate_peak_bytes = out->memory.peak_bytes;
+    out->note = cs_training_note(t);
+    out->tp_ranks = l->group[CS_GROUP_TP].size;
+    out->tp_nodes = l->group[CS_GROUP_TP].topo.nodes;
+    out->tp_sequence_parallel = cs_tensor_sequence_parallel(t);
+    out->tp_async = cs_tensor_async(t);
+}
 /* P > 1: the stages' timelines and memory (pipeline.h) in place of the
  * one rank graph; its peak is the largest stage's. */
 static int run_pipeline(const cs_model *m, const cs_training *t, const cs_layout *l,
@@ -155,13 +168,7 @@ static int run_pipeline(const cs_model *m, const cs_training *t, const cs_layout
         }
         snprintf(out->memory.peak_phase, sizeof out->memory.peak_phase,
                  "start of backward, stage %d of %d", mem->peak_stage, mem->P);
-        out->fits = out->memory.fits;
-        out->estimate_peak_bytes = out->memory.peak_bytes;
-        out->note = cs_training_note(t);
-        out->tp_ranks = l->group[CS_GROUP_TP].size;
-        out->tp_nodes = l->group[CS_GROUP_TP].topo.nodes;
-        out->tp_sequence_parallel = cs_tensor_sequence_parallel(t);
-        out->tp_async = cs_tensor_async(t);
+        take_estimate(out, t, l);
         if (o->simulate)
             out->simulated = 1;
         else
@@ -187,13 +194,7 @@ int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topolog
     }
     if (rc == 0) rc = cs_memory_estimate_layout(m, t, l, o->model_states_only, &out->memory, d);
     if (rc) goto done;
-    out->fits = out->memory.fits;
-    out->estimate_peak_bytes = out->memory.peak_bytes;
-    out->note = cs_training_note(t);
-    out->tp_ranks = l->group[CS_GROUP_TP].size;
-    out->tp_nodes = l->group[CS_GROUP_TP].topo.nodes;
-    out->tp_sequence_parallel = cs_tensor_sequence_parallel(t);
-    out->tp_async = cs_tensor_async(t);
+    take_estimate(out, t, l);
     if (!o->simulate && o->model_states_only) goto done;
     /* the graph's static footprint is this estimate, unless it is the ZeRO view */
     cs_workload_opts wo = {.cache = o->cache, .unnamed = o->unnamed,
