@@ -31,7 +31,7 @@ static double bubble(const cs_pp_schedule_row *r, int P, int V, int m, double p2
            *w = malloc(sizeof(double) * n);
     double tf = 1, tb = r->split_backward ? 1 : 2, tw = r->split_backward ? 1 : 0;
     for (int k = 0; k < n; k++) f[k] = tf / V, b[k] = tb / V, w[k] = tw / V;
-    cs_pipeline_simulate(r, P, V, m, f, b, w, p2p, run);
+    cs_pipeline_simulate(r, P, V, m, f, b, w, p2p, 1, run);
     free(f), free(b), free(w);
     double work = m * (tf + tb + tw);
     for (int s = 0; s < P; s++) ck_assert_double_eq_tol(run->busy_s[s], work, 1e-9);
@@ -168,6 +168,63 @@ START_TEST(first_stage_memory_korthikanti_eq5)
 }
 END_TEST
 
+static int schedule_index(const char *name)
+{
+    for (int i = 0; i < cs_pp_schedule_count(); i++)
+        if (!strcmp(cs_pp_schedule_row_at(i)->name, name)) return i;
+    ck_abort_msg("no schedule %s", name);
+    return -1;
+}
+
+/* Each stage's peak of the Eq. 5 model under schedule `name`. */
+static void stage_peaks(int P, int m, const char *name, double *peak)
+{
+    cs_test_setup s;
+    eq5_setup(&s, P, 1, m);
+    s.t.pipeline_schedule = schedule_index(name);
+    cs_layout l;
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    cs_iteration it;
+    cs_pp_memory *mem = malloc(sizeof *mem);
+    cs_test_diag_ok(cs_pipeline_run(&s.m, &s.t, &l, NULL, &it, mem, &d), &d, "pipeline run");
+    for (int i = 0; i < P; i++) peak[i] = mem->stage[i].peak_bytes;
+    free(mem);
+}
+
+/* ZB-H1 keeps 1F1B's peak (Qi et al. 2024 Sec 3.1, Table 2: p M_B both):
+ * at most P micro-batches in flight on any stage, forward run and W not
+ * yet, P - s of them before their B. m = 4P, so a schedule that holds
+ * activations from F to a deferred W without that cap (m on stage 0, as
+ * the greedy order did) is caught. */
+START_TEST(zero_bubble_peak_matches_1f1b)
+{
+    enum { P = 4, m = 16 };
+    cs_pp_run run;
+    bubble(cs_pp_schedule_find("zero_bubble"), P, 1, m, 0, &run);
+    ck_assert_int_eq(run.held_max[0], P);
+    for (int s = 0; s < P; s++) ck_assert_int_le(run.held_max[s], P);
+    cs_pp_run_free(&run);
+    double zb[P], ofob[P], zb_max = 0, ofob_max = 0;
+    stage_peaks(P, m, "zero_bubble", zb);
+    stage_peaks(P, m, "1f1b", ofob);
+    for (int s = 0; s < P; s++) {
+        if (zb[s] > zb_max) zb_max = zb[s];
+        if (ofob[s] > ofob_max) ofob_max = ofob[s];
+    }
+    /* the same stage 0 (its peak, the pipeline's), no stage above it */
+    if (fabs(zb[0] - ofob[0]) > 0.03 * ofob[0])
+        ck_abort_msg("stage 0: zero_bubble %.4g vs 1f1b %.4g", zb[0], ofob[0]);
+    if (fabs(zb_max - ofob_max) > 0.03 * ofob_max)
+        ck_abort_msg("peak: zero_bubble %.4g vs 1f1b %.4g", zb_max, ofob_max);
+    for (int s = 0; s < P; s++) ck_assert(zb[s] <= 1.03 * ofob_max);
+    /* GPipe holds all m: far above, caught by the same comparison */
+    double gp[P];
+    stage_peaks(P, m, "gpipe", gp);
+    ck_assert(fabs(gp[0] - ofob[0]) > 0.03 * ofob[0]);
+}
+END_TEST
+
 START_TEST(layout_pp_outermost)
 {
     cs_test_setup s;
@@ -200,6 +257,7 @@ static Suite *suite(void)
     tcase_add_test(tc, activations_held_per_stage);
     tcase_add_test(tc, layer_split);
     tcase_add_test(tc, first_stage_memory_korthikanti_eq5);
+    tcase_add_test(tc, zero_bubble_peak_matches_1f1b);
     tcase_add_test(tc, layout_pp_outermost);
     suite_add_tcase(s, tc);
     return s;

@@ -109,11 +109,13 @@ void cs_pp_run_free(cs_pp_run *r)
     free(r->end_s);
     free(r->busy_s);
     free(r->held_max);
+    free(r->held_peak);
     memset(r, 0, sizeof *r);
 }
 
 void cs_pipeline_simulate(const cs_pp_schedule_row *row, int P, int V, int m, const double *f,
-                          const double *b, const double *w, double p2p_s, cs_pp_run *out)
+                          const double *b, const double *w, double p2p_s, double w_frac,
+                          cs_pp_run *out)
 {
     int nv = P * V, cap = 3 * m * V;
     out->P = P;
@@ -121,6 +123,8 @@ void cs_pipeline_simulate(const cs_pp_schedule_row *row, int P, int V, int m, co
     out->end_s = cs_xcalloc((size_t)P, sizeof *out->end_s);
     out->busy_s = cs_xcalloc((size_t)P, sizeof *out->busy_s);
     out->held_max = cs_xcalloc((size_t)P, sizeof *out->held_max);
+    out->held_peak = cs_xcalloc((size_t)P, sizeof *out->held_peak);
+    int *pend = cs_xcalloc((size_t)P, sizeof *pend); /* B run, W not yet */
     cs_pp_op **order = cs_xmalloc(sizeof *order * (size_t)P);
     int *n = cs_xmalloc(sizeof *n * (size_t)P), *next = cs_xcalloc((size_t)P, sizeof *next);
     int *held = cs_xcalloc((size_t)P, sizeof *held);
@@ -169,10 +173,14 @@ void cs_pipeline_simulate(const cs_pp_schedule_row *row, int P, int V, int m, co
                 } else if (o.pass == CS_PP_B) {
                     bend[(long)v * m + o.micro] = end;
                     if (!row->split_backward) held[s]--;
+                    else pend[s]++;
                     if (v > 0) free_s[s] += p2p_s;
                 } else {
                     held[s]--;
+                    pend[s]--;
                 }
+                double h = held[s] - pend[s] + w_frac * pend[s];
+                if (h > out->held_peak[s]) out->held_peak[s] = h;
                 out->end_s[s] = end;
                 next[s]++;
                 left--;
@@ -185,7 +193,7 @@ void cs_pipeline_simulate(const cs_pp_schedule_row *row, int P, int V, int m, co
         if (out->end_s[s] > out->time_s) out->time_s = out->end_s[s];
         free(order[s]);
     }
-    free(order), free(n), free(next), free(held), free(free_s), free(fend), free(bend);
+    free(order), free(n), free(next), free(held), free(pend), free(free_s), free(fend), free(bend);
 }
 
 /* ---- one configuration ---- */
@@ -265,7 +273,7 @@ static double wgrad_s(const cs_model *m, const cs_training *t, const cs_cluster 
  * of the model, with `held` (micro-batch, chunk) activations of chunks of
  * `chunk_layers` layers. */
 static int stage_memory(const cs_model *m, const cs_training *t, const cs_layout *l, int s,
-                        int stage_layers, int chunk_layers, int held, cs_memory *out, cs_diag *d)
+                        int stage_layers, int chunk_layers, double held, cs_memory *out, cs_diag *d)
 {
     int P = cs_pipeline_degree(t);
     cs_model sm = *m; /* the stage's share of the model */
@@ -341,8 +349,19 @@ int cs_pipeline_run(const cs_model *whole, const cs_training *t, const cs_layout
         (T > 1 && (rc = price(cache, l, CS_GROUP_TP, CS_OP_ALL_GATHER, act, t->collective_engine, &gather, d))))
         goto out;
     p2p += gather;
+    /* what W keeps of a micro-batch's activations: the weight GEMMs' inputs
+     * and output gradients, 32 s b h bytes a layer in 16 bits against
+     * F's 34 s b h + 5 a s^2 b (Qi et al. 2024 Table 1; sail-sg's
+     * zero-bubble code: mem_w = -32 h, mem_f = 34 h + 5 a s), over T */
+    double w_frac = 1;
+    if (row->split_backward) {
+        double kept = cs_checkpoint_kept_bytes(m, t, 0);
+        double wk = 16.0 * t->micro_batch * whole->seq_len * whole->hidden *
+                    cs_dtype_size(t->param_dtype) / T;
+        w_frac = kept > 0 && wk < kept ? wk / kept : 1;
+    }
     cs_pp_run run;
-    cs_pipeline_simulate(row, P, V, M, f, b, w, p2p, &run);
+    cs_pipeline_simulate(row, P, V, M, f, b, w, p2p, w_frac, &run);
 
     /* each stage's gradient synchronisation and optimizer step */
     const cs_strategy_row *sr = cs_strategy_row_of(t->strategy);
@@ -386,7 +405,7 @@ int cs_pipeline_run(const cs_model *whole, const cs_training *t, const cs_layout
             int chunk_layers = cs_pipeline_chunk_layers(whole->layers, P, V, s, 0, NULL);
             mem->layers[s] = layers;
             mem->held[s] = run.held_max[s];
-            rc = stage_memory(whole, t, l, s, layers, chunk_layers, run.held_max[s], &mem->stage[s], d);
+            rc = stage_memory(whole, t, l, s, layers, chunk_layers, run.held_peak[s], &mem->stage[s], d);
             if (!rc && mem->stage[s].peak_bytes > mem->stage[mem->peak_stage].peak_bytes)
                 mem->peak_stage = s;
         }

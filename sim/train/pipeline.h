@@ -48,14 +48,19 @@ typedef struct cs_pp_run {
     double *busy_s;    /* each stage's passes (no transfer) */
     int *held_max;     /* most (micro-batch, chunk) activations a stage held at once:
                         * from a forward's start to its backward's end (W's under split) */
+    double *held_peak; /* the most held at once in micro-batches' activations, a
+                        * micro-batch between B and W counting w_frac (= held_max unsplit) */
 } cs_pp_run;
 /* Runs row's order for P stages of V chunks and m micro-batches: pass
  * times f, b, w[stage x V + chunk] per micro-batch (w: 0 unless the row
  * splits the backward; unsplit rows run b + w as B), p2p_s per transfer
  * between neighbouring virtual stages (the sender held for it, the
- * receiver starting no earlier than its end). O(P x m x V x passes). */
+ * receiver starting no earlier than its end); under a split row a
+ * micro-batch's activations are w_frac held from its B to its W (file
+ * header of pipeline.c). O(P x m x V x passes). */
 void cs_pipeline_simulate(const cs_pp_schedule_row *row, int P, int V, int m, const double *f,
-                          const double *b, const double *w, double p2p_s, cs_pp_run *out);
+                          const double *b, const double *w, double p2p_s, double w_frac,
+                          cs_pp_run *out);
 void cs_pp_run_free(cs_pp_run *r);
 
 /* ---- one configuration ---- */

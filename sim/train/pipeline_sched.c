@@ -28,13 +28,11 @@
  *                     Parallelism", ICLR 2024) Sec 3.1: the backward split
  *                     into B (input gradient, on the critical path) and W
  *                     (weight gradient, deferrable); F and B as in 1F1B (at
- *                     most P - stage forwards ahead of the backwards), W
- *                     only where the stage would otherwise wait, the rest
- *                     at the end. Bubble (P - 1)(tf + tb - tw) / (m (tf +
- *                     tb + tw)). Departure: the order is the greedy list
- *                     schedule of those rules on unit pass times (the
- *                     paper's figure 3 pattern; its own code searches
- *                     with measured times), computed here in O(P m).
+ *                     most P - stage forwards ahead of the backwards), the
+ *                     W of micro-batch k - stage after B of k, the rest at
+ *                     the end: at most P micro-batches in flight (F run, W
+ *                     not) on any stage, so 1F1B's peak (Table 2: p M_B).
+ *                     Bubble (P - 1)(tf + tb - tw) / (m (tf + tb + tw)).
  *
  * Orders are pure functions of (P, V, m, stage); nothing is stored.
  */
@@ -117,44 +115,23 @@ static int order_interleaved(int P, int V, int m, int stage, cs_pp_op *out)
     return n;
 }
 
-/* ZB-H1 by the rules in the header, every pass one time unit: at each
- * step each free stage runs B if its gradient is in, else F if its input
- * is in and fewer than P - stage forwards are ahead of its backwards, else
- * a pending W. Records stage `stage`'s order. O(P x steps), steps <= 3m + 3P. */
+/* ZB-H1 (Qi et al. 2024 Sec 3.1, figure 3): stage s runs min(P - s, m)
+ * warm-up forwards, then for each micro-batch k its B, the W of micro-batch
+ * k - s once k >= s (the later the stage, the more its W's are deferred to
+ * fill the drain), and the next forward; the W's left run at the end. So
+ * at most P micro-batches are in flight (forward run, W not yet) on any
+ * stage, P - s of them before their B: 1F1B's stage-0 count. O(m). */
 static int order_zb_h1(int P, int V, int m, int stage, cs_pp_op *out)
 {
     (void)V;
-    int *nf = calloc((size_t)P, sizeof *nf), *nb = calloc((size_t)P, sizeof *nb);
-    int *nw = calloc((size_t)P, sizeof *nw);
-    /* when stage s finished F / B of micro i: fdone[s * m + i] (-1: not yet) */
-    int *fdone = malloc(sizeof(int) * (size_t)P * m), *bdone = malloc(sizeof(int) * (size_t)P * m);
-    if (!nf || !nb || !nw || !fdone || !bdone) abort();
-    for (int i = 0; i < P * m; i++) fdone[i] = bdone[i] = -1;
-    int n = 0, left = 3 * P * m;
-    for (int t = 0; left > 0; t++) {
-        CS_ASSERT(t <= 6 * (m + P) + 6);
-        for (int s = 0; s < P; s++) {
-            cs_pp_pass p;
-            int i;
-            int b = nb[s], f = nf[s];
-            if (b < f && (s == P - 1 ? fdone[s * m + b] >= 0 && fdone[s * m + b] <= t
-                                     : bdone[(s + 1) * m + b] >= 0 && bdone[(s + 1) * m + b] <= t)) {
-                p = CS_PP_B, i = b;
-                bdone[s * m + b] = t + 1, nb[s]++;
-            } else if (f < m && f - b < P - s &&
-                       (s == 0 || (fdone[(s - 1) * m + f] >= 0 && fdone[(s - 1) * m + f] <= t))) {
-                p = CS_PP_F, i = f;
-                fdone[s * m + f] = t + 1, nf[s]++;
-            } else if (nw[s] < b) {
-                p = CS_PP_W, i = nw[s]++;
-            } else {
-                continue;
-            }
-            left--;
-            if (s == stage) out[n++] = op(p, i, 0);
-        }
+    int w = P - stage < m ? P - stage : m, n = 0, nf = 0, nw = 0;
+    while (nf < w) out[n++] = op(CS_PP_F, nf++, 0);
+    for (int k = 0; k < m; k++) {
+        out[n++] = op(CS_PP_B, k, 0);
+        if (k >= stage) out[n++] = op(CS_PP_W, nw++, 0);
+        if (nf < m) out[n++] = op(CS_PP_F, nf++, 0);
     }
-    free(nf), free(nb), free(nw), free(fdone), free(bdone);
+    while (nw < m) out[n++] = op(CS_PP_W, nw++, 0);
     return n;
 }
 
