@@ -89,6 +89,7 @@ printf '%s\n%s\n' "$TRH" "$TRR" | sed 's/,8,fsdp/,8\x00junk,fsdp/' >"$T/tr-nul.c
 # the tensor-parallel columns (issue 22): tensor_parallel's range, booleans
 printf '%s,tp\n%s,70000\n' "$TRH" "$TRR" >"$T/tr-tp-huge.csv"
 printf '%s,tp\n%s,0\n' "$TRH" "$TRR" >"$T/tr-tp-zero.csv"
+printf '%s,pipeline_schedule\n%s,pipedream\n' "$TRH" "$TRR" >"$T/tr-pp-sched.csv"
 printf '%s,tp,sequence_parallel\n%s,2,maybe\n' "$TRH" "$TRR" >"$T/tr-sp.csv"
 printf '%s,async_tp\n%s,99\n' "$TRH" "$TRR" >"$T/tr-async.csv"
 KH='kind,backend,dtype,m,n,k,bytes,ranks,iters,time_min_us,time_median_us,kernel'
@@ -179,6 +180,7 @@ cases() {
 2|tr-nul|tr-nul.csv:2:31: error: column 'gpus': a NUL byte|compare --cluster dgx-a100 --training-runs @T@/tr-nul.csv
 2|tr-tp-huge|tr-tp-huge.csv:2:83: error: column 'tp': expected an integer in 1..65536, got '70000'|compare --cluster dgx-a100 --training-runs @T@/tr-tp-huge.csv
 2|tr-tp-zero|tr-tp-zero.csv:2:83: error: column 'tp': expected an integer in 1..65536, got '0'|compare --cluster dgx-a100 --training-runs @T@/tr-tp-zero.csv
+2|tr-pp-sched|tr-pp-sched.csv:2:83: error: column 'pipeline_schedule': expected gpipe, 1f1b, interleaved_1f1b or zero_bubble, got 'pipedream'|compare --cluster dgx-a100 --training-runs @T@/tr-pp-sched.csv
 2|tr-sp|tr-sp.csv:2:85: error: column 'sequence_parallel': expected true or false, got 'maybe'|compare --cluster dgx-a100 --training-runs @T@/tr-sp.csv
 2|tr-async|tr-async.csv:2:83: error: column 'async_tp': expected true or false, got '99'|compare --cluster dgx-a100 --training-runs @T@/tr-async.csv
 2|k-huge|k-huge.csv:2:15: error: column 'm': expected a whole number in 1..2147483647|compare --cluster cpu-local --compute-measurements @T@/k-huge.csv

@@ -14,6 +14,7 @@
 
 #include "study/training_runs.h"
 #include "testutil.h"
+#include "train/pipeline_sched.h"
 
 #define HEAD                                                                                       \
     "# provenance\n"                                                                               \
@@ -252,6 +253,59 @@ END_TEST
 /* The tensor-parallel columns (issue 22): tp, sequence_parallel and async_tp
  * read into the scenario keys, their defaults when absent, and hostile
  * cells refused at their column with tensor_parallel's range (limit.h). */
+/* Issue 24's columns: pp, virtual_stages, pipeline_schedule as the
+ * scenario keys read them (ranges from limit.h, the schedule rows' names),
+ * empty or absent cells the defaults. */
+START_TEST(pp_columns)
+{
+    const char *text = "model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,"
+                       "grad_accum,activation_checkpointing,tokens_per_s_per_gpu,pp,"
+                       "virtual_stages,pipeline_schedule\n"
+                       "m,8,1024,16,32000,4096,8,ddp,bf16/PURE,1,8,full,1000,4,2,interleaved_1f1b\n"
+                       "m,8,1024,16,32000,4096,8,ddp,bf16/PURE,1,8,full,1000,2,,zero_bubble\n"
+                       "m,8,1024,16,32000,4096,8,ddp,bf16/PURE,1,8,full,1000,,,\n";
+    cs_trun_set s = {0};
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_test_diag_ok(cs_training_runs_read_string(&s, "pp.csv", text, strlen(text), &d), &d, "pp");
+    ck_assert_uint_eq(s.n, 3);
+    ck_assert_int_eq(s.rows[0].training.pipeline_parallel, 4);
+    ck_assert_int_eq(s.rows[0].training.virtual_stages, 2);
+    ck_assert_str_eq(cs_pp_schedule_names[s.rows[0].training.pipeline_schedule], "interleaved_1f1b");
+    ck_assert_int_eq(s.rows[1].training.pipeline_parallel, 2);
+    ck_assert_int_eq(s.rows[1].training.virtual_stages, 1);
+    ck_assert_str_eq(cs_pp_schedule_names[s.rows[1].training.pipeline_schedule], "zero_bubble");
+    /* empty cells: no pipeline, the schedule left to the default (-1) */
+    ck_assert_int_eq(s.rows[2].training.pipeline_parallel, 1);
+    ck_assert_int_eq(s.rows[2].training.virtual_stages, 1);
+    ck_assert_int_eq(s.rows[2].training.pipeline_schedule, -1);
+    cs_training_runs_free(&s);
+    static const struct {
+        const char *cells, *msg;
+    } cases[] = {
+        {"0,1,1f1b", "column 'pp': expected an integer in 1..65536, got '0'"},
+        {"70000,1,1f1b", "column 'pp': expected an integer in 1..65536, got '70000'"},
+        {"2,0,1f1b", "column 'virtual_stages': expected an integer in 1..65536, got '0'"},
+        {"2,1,pipedream", "column 'pipeline_schedule': expected gpipe, 1f1b, interleaved_1f1b or "
+                          "zero_bubble, got 'pipedream'"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char buf[512];
+        snprintf(buf, sizeof buf,
+                 "model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,"
+                 "grad_accum,activation_checkpointing,tokens_per_s_per_gpu,pp,virtual_stages,"
+                 "pipeline_schedule\nm,8,1024,16,32000,4096,8,ddp,bf16/PURE,1,8,full,1000,%s\n",
+                 cases[k].cells);
+        cs_trun_set t = {0};
+        int rc = cs_training_runs_read_string(&t, "bad.csv", buf, strlen(buf), &d);
+        ck_assert_msg(rc != 0, "case %zu accepted", k);
+        ck_assert_int_eq(d.line, 2);
+        ck_assert_msg(strstr(d.message, cases[k].msg), "case %zu: '%s'", k, d.message);
+        cs_training_runs_free(&t);
+    }
+}
+END_TEST
+
 START_TEST(tp_columns)
 {
     const char *text = "model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,"
@@ -319,6 +373,7 @@ int main(void)
     tcase_add_test(tc, compute_csv);
     tcase_add_test(tc, hostile_cells);
     tcase_add_test(tc, tp_columns);
+    tcase_add_test(tc, pp_columns);
     suite_add_tcase(s, tc);
     return cs_test_run(s);
 }

@@ -33,6 +33,8 @@
     X(GRAD_ACCUM, "grad_accum", 1, 1 << 20)                                                \
     X(SHARD_GROUP, "shard_group", 0, 1 << 20)                                              \
     X(TENSOR_PARALLEL, "tensor_parallel", 1, 1 << 16)                                      \
+    X(PIPELINE_PARALLEL, "pipeline_parallel", 1, 1 << 16)                                  \
+    X(VIRTUAL_STAGES, "virtual_stages", 1, 1 << 16)                                        \
     X(RANKS, "ranks", 1, 1 << 30)                                                          \
     X(NODES, "nodes", 1, 1000000)                                                          \
     X(GEMM_DIM, "gemm_dim", 1, 2147483647)                                                 \

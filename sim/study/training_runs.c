@@ -41,7 +41,14 @@
  *                                sequence_parallel and async_tp (tp in
  *                                tensor_parallel's range, limit.h; whether
  *                                it divides the gpus and the heads is the
- *                                evaluation's check, as for a scenario).
+ *                                evaluation's check, as for a scenario);
+ *   pp, virtual_stages,          columns, default 1, 1, and 1f1b
+ *   pipeline_schedule            (interleaved_1f1b with virtual stages):
+ *                                the scenario keys pipeline_parallel,
+ *                                virtual_stages and pipeline_schedule
+ *                                (pipeline_sched.h's rows; ranges in
+ *                                limit.h; whether P divides the gpus and
+ *                                the layers is the evaluation's check).
  * Model columns default as a model YAML does (model.c): kv_heads = heads,
  * ffn_hidden = 4 hidden, biases / learned positions / tied embeddings
  * unless the MLP is gated. A `params` column must equal collsim's count.
@@ -62,6 +69,7 @@
 #include "study/measure_parse.h"
 #include "train/checkpoint.h"
 #include "train/loss.h"
+#include "train/pipeline_sched.h"
 #include "train/strategy.h"
 
 /* ---- the columns ---------------------------------------------------------------- */
@@ -174,6 +182,16 @@ static const char *loss_cell(row_build *b, const char *s)
     return NULL;
 }
 
+/* A pipeline schedule row's name (pipeline_sched.h); empty: the default
+ * (1f1b, interleaved_1f1b with virtual stages). */
+static const char *pp_schedule_cell(row_build *b, const char *s)
+{
+    int i = name_index(cs_pp_schedule_names, s);
+    if (i < 0) return "gpipe, 1f1b, interleaved_1f1b or zero_bubble";
+    b->r.training.pipeline_schedule = i;
+    return NULL;
+}
+
 static const char *prefetch_cell(row_build *b, const char *s)
 {
     static const char *const names[] = {"none", "pre", "post", NULL};
@@ -244,6 +262,9 @@ static const col_def cols[] = {
     {.name = "sequence_parallel", .kind = C_BOOL, .off = B(r.training.sequence_parallel)},
     {.name = "async_tp", .kind = C_BOOL, .off = B(r.training.async_tp)},
     {.name = "loss_impl", .kind = C_FN, .fn = loss_cell},
+    {.name = "pp", .kind = C_INT, .off = B(r.training.pipeline_parallel), .lim = CS_LIMIT_PIPELINE_PARALLEL},
+    {.name = "virtual_stages", .kind = C_INT, .off = B(r.training.virtual_stages), .lim = CS_LIMIT_VIRTUAL_STAGES},
+    {.name = "pipeline_schedule", .kind = C_FN, .fn = pp_schedule_cell},
     {.name = "source_table", .kind = C_STR, .off = B(r.table), .size = sizeof(((cs_trun_row *)0)->table)},
     {.name = "tokens_per_s_per_gpu", .required = 1, .kind = C_NUM, .off = B(r.measured_tps_per_gpu)},
     {.name = "mfu_pct", .kind = C_NUM, .off = B(r.measured_mfu_pct)},
