@@ -27,7 +27,10 @@ fi
 COLLSIM=${CS_COLLSIM:-$1} # CS_COLLSIM: the valgrind setup's wrapper (tests/meson.build)
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-strategies.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+# a signal ends the script (the EXIT trap cleans up), as in every test script
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 failures=0
 fail() {

@@ -14,7 +14,10 @@ if [ $# -ne 1 ]; then
 fi
 C=$1
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-tensor.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+# a signal ends the script (the EXIT trap cleans up), as in every test script
+trap 'exit 130' INT
+trap 'exit 143' TERM
 failures=0
 checks=0
 fail() {

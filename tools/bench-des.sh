@@ -20,7 +20,10 @@ C="$B/cli/collsim"
 RUNS=${RUNS:-3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench-des.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+# a signal ends the script (the EXIT trap cleans up), as in every test script
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # dgx-h100 with room for 16384 ranks and one straggler
 sed 's/^nodes: 1 .*/nodes: 2048/' "$HERE/../configs/clusters/dgx-h100.yaml" >"$TMP/straggler.yaml"

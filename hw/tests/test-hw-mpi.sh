@@ -35,7 +35,10 @@ if ! command -v mpirun >/dev/null 2>&1; then
     exit 77
 fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-hw-mpi.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+# a signal ends the script (the EXIT trap cleans up), as in every test script
+trap 'exit 130' INT
+trap 'exit 143' TERM
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$SRC/tests/lsan-mpi.supp:print_suppressions=0"
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 MPIRUN="mpirun --allow-run-as-root --oversubscribe"

@@ -11,7 +11,10 @@
 set -eu
 HW=$1
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-hw-nccl.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+# a signal ends the script (the EXIT trap cleans up), as in every test script
+trap 'exit 130' INT
+trap 'exit 143' TERM
 rc=0
 "$HW" bench --backend nccl --op all_reduce --min 1K --max 1M --factor 32 --iters 5 --warmup 2 \
     --check --timeout 60 -o "$TMP/out.csv" >"$TMP/out" 2>"$TMP/err" || rc=$?
