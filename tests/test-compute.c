@@ -164,6 +164,37 @@ START_TEST(roofline)
 }
 END_TEST
 
+/* A sustained clock below the one the peaks are quoted at scales every
+ * kernel's compute bound by their ratio (the whitepaper's peak = SMs x
+ * FLOPs per clock x clock); memory-bound kernels keep their time, and the
+ * MFU denominator keeps the quoted peak. */
+START_TEST(sustained_clock_scales_compute)
+{
+    fixture f = make("dgx-h100", "llama2-7b", 2), g = f;
+    g.c.gpu.peak_clock_mhz = 1830;
+    g.c.gpu.sustained_clock_mhz = 1830 * 0.8;
+    ck_assert_double_eq_tol(cs_compute_peak_flops(&g.c, CS_DTYPE_BF16),
+                            0.8 * f.c.gpu.peak_flops[CS_DTYPE_BF16], 1e3);
+    cs_kernel a[MAXK], b[MAXK];
+    size_t n = kernels(&f, a);
+    ck_assert_uint_eq(kernels(&g, b), n);
+    int compute_bound = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (a[i].cls == CS_KCLASS_MEMORY) {
+            ck_assert_double_eq(b[i].time_s, a[i].time_s);
+        } else if (a[i].time_s > 1.3 * a[i].bytes / f.c.gpu.hbm_Bps) {
+            ck_assert_double_eq_tol(b[i].time_s, a[i].time_s / 0.8, 1e-9 * a[i].time_s);
+            compute_bound++;
+        }
+    }
+    ck_assert_int_gt(compute_bound, 5);
+    /* a sustained clock alone (no peak clock) scales nothing */
+    g.c.gpu.peak_clock_mhz = 0;
+    ck_assert_double_eq(cs_compute_peak_flops(&g.c, CS_DTYPE_BF16),
+                        f.c.gpu.peak_flops[CS_DTYPE_BF16]);
+}
+END_TEST
+
 /* Full recompute re-runs the layer's forward kernels, at their own
  * efficiencies; selective re-runs the unfused attention core; with fused
  * attention selective has nothing to recompute, and says so. */
@@ -500,6 +531,7 @@ static Suite *suite(void)
     tcase_add_test(tc, workload_uses_passes);
     tcase_add_test(tc, breakdown_adds_up);
     tcase_add_test(tc, eager_and_compiled);
+    tcase_add_test(tc, sustained_clock_scales_compute);
     suite_add_tcase(s, tc);
     return s;
 }

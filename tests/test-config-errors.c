@@ -121,6 +121,14 @@ START_TEST(error_missing_keys)
              "missing required key 'hbm_bandwidth' in gpu");
     ERR_FREE(cs_test_replace(BASE, "  nic_bandwidth: 400Gbps\n", ""), 13, 3,
              "missing required key 'nic_bandwidth' in inter");
+    /* a sustained clock needs the clock the peaks are quoted at (the gpu
+     * mapping's mark) */
+    ERR_FREE(cs_test_replace(BASE, "  hbm_bandwidth: 3.35TB/s\n",
+                             "  hbm_bandwidth: 3.35TB/s\n  sustained_clock_mhz: 1500\n"),
+             4, 3, "gpu.sustained_clock_mhz needs gpu.peak_clock_mhz");
+    ERR_FREE(cs_test_replace(BASE, "  hbm_bandwidth: 3.35TB/s\n",
+                             "  hbm_bandwidth: 3.35TB/s\n  peak_clock_mhz: 0\n"),
+             9, 19, "'peak_clock_mhz' must be in (0, 100000], got 0");
     /* inter is required only for more than one node. */
     char *y = cs_test_replace(BASE, "inter:\n  nics_per_node: 8\n  nic_bandwidth: 400Gbps\n", "");
     ERR(y, 1, 1, "missing required key 'inter' in cluster (needed when nodes > 1; nodes is 2)");

@@ -49,6 +49,12 @@ typedef struct cs_cluster {
         double peak_flops[CS_DTYPE_COUNT]; /* dense, FLOP/s; 0 = unsupported */
         double hbm_Bps;
         int compute_capability;            /* 70, 80, 90, 100 */
+        /* the SM clock the tflops are quoted at and the one the GPU
+         * holds under load (a power limit, a clock lock), MHz; 0: not
+         * given. Tensor throughput scales with the SM clock
+         * (cs_compute_peak_flops): what the time model runs at; MFU keeps
+         * the quoted peak */
+        double peak_clock_mhz, sustained_clock_mhz;
         /* the compute model's efficiencies (train/compute.h; the cited
          * values are configs/clusters/NAME.yaml's `gpu.compute`); a field a
          * YAML leaves out comes from the preset of the same compute

@@ -206,6 +206,29 @@ static const cs_yfield compute_fields[] = {
 };
 #undef FRACTION
 
+/* gpu.sustained_clock_mhz / peak_clock_mhz: written only where given; a
+ * sustained clock without the clock the peaks are quoted at has nothing
+ * to scale (read in table order: sustained first, then peak's check). */
+static int sustained_set(const void *obj)
+{
+    return ((const cs_cluster *)obj)->gpu.sustained_clock_mhz > 0;
+}
+static int peak_clock_set(const void *obj)
+{
+    return ((const cs_cluster *)obj)->gpu.peak_clock_mhz > 0;
+}
+static const cs__yrow sustained_row = {.present = sustained_set};
+static const cs__yrow peak_clock_row = {.present = peak_clock_set};
+static int peak_clock_missing(const cs_yctx *c, const cs_yfield *f, const cs_ynode *map, void *obj)
+{
+    if (((cs_cluster *)obj)->gpu.sustained_clock_mhz > 0)
+        return cs_yamlnode_error(c, map,
+                                 "gpu.sustained_clock_mhz needs gpu.%s, the SM clock the tflops "
+                                 "are quoted at (missing)",
+                                 f->name);
+    return 0;
+}
+
 static const cs_yfield gpu_fields[] = {
     {ROW("model", CS_YF_STRING, OFF(gpu.model), REQUIRED), .size = STR_SIZE(gpu.model)},
     {ROW("memory", CS_YF_SIZE, OFF(gpu.memory_bytes), REQUIRED | POSITIVE)},
@@ -214,6 +237,10 @@ static const cs_yfield gpu_fields[] = {
     {ROW("tflops", CS_YF_CUSTOM, OFF(gpu.peak_flops), REQUIRED), .fn = cs__grid_read,
      .ext = &cs__grid_tflops},
     {ROW("hbm_bandwidth", CS_YF_RATE, OFF(gpu.hbm_Bps), REQUIRED | POSITIVE)},
+    {ROW("sustained_clock_mhz", CS_YF_NUMBER, OFF(gpu.sustained_clock_mhz), CS_YF_LO_OPEN),
+     .hi = 1e5, .ext = &sustained_row},
+    {ROW("peak_clock_mhz", CS_YF_NUMBER, OFF(gpu.peak_clock_mhz), CS_YF_LO_OPEN), .hi = 1e5,
+     .missing = peak_clock_missing, .ext = &peak_clock_row},
     {ROW("compute", CS_YF_MAPPING, 0, 0), .sub = compute_fields},
     {.name = NULL},
 };

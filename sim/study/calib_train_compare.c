@@ -42,7 +42,7 @@ double cs_calib_train_kernel_us(const cs_cluster *c, const cs_kmeas_row *k)
     double t = bytes / (c->gpu.hbm_Bps * cs_compute_hbm_efficiency(c, bytes));
     if (k->gemm)
         t = fmax(t, 2 * k->m * k->n * k->k /
-                        (c->gpu.peak_flops[k->dtype] *
+                        (cs_compute_peak_flops(c, k->dtype) *
                          cs_compute_gemm_efficiency(c, k->m, k->n, k->k, 1)));
     double alone_us = 1e6 * fmax(t, c->gpu.compute.kernel_floor_s) * (k->reps > 1 ? k->reps : 1);
     if (!(k->overlap_us > 0)) return alone_us;

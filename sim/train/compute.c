@@ -109,6 +109,17 @@
  *   Memory-bound efficiency = hbm x B / (B + hbm_half) for a kernel moving
  *   B bytes (a kernel's fixed start-up cost expressed as the size at which
  *   it reaches half the streaming bandwidth).
+ *   peak is the GPU's dense peak for the dtype at the clock the cluster
+ *   says it holds (cs_compute_peak_flops): tensor throughput is SMs x
+ *   FLOPs per SM per clock x SM clock (the NVIDIA H100 whitepaper's peak
+ *   table: 132 SMs x 4096 dense bf16 FLOPs per clock x 1830 MHz = 989.4
+ *   TFLOPS SXM5; the PCIe card's 114 SMs x 4096 x 1620 MHz = 756), so a
+ *   GPU held at a lower clock by its power limit runs every kernel's
+ *   compute bound at peak x gpu.sustained_clock_mhz / gpu.peak_clock_mhz.
+ *   The datasheets show the same die derated with its power: H100 NVL,
+ *   132 SMs at 350-400 W, 835 dense TFLOPS (1545 MHz equivalent) against
+ *   the SXM's 989 at 700 W. HBM bandwidth is the memory clock's and is
+ *   not scaled.
  * Departures: head dimension is not modelled (at d = 64 Dao 2023 measure
  * FlashAttention-2 about 12% slower and v1 about 15% faster than at
  * d = 128); wave quantisation is not modelled (cuBLAS on sm_80+ splits
@@ -291,6 +302,14 @@ static double quant(double x, double tile)
 {
     if (tile <= 1) return 1.0;
     return x / (tile * ceil(x / tile));
+}
+
+double cs_compute_peak_flops(const cs_cluster *c, cs_dtype d)
+{
+    double peak = c->gpu.peak_flops[d];
+    if (c->gpu.sustained_clock_mhz > 0 && c->gpu.peak_clock_mhz > 0)
+        peak *= c->gpu.sustained_clock_mhz / c->gpu.peak_clock_mhz;
+    return peak;
 }
 
 double cs_compute_gemm_efficiency(const cs_cluster *c, double m, double n, double k, double batch)
@@ -559,7 +578,7 @@ static void run(sink *k, const cs_model *m, const cs_training *t)
 int cs_compute_price(const cs_model *m, const cs_training *t, const cs_cluster *c,
                      cs_compute *out, cs_diag *d)
 {
-    double peak = c->gpu.peak_flops[t->param_dtype];
+    double peak = cs_compute_peak_flops(c, t->param_dtype);
     if (!(peak > 0))
         return cs_diag_set(d, CS_EINVAL, NULL, 0, 0,
                            "GPU '%s' has no peak %s TFLOPS in the cluster description",
@@ -573,7 +592,7 @@ int cs_compute_price(const cs_model *m, const cs_training *t, const cs_cluster *
 size_t cs_compute_kernels(const cs_model *m, const cs_training *t, const cs_cluster *c,
                           cs_kernel *out, size_t cap)
 {
-    double peak = c->gpu.peak_flops[t->param_dtype];
+    double peak = cs_compute_peak_flops(c, t->param_dtype);
     sink k = {.c = c, .peak = peak > 0 ? peak : 1, .flat = t->compute_efficiency, .out = out,
               .cap = out ? cap : 0};
     run(&k, m, t);

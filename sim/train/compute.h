@@ -79,6 +79,10 @@ size_t cs_compute_kernels(const cs_model *m, const cs_training *t, const cs_clus
                           cs_kernel *out, size_t cap);
 
 /* The efficiency the model gives a GEMM of that shape (tests, reports). */
+/* The dense peak of dtype d the kernels run at: the quoted peak x
+ * sustained / peak clock where the cluster gives both (compute.c's file
+ * header), else the quoted peak. MFU is reported against the quoted one. */
+double cs_compute_peak_flops(const cs_cluster *c, cs_dtype d);
 double cs_compute_gemm_efficiency(const cs_cluster *c, double m, double n, double k, double batch);
 /* The efficiency of a memory-bound kernel moving `bytes`. */
 double cs_compute_hbm_efficiency(const cs_cluster *c, double bytes);
