@@ -18,16 +18,19 @@
 
 START_TEST(presets_listed_sorted)
 {
-    ck_assert_uint_eq(cs_presets_cluster_count(), 8);
+    ck_assert_uint_eq(cs_presets_cluster_count(), 11);
     ck_assert_str_eq(cs_presets_cluster_name(0), "cpu-local");
     ck_assert_str_eq(cs_presets_cluster_name(1), "dgx-a100");
     ck_assert_str_eq(cs_presets_cluster_name(2), "dgx-b200");
     ck_assert_str_eq(cs_presets_cluster_name(3), "dgx-h100");
     ck_assert_str_eq(cs_presets_cluster_name(4), "gb200-nvl72");
     ck_assert_str_eq(cs_presets_cluster_name(5), "gb300-nvl72");
-    ck_assert_str_eq(cs_presets_cluster_name(6), "hgx-h200");
-    ck_assert_str_eq(cs_presets_cluster_name(7), "pcie-l40s");
-    ck_assert_ptr_null(cs_presets_cluster_name(8));
+    ck_assert_str_eq(cs_presets_cluster_name(6), "grandteton-h100");
+    ck_assert_str_eq(cs_presets_cluster_name(7), "hgx-h200");
+    ck_assert_str_eq(cs_presets_cluster_name(8), "pcie-h100");
+    ck_assert_str_eq(cs_presets_cluster_name(9), "pcie-h100-nvl");
+    ck_assert_str_eq(cs_presets_cluster_name(10), "pcie-l40s");
+    ck_assert_ptr_null(cs_presets_cluster_name(11));
     ck_assert_ptr_null(cs_presets_cluster_yaml("nope", NULL));
     ck_assert_ptr_nonnull(cs_presets_cluster_yaml(CS_DEFAULT_CLUSTER, NULL));
 }
@@ -149,6 +152,35 @@ START_TEST(preset_hgx_h200)
 }
 END_TEST
 
+/* The H100 variants: each part's datasheet (or torchtitan's) figures, and
+ * the clock the tensor peak is quoted at = peak / (SMs x 4096 dense bf16
+ * FLOPs per SM per clock), the relation cs_compute_peak_flops scales by. */
+START_TEST(preset_h100_variants)
+{
+    const struct {
+        const char *name;
+        double mem, hbm, bf16, sms, clock;
+    } v[] = {
+        {"dgx-h100", 80.0 * (1 << 30), 3.35e12, 989.4e12, 132, 0},
+        {"grandteton-h100", 95.0396 * (1 << 30), 2.4e12, 989.4e12, 132, 1830},
+        {"pcie-h100", 80e9, 2e12, 756e12, 114, 1620},
+        {"pcie-h100-nvl", 94e9, 3.9e12, 835.5e12, 132, 1545},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        cs_cluster c = cs_test_cluster(v[i].name);
+        ck_assert_int_eq(c.gpu.compute_capability, 90);
+        ck_assert_double_eq_tol(c.gpu.memory_bytes, v[i].mem, 1e3);
+        ck_assert_double_eq_tol(c.gpu.hbm_Bps, v[i].hbm, 1);
+        ck_assert_double_eq_tol(c.gpu.peak_flops[CS_DTYPE_BF16], v[i].bf16, 1e6);
+        ck_assert_double_eq(c.gpu.compute.sms, v[i].sms);
+        ck_assert_double_eq(c.gpu.peak_clock_mhz, v[i].clock);
+        ck_assert_double_eq(c.gpu.sustained_clock_mhz, 0); /* none is known to be held lower */
+        if (v[i].clock > 0) /* the quoted clock matches the quoted peak within 0.1% */
+            ck_assert_double_eq_tol(v[i].sms * 4096 * v[i].clock * 1e6 / v[i].bf16, 1, 1e-3);
+    }
+}
+END_TEST
+
 START_TEST(preset_pcie_l40s)
 {
     cs_cluster c = cs_test_cluster("pcie-l40s");
@@ -179,8 +211,8 @@ START_TEST(unknown_preset_suggests)
     ck_assert_int_eq(cs_config_cluster("dgx-h10", &c, &d), CS_ENOENT);
     ck_assert_int_eq(d.code, CS_ENOENT);
     ck_assert_str_eq(d.message, "unknown cluster 'dgx-h10' (did you mean 'dgx-h100'? presets: "
-                                "cpu-local, dgx-a100, dgx-b200, dgx-h100, gb200-nvl72, gb300-nvl72, hgx-h200, "
-                                "pcie-l40s)");
+                                "cpu-local, dgx-a100, dgx-b200, dgx-h100, gb200-nvl72, gb300-nvl72, grandteton-h100, "
+                                "hgx-h200, pcie-h100, pcie-h100-nvl, pcie-l40s)");
     ck_assert_int_eq(cs_config_cluster("zzzzzzzzzz", &c, &d), CS_ENOENT);
     CS_ASSERT_LACKS(d.message, "did you mean");
     CS_ASSERT_CONTAINS(d.message, "presets: cpu-local, dgx-a100");
@@ -439,6 +471,7 @@ static Suite *config_suite(void)
     tcase_add_test(tp, preset_dgx_a100);
     tcase_add_test(tp, preset_hgx_h200);
     tcase_add_test(tp, preset_pcie_l40s);
+    tcase_add_test(tp, preset_h100_variants);
     tcase_add_test(tp, unknown_preset_suggests);
     tcase_add_test(tp, files_and_missing_files);
     tcase_add_test(tp, file_name_defaults_to_basename);
