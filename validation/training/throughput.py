@@ -50,6 +50,12 @@ header) maps the same way but for (main_training_llama.py and fms_fsdp/, read at
                               header's reading of "400Gbps" / "800 Gbps" as per node).
   compile                     rows with compile=yes are scored apart (tables NAME_compile), with
                               `compile: true` (fused pointwise kernels, sim/train/compute.c).
+torchtitan_pr165.csv (torchtitan PR #165's tokens/s, copied with its provenance header from the
+memory data) maps as validation/memory/peaks.py maps the same runs: FSDP MixedPrecision bf16 /
+fp32 reduce, BACKWARD_PRE, fsdp_version from the row (FSDP1 / FSDP2), selective = every 2nd block
+(selective_ac 2), the naive loss (output(h).float() + F.cross_entropy), SDPA's flash backend
+(flash2), on the grandteton-h100 preset (Meta's 96 GB HBM2e H100 at 500 W, whose sustained clock
+no public source gives: the SXM's peak is an upper bound). Its compile rows are scored apart.
 Every row is also priced by the constant-MFU roofline (issue 28): tokens/s/GPU = 0.5 x peak /
 (6 P + 12 L h s), P the table's parameter count and 12 L h s the non-causal attention FLOPs per
 token of PaLM (Chowdhery et al. 2022, App. B) and llm-foundry's MFU; peak is the GPU's dense bf16
@@ -74,6 +80,10 @@ PRECISION = {  # precision column -> scenario training keys
     "bf16 mixed": [("param_dtype", "bf16"), ("grad_reduce_dtype", "bf16"), ("master_weights", "true")],
     "amp_bf16/DEFAULT": [("param_dtype", "bf16"), ("grad_reduce_dtype", "fp32"), ("master_weights", "true")],
     "bf16/PURE": [("param_dtype", "bf16"), ("grad_reduce_dtype", "bf16"), ("master_weights", "false")],
+    # torchtitan's FSDP MixedPrecision(param_dtype=bf16, reduce_dtype=fp32) over fp32 parameters
+    # (validation/memory/peaks.py cites parallelize_llama.py)
+    "bf16 mixed/fp32 reduce": [("mixed_precision", "fsdp_param_dtype"), ("param_dtype", "bf16"),
+                               ("grad_reduce_dtype", "fp32"), ("master_weights", "true")],
 }
 CHECKPOINTING = {"none": "none", "selective": "selective", "full": "full"}
 MODEL_KEYS = ["layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "biases",
@@ -107,6 +117,15 @@ GAPS = [
     "still have kept fp32 sharded parameters. Affects memory and the optimizer step, not the GEMMs.",
     "**Short runs.** About 12 steps per run (llm-foundry README): warm-up and noise are in the "
     "measurement, not in the model.",
+    "**torchtitan PR #165 (Meta's 500 W HBM2e H100).** The part's peak is not published: "
+    "torchtitan's benchmarks put it \"between SXM and NVL\" (989.4 and 835.5 dense bf16 TFLOPS), "
+    "so `grandteton-h100` quotes the SXM's as an upper bound and leaves `gpu.sustained_clock_mhz` "
+    "out. At the lower bound (the sensitivity line above) the rows are still predicted 27-31%% "
+    "fast (median): the power limit explains at most about 15 of the 42-51 points; what the rest "
+    "is (the March 2024 nightly stack, FSDP2's first version) no public measurement here "
+    "separates. `collsim calibrate --training-runs` on the machine's own steps fits it "
+    "(`gpu.compute.gemm`), not a preset. The eager rows' MFU is derived (torchtitan's formula), "
+    "the compile rows' printed.",
     "**Uneven micro-batching.** Expressible gap, but absent: every row has "
     "micro_batch x grad_accum x gpus = global_batch (%s).",
 ]
@@ -120,7 +139,8 @@ def read_rows(data=DATA):
 ATTENTION_KERNEL = "flash1"
 # The scored tables, each file with the settings its stack implies (the docstring cites them).
 SOURCES = [(DATA, {"prefetch": "post", "kernel": ATTENTION_KERNEL, "loss": "fused"}),
-           ("fms_fsdp.csv", {"prefetch": "pre", "kernel": "flash2"})]
+           ("fms_fsdp.csv", {"prefetch": "pre", "kernel": "flash2"}),
+           ("torchtitan_pr165.csv", {"prefetch": "pre", "kernel": "flash2"})]
 ROOFLINE_MFU = 0.5
 
 
@@ -151,36 +171,60 @@ def count(text):
     return float(text), 0.0
 
 
-def scenario_yaml(r, prefetch=None, kernel=None):
+# The sustained clock of the grandteton-h100 sensitivity: the lower bound torchtitan's benchmarks
+# give the 500 W part ("between SXM and NVL"): the H100 NVL's 835.5 dense TFLOPS on the same 132
+# SMs, 1545 MHz (configs/clusters/pcie-h100-nvl.yaml), against the SXM's quoted 1830.
+NVL_CLOCK_MHZ = 1545
+CLOCKED = "grandteton-h100"
+
+
+def clocked_cluster(tmp, mhz):
+    """grandteton-h100 held at mhz (gpu.sustained_clock_mhz), written into tmp."""
+    path = os.path.join(tmp, "%s-%d.yaml" % (CLOCKED, mhz))
+    with open(os.path.join(os.path.dirname(os.path.dirname(HERE)), "configs", "clusters",
+                           CLOCKED + ".yaml")) as f:
+        text = f.read().replace("\n  peak_clock_mhz:", "\n  sustained_clock_mhz: %d\n  peak_clock_mhz:" % mhz, 1)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def scenario_yaml(r, prefetch=None, kernel=None, cluster=None):
     """The scenario YAML text that describes row r (backward_prefetch: prefetch)."""
     prefetch = prefetch or r["_settings"]["prefetch"]
     kernel = kernel or r["_settings"]["kernel"]
-    lines = ["cluster: %s" % cluster_of(r), "ranks: %s" % r["gpus"], "model:", "  name: %s" % r["model"]]
+    lines = ["cluster: %s" % (cluster or cluster_of(r)), "ranks: %s" % r["gpus"], "model:",
+             "  name: %s" % r["model"]]
     lines += ["  %s: %s" % (k, r[k]) for k in MODEL_KEYS]
     lines += ["training:", "  strategy: %s" % r["strategy"]]
     lines += ["  %s: %s" % kv for kv in PRECISION[r["precision"]]]
     lines += ["  micro_batch: %s" % r["micro_batch"], "  grad_accum: %s" % r["grad_accum"],
               "  activation_checkpointing: %s" % CHECKPOINTING[r["activation_checkpointing"]],
               "  backward_prefetch: %s" % prefetch, "  limit_all_gathers: true",
-              "  fsdp_version: 1", "  fsdp_unit_layers: 1",
+              "  fsdp_version: %s" % (r.get("fsdp_version") or 1), "  fsdp_unit_layers: 1",
               "  flash_attention: true", "  attention_kernel: %s" % kernel]
     if r["shard_group"]:
         lines.append("  shard_group: %s" % r["shard_group"])
     if r.get("compile") == "yes":
         lines.append("  compile: true")
-    if r["_settings"].get("loss"):
-        lines.append("  loss_impl: %s" % r["_settings"]["loss"])
+    if r.get("selective_ac"):
+        lines.append("  selective_ac: %s" % r["selective_ac"])
+    loss = r.get("loss_impl") or r["_settings"].get("loss")
+    if loss:
+        lines.append("  loss_impl: %s" % loss)
     return "\n".join(lines) + "\n"
 
 
-def simulate(collsim, run, tmp, prefetch=None, kernel=None):
+def simulate(collsim, run, tmp, prefetch=None, kernel=None, clock=None):
     """One result per row: the row plus predicted tokens/s/GPU, MFU (%) and their errors, and the
-    constant-MFU roofline's prediction (roof_tps) and error (roof_err_pct)."""
+    constant-MFU roofline's prediction (roof_tps) and error (roof_err_pct). clock: rows on
+    CLOCKED run with that sustained clock."""
     out = []
+    held = clocked_cluster(tmp, clock) if clock else None
     for i, r in enumerate(scored_rows()):
         path = os.path.join(tmp, "training-%03d.yaml" % i)
         with open(path, "w") as f:
-            f.write(scenario_yaml(r, prefetch, kernel))
+            f.write(scenario_yaml(r, prefetch, kernel, held if r["cluster"] == CLOCKED else None))
         sim = next(csv.DictReader(io.StringIO(run([collsim, "simulate", path, "--format", "csv"]))))
         params, rounding = count(r["params"])
         if abs(int(sim["params"]) - params) > rounding * params:
@@ -340,6 +384,9 @@ SENSITIVITIES = [
      "BACKWARD_POST", {"prefetch": "pre"}),
     ("`attention_kernel: flash2` (collsim's default: FlashAttention-2, what PyTorch SDPA runs today) "
      "in place of the runs' v1-class kernel", {"kernel": "flash2"}),
+    ("`gpu.sustained_clock_mhz: %d` on `%s` (the lower bound of the 500 W part's clock: the H100 "
+     "NVL's quoted peak on the same 132 SMs; other tables unchanged)" % (NVL_CLOCK_MHZ, CLOCKED),
+     {"clock": NVL_CLOCK_MHZ}),
 ]
 
 
@@ -373,9 +420,11 @@ def report_lines(results, sc, sens, plots_dir, no_plots, report_dir):
          "when a table's median / p90 / max grows by more than %.0f point." % TOLERANCE, "",
          "The last two columns score the constant-MFU roofline (%.1f x peak / (6 P + 12 L h s) tokens/s "
          "per GPU, P the table's parameters) on the same rows: the baseline collsim has to beat "
-         "(issue 28). fms-fsdp's rows (`validation/training/fms_fsdp.csv`, FSDP1 + SDPA, 2024) are "
-         "scored with their own stack's settings (`throughput.py`); tables ending in `_compile` are "
-         "its torch.compile rows." % ROOFLINE_MFU, "",
+         "(issue 28). fms-fsdp's rows (`validation/training/fms_fsdp.csv`, FSDP1 + SDPA, 2024) and "
+         "torchtitan PR #165's (`validation/training/torchtitan_pr165.csv`, Llama-7B on 8 of Meta's "
+         "96 GB HBM2e H100s at 500 W, preset `grandteton-h100`, FSDP1 / FSDP2) are scored with "
+         "their own stack's settings (`throughput.py`); tables ending in `_compile` are their "
+         "torch.compile rows." % ROOFLINE_MFU, "",
          "| table | GPU | rows | tokens/s/GPU abs % error median / p90 / max | signed median | "
          "MFU abs error (points) median / p90 / max | MFU signed median | roofline abs median | "
          "roofline signed median |",
