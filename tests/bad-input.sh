@@ -77,6 +77,8 @@ printf 'size_bytes,time_us,op,ranks\n1048576,100000,all_reduce,8\n2097152,50000,
 printf '4194304,25000,all_reduce,8\n8388608,12000,all_reduce,8\n16777216,6000,all_reduce,8\n' >>"$T/inv.csv"
 printf '64,9000,all_reduce,8\n128,1,all_reduce,8\n' >>"$T/inv.csv"
 RL=$(grep -n '^ranks:' "$T/scen-ranks.yaml" | cut -d: -f1)
+sed 's/^training:$/training:\n  train_metrics: 65/' configs/scenarios/gpt3-13b-fsdp-64.yaml >"$T/scen-metrics.yaml"
+ML=$(grep -n '^  train_metrics:' "$T/scen-metrics.yaml" | cut -d: -f1)
 # training runs and kernel timings (issue 27): the schemas' ranges, a column
 # named twice, a NUL byte inside a number
 TRH='model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,grad_accum,activation_checkpointing,tokens_per_s_per_gpu'
@@ -88,6 +90,7 @@ printf '%s,layers\n%s,12\n' "$TRH" "$TRR" >"$T/tr-dup.csv"
 printf '%s\n%s\n' "$TRH" "$TRR" | sed 's/,8,fsdp/,8\x00junk,fsdp/' >"$T/tr-nul.csv"
 # the tensor-parallel columns (issue 22): tensor_parallel's range, booleans
 printf '%s,tp\n%s,70000\n' "$TRH" "$TRR" >"$T/tr-tp-huge.csv"
+printf '%s,train_metrics\n%s,65\n' "$TRH" "$TRR" >"$T/tr-metrics.csv"
 printf '%s,tp\n%s,0\n' "$TRH" "$TRR" >"$T/tr-tp-zero.csv"
 printf '%s,pipeline_schedule\n%s,pipedream\n' "$TRH" "$TRR" >"$T/tr-pp-sched.csv"
 printf '%s,tp,sequence_parallel\n%s,2,maybe\n' "$TRH" "$TRR" >"$T/tr-sp.csv"
@@ -141,6 +144,7 @@ cases() {
 1|model-dir|it is a directory|memory --model @T@/dir --ranks 8
 2|hf-trunc|config.json:2:1: error: invalid YAML|memory --model @T@/config.json --ranks 8
 2|scen-ranks|scen-ranks.yaml:@RL@:8: error:|memory @T@/scen-ranks.yaml
+2|scen-metrics|scen-metrics.yaml:@ML@:18: error: 'train_metrics' must be an integer in 0..64, got 65|simulate @T@/scen-metrics.yaml
 1|scen-missing|cannot open scenario file|plan @T@/none.yaml
 2|scen-cluster-missing|scen-missing.yaml:1:10: error: cluster:|memory @T@/scen-missing.yaml
 2|opt-type|--ranks expects an integer|collective --op all_reduce --ranks abc
@@ -179,6 +183,7 @@ cases() {
 2|tr-dup|tr-dup.csv:1:134: error: column 'layers' given twice (first at column 7)|compare --cluster dgx-a100 --training-runs @T@/tr-dup.csv
 2|tr-nul|tr-nul.csv:2:31: error: column 'gpus': a NUL byte|compare --cluster dgx-a100 --training-runs @T@/tr-nul.csv
 2|tr-tp-huge|tr-tp-huge.csv:2:83: error: column 'tp': expected an integer in 1..65536, got '70000'|compare --cluster dgx-a100 --training-runs @T@/tr-tp-huge.csv
+2|tr-metrics|tr-metrics.csv:2:83: error: column 'train_metrics': expected an integer in 0..64 (or empty), got '65'|compare --cluster dgx-a100 --training-runs @T@/tr-metrics.csv
 2|tr-tp-zero|tr-tp-zero.csv:2:83: error: column 'tp': expected an integer in 1..65536, got '0'|compare --cluster dgx-a100 --training-runs @T@/tr-tp-zero.csv
 2|tr-pp-sched|tr-pp-sched.csv:2:83: error: column 'pipeline_schedule': expected gpipe, 1f1b, interleaved_1f1b or zero_bubble, got 'pipedream'|compare --cluster dgx-a100 --training-runs @T@/tr-pp-sched.csv
 2|tr-sp|tr-sp.csv:2:85: error: column 'sequence_parallel': expected true or false, got 'maybe'|compare --cluster dgx-a100 --training-runs @T@/tr-sp.csv
@@ -208,7 +213,7 @@ run_case() {
 }
 
 cases | while IFS='|' read -r want name needle args; do
-    needle=$(printf '%s' "$needle" | sed "s|@T@|$T|g; s|@RL@|$RL|g")
+    needle=$(printf '%s' "$needle" | sed "s|@T@|$T|g; s|@RL@|$RL|g; s|@ML@|$ML|g")
     set --
     for w in $args; do
         case $w in

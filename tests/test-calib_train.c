@@ -102,7 +102,7 @@ START_TEST(prediction_is_simulate)
         "  master_weights: true\n  micro_batch: 32\n  grad_accum: 2\n"
         "  activation_checkpointing: none\n  backward_prefetch: post\n  limit_all_gathers: true\n"
         "  flash_attention: true\n  attention_kernel: flash1\n  fsdp_version: 1\n"
-        "  fsdp_unit_layers: 1\n  loss_impl: fused\n";
+        "  fsdp_unit_layers: 1\n  loss_impl: fused\n  train_metrics: 2\n";
     cs_scenario sc;
     cs_test_diag_ok(cs_scenario_load_string("row.yaml", yaml, sizeof yaml - 1, &sc, &d), &d, "yaml");
     cs_topology topo = cs_test_topology(&sc.cluster, 8, 0);

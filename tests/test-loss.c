@@ -135,6 +135,44 @@ START_TEST(head_kernels)
 }
 END_TEST
 
+/* Composer's train metrics: each a no-grad F.cross_entropy over the bf16
+ * logits, the naive forward's kernels (cast e + 4, log_softmax 4 + 4, nll
+ * 4 = 14 bytes per logit at bf16), once per metric after the backward;
+ * none without them. Two (llm-foundry's MPT) add 28 bytes per logit: with
+ * the fused loss's 8 the head moves what the naive loss's 36 moved. */
+START_TEST(train_metrics_kernels)
+{
+    cs_model m = cs_test_model("llama2-7b");
+    cs_cluster c = cs_test_cluster("dgx-h100");
+    cs_kernel k[256];
+    double TV = 2.0 * m.seq_len * m.vocab;
+    cs_training t = bf16(CS_LOSS_FUSED, 0);
+    t.micro_batch = 2;
+    size_t n = cs_compute_kernels(&m, &t, &c, k, 256);
+    ck_assert_ptr_null(find(k, n, "train_metrics")); /* default 0: no pass */
+    cs_compute p0, p2, pn;
+    cs_diag d;
+    ck_assert_int_eq(cs_compute_price(&m, &t, &c, &p0, &d), 0);
+    t.train_metrics = 2;
+    n = cs_compute_kernels(&m, &t, &c, k, 256);
+    const cs_kernel *x = find(k, n, "train_metrics");
+    ck_assert_ptr_nonnull(x);
+    ck_assert_int_eq(x->pass, CS_KPASS_HEAD_BACKWARD);
+    ck_assert_double_eq(x->launches, 2);
+    ck_assert_double_eq_tol(x->bytes, 2 * 14 * TV, 1); /* totals over the launches */
+    ck_assert_int_eq(cs_compute_price(&m, &t, &c, &p2, &d), 0);
+    ck_assert(p2.pass[CS_KPASS_HEAD_BACKWARD].time_s >
+              p0.pass[CS_KPASS_HEAD_BACKWARD].time_s + 0.9 * x->time_s);
+    /* fused + 2 metrics moves the naive loss's bytes: the same head time within 1% */
+    cs_training tn = bf16(CS_LOSS_NAIVE, 0);
+    tn.micro_batch = 2;
+    ck_assert_int_eq(cs_compute_price(&m, &tn, &c, &pn, &d), 0);
+    double h2 = p2.pass[CS_KPASS_HEAD_FORWARD].time_s + p2.pass[CS_KPASS_HEAD_BACKWARD].time_s;
+    double hn = pn.pass[CS_KPASS_HEAD_FORWARD].time_s + pn.pass[CS_KPASS_HEAD_BACKWARD].time_s;
+    ck_assert_double_eq_tol(h2 / hn, 1, 0.01);
+}
+END_TEST
+
 static Suite *loss_suite(void)
 {
     Suite *s = suite_create("loss");
@@ -143,6 +181,7 @@ static Suite *loss_suite(void)
     tcase_add_test(tc, bytes_per_logit);
     tcase_add_test(tc, mpt760m_temp);
     tcase_add_test(tc, head_kernels);
+    tcase_add_test(tc, train_metrics_kernels);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -47,6 +47,7 @@ START_TEST(row_maps_like_throughput_py)
     ck_assert_int_eq(r->training.limit_all_gathers, 2);
     ck_assert_int_eq(r->training.micro_batch, 32);
     ck_assert_int_eq(r->training.grad_accum, 2);
+    ck_assert_int_eq(r->training.train_metrics, 2); /* Composer's two train metrics */
     ck_assert_int_eq(r->gpus, 8);
     ck_assert_double_eq(r->measured_tps_per_gpu, 141737);
     ck_assert(isnan(r->measured_mfu_pct));
@@ -59,9 +60,10 @@ START_TEST(optional_columns)
 {
     const char *text = "model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,"
                        "grad_accum,activation_checkpointing,tokens_per_s_per_gpu,attention_kernel,"
-                       "backward_prefetch,limit_all_gathers,gated_mlp,kv_heads,ffn_hidden\n"
+                       "backward_prefetch,limit_all_gathers,gated_mlp,kv_heads,ffn_hidden,"
+                       "train_metrics\n"
                        "m,4,1024,16,32000,4096,8,fsdp_full_shard,bf16/PURE,1,1,full,1000,flash2,"
-                       "pre,false,true,4,2816\n";
+                       "pre,false,true,4,2816,0\n";
     cs_trun_set s = {0};
     cs_diag d;
     cs_diag_clear(&d);
@@ -76,6 +78,7 @@ START_TEST(optional_columns)
     ck_assert_int_eq(r->model.gated_mlp, 1);
     ck_assert_int_eq(r->model.biases, 0); /* gated: LLaMA style */
     ck_assert_int_eq(r->model.kv_heads, 4);
+    ck_assert_int_eq(r->training.train_metrics, 0); /* the column's 0 over the default 2 */
     cs_training_runs_free(&s);
 }
 END_TEST

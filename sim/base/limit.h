@@ -35,6 +35,7 @@
     X(TENSOR_PARALLEL, "tensor_parallel", 1, 1 << 16)                                      \
     X(PIPELINE_PARALLEL, "pipeline_parallel", 1, 1 << 16)                                  \
     X(VIRTUAL_STAGES, "virtual_stages", 1, 1 << 16)                                        \
+    X(TRAIN_METRICS, "train_metrics", 0, 64)                                               \
     X(RANKS, "ranks", 1, 1 << 30)                                                          \
     X(NODES, "nodes", 1, 1000000)                                                          \
     X(GEMM_DIM, "gemm_dim", 1, 2147483647)                                                 \

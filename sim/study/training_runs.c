@@ -31,6 +31,11 @@
  *                                default fused (llm-foundry's MPT default
  *                                loss_fn fused_crossentropy: flash-attn's
  *                                xentropy, loss.c);
+ *   train_metrics                column, default 2: the no-grad cross-
+ *                                entropy passes over the logits after each
+ *                                micro-batch's backward (Composer's
+ *                                LanguageCrossEntropy and LanguagePerplexity,
+ *                                llm-foundry's MPT train metrics: loss.h);
  *   compile                      column, yes / no (or true / false),
  *                                default no: torch.compile (training.h);
  *   fsdp_version                 column, default 1 (Composer of 2023 wraps
@@ -107,6 +112,7 @@ static const char *strategy_cell(row_build *b, const char *s)
     b->r.training.flash_attention = 1;
     b->r.training.fsdp_version = 1;
     b->r.training.loss_impl = CS_LOSS_FUSED;
+    b->r.training.train_metrics = 2;
     return NULL;
 }
 
@@ -262,6 +268,7 @@ static const col_def cols[] = {
     {.name = "sequence_parallel", .kind = C_BOOL, .off = B(r.training.sequence_parallel)},
     {.name = "async_tp", .kind = C_BOOL, .off = B(r.training.async_tp)},
     {.name = "loss_impl", .kind = C_FN, .fn = loss_cell},
+    {.name = "train_metrics", .kind = C_INT0, .off = B(r.training.train_metrics), .lim = CS_LIMIT_TRAIN_METRICS},
     {.name = "pp", .kind = C_INT, .off = B(r.training.pipeline_parallel), .lim = CS_LIMIT_PIPELINE_PARALLEL},
     {.name = "virtual_stages", .kind = C_INT, .off = B(r.training.virtual_stages), .lim = CS_LIMIT_VIRTUAL_STAGES},
     {.name = "pipeline_schedule", .kind = C_FN, .fn = pp_schedule_cell},

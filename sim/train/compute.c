@@ -47,6 +47,11 @@
  * nll_loss gathers; backward writes the fp32 gradient, log_softmax's
  * backward reads it and its output, and the cast back writes 16 bits
  * (loss_impl naive; fused and chunked run their own kernels: loss.c).
+ * A trainer's train metrics (train_metrics passes, loss.h: Composer's
+ * LanguageCrossEntropy and LanguagePerplexity) each run the naive
+ * forward's kernels over the logits without grad once the micro-batch's
+ * backward is done; priced in the head's backward pass (one stream: the
+ * place within the micro-step moves only what overlaps them).
  * The token embedding is a gather (forward) and an index-add into a
  * vocab x h gradient (backward); learned positions add one more lookup.
  *
@@ -153,6 +158,7 @@ typedef struct shape {
     int eager;       /* 1: PyTorch eager, 0: torch.compile (the file header) */
     cs_attn_kernel kernel;
     cs_loss_kernel loss[2]; /* the loss's forward and backward kernels (loss.c) */
+    cs_loss_kernel metrics; /* the trainer's no-grad metric passes (loss.h) */
 } shape;
 
 /* How a row splits over the tp ranks (Megatron-LM's layers.py; torch's
@@ -466,6 +472,9 @@ static void head(sink *k, const shape *s)
            s->loss[0].launches);
     memory(k, s->loss[1].name, CS_KPASS_HEAD_BACKWARD, T * V * s->loss[1].bytes_per_logit,
            s->loss[1].launches);
+    if (s->metrics.launches > 0) /* after the backward in the trainer; priced with the head's */
+        memory(k, s->metrics.name, CS_KPASS_HEAD_BACKWARD, T * V * s->metrics.bytes_per_logit,
+               s->metrics.launches);
     gemm(k, e, "logits.dgrad", CS_KPASS_HEAD_BACKWARD, T, h, V, 1, 1);
     gemm(k, e, "logits.wgrad", CS_KPASS_HEAD_BACKWARD, h, V, T, 1, 1);
     memory(k, "final_norm.backward", CS_KPASS_HEAD_BACKWARD, e * s->Ts * 3 * h, 1);
@@ -480,7 +489,8 @@ static shape shape_of(const cs_model *m, const cs_training *t)
                .gated = m->gated_mlp, .biases = m->biases, .learned = m->learned_positions,
                .flash = t->flash_attention, .dropout = m->dropout > 0,
                .tied = m->tied_embeddings, .kernel = t->attention_kernel, .eager = !t->compile,
-               .loss = {cs_loss_kernel_of(t, 0), cs_loss_kernel_of(t, 1)}};
+               .loss = {cs_loss_kernel_of(t, 0), cs_loss_kernel_of(t, 1)},
+               .metrics = cs_loss_metrics_kernel(t)};
     s.T = s.b * s.s;
     s.E = m->experts > 1 ? m->experts : 1;
     s.topk = m->experts > 1 ? m->experts_per_token : 1;

@@ -120,6 +120,13 @@ double cs_loss_backward_bytes(const cs_training *t)
     return row_of(t)->backward(cs_dtype_size(t->param_dtype), t->compile);
 }
 
+cs_loss_kernel cs_loss_metrics_kernel(const cs_training *t)
+{
+    double e = cs_dtype_size(t->param_dtype);
+    return (cs_loss_kernel){.name = "train_metrics", .bytes_per_logit = naive_fwd_traffic(e, 0),
+                            .launches = t->train_metrics};
+}
+
 cs_loss_kernel cs_loss_kernel_of(const cs_training *t, int backward)
 {
     const loss_row *r = row_of(t);

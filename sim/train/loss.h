@@ -41,4 +41,18 @@ typedef struct cs_loss_kernel {
 } cs_loss_kernel;
 cs_loss_kernel cs_loss_kernel_of(const cs_training *t, int backward);
 
+/* The trainer's train metrics over the logits (t->train_metrics passes,
+ * launches 0 when none): each a no-grad F.cross_entropy over the 16-bit
+ * logits, the naive row's forward kernels (cast to fp32, log_softmax,
+ * nll_loss). Composer's trainer (composer/trainer/trainer.py v0.16
+ * _train_microbatch -> _eval_train_metrics, after each micro-batch's
+ * backward, under the autocast context) updates every train metric with
+ * the cached logits; llm-foundry's ComposerMPTCausalLM has two
+ * (modeling_mpt.py use_train_metrics default True: LanguageCrossEntropy,
+ * LanguagePerplexity), each running torch.nn.CrossEntropyLoss(reduction=
+ * 'sum') (composer/metrics/nlp.py LanguageCrossEntropy.update; the
+ * perplexity subclass runs the same update). Transient (no grad): no bytes
+ * held. */
+cs_loss_kernel cs_loss_metrics_kernel(const cs_training *t);
+
 #endif

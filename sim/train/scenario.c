@@ -138,6 +138,8 @@ static const cs_yfield training_fields[] = {
     {ROW("attention_kernel", CS_YF_ENUM, OFF(attention_kernel), 0), .names = cs_attn_kernel_names},
     {ROW("compile", CS_YF_BOOL, OFF(compile), 0)},
     {ROW("loss_impl", CS_YF_ENUM, OFF(loss_impl), 0), .names = cs_loss_impl_names},
+    {ROW("train_metrics", CS_YF_INT, OFF(train_metrics), 0), .lo = CS_LIMIT_LO_TRAIN_METRICS,
+     .hi = CS_LIMIT_HI_TRAIN_METRICS},
     {ROW("bucket_cap_mb", CS_YF_CUSTOM, OFF(bucket_cap_bytes), 0), .fn = read_mib},
     {ROW("first_bucket_mb", CS_YF_CUSTOM, OFF(first_bucket_bytes), 0), .fn = read_mib},
     {ROW("gradient_as_bucket_view", CS_YF_BOOL, OFF(gradient_as_bucket_view), 0)},

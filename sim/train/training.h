@@ -97,6 +97,10 @@ typedef struct cs_training {
                                  * kernels runs as one kernel (compute.c); 0: eager */
     int loss_impl;              /* the loss kernel, a cs_loss_impl (loss.h): naive
                                  * (0, the default), fused or chunked */
+    int train_metrics;          /* cross-entropy passes the trainer runs over each
+                                 * micro-batch's logits without grad, after its
+                                 * backward (Composer's train metrics: loss.h);
+                                 * default 0 */
     /* DDP */
     double bucket_cap_bytes;    /* 25 MiB (torch DDP bucket_cap_mb) */
     double first_bucket_bytes;  /* 1 MiB (torch dist._DEFAULT_FIRST_BUCKET_BYTES) */

@@ -37,6 +37,13 @@ How a row maps (each choice cited; what the schema cannot say is in GAPS, printe
                               cross_entropy.CrossEntropyLoss(ignore_index=-100); the yamls set no
                               loss_fn; setup.py's gpu extra installs xentropy-cuda-lib from
                               flash-attention v1.0.9 (sim/train/loss.c: what it holds and runs).
+  train_metrics 2             Composer's trainer updates every train metric with each micro-batch's
+                              logits after its backward (composer/trainer/trainer.py v0.16
+                              _train_microbatch -> _eval_train_metrics); ComposerMPTCausalLM's are
+                              LanguageCrossEntropy and LanguagePerplexity (modeling_mpt.py at
+                              b2a43a147: use_train_metrics default True), each a no-grad
+                              CrossEntropyLoss over the logits (composer/metrics/nlp.py): two naive
+                              cross-entropy forwards (sim/train/loss.h).
 fms_fsdp.csv (IBM's foundation-model-stack/fms-fsdp README tables, copied with their provenance
 header) maps the same way but for (main_training_llama.py and fms_fsdp/, read at the repo's HEAD):
   precision bf16 mixed        fms_fsdp/policies/mixed_precision.py bfSixteen: param_dtype and
@@ -98,13 +105,15 @@ GAPS = [
     "**H100 on CUDA 11.7.** CUDA 11.7 has no sm_90 code generation, so the H100 rows ran cuBLAS and "
     "the attention kernel built for Ampere; no public measurement of that stack on H100 was found. "
     "The H100 preset describes a current stack (MAMF 80%, FlashAttention-2 curves): expect the H100 "
-    "table to be predicted faster than measured (signed median +8.1%, A100 +1.8%). `collsim calibrate` on the user's own steps is "
+    "table to be predicted faster than measured (signed median +7.5%, A100 +0.4%). `collsim calibrate` on the user's own steps is "
     "where such a stack's efficiency belongs (issue 12), not the preset.",
     "**Sequence length and checkpointing residuals.** The signed error falls with sequence "
     "length (about +22% at 512 tokens, -15% at 64k): the v1-class attention curve is slower than "
     "these runs at long sequences, and something per token that the kernels priced here do not "
     "hold costs them at short ones (runs without checkpointing, mostly the shorter and smaller "
-    "ones: +7% on A100; full recompute: -6%). Most of the earlier no-checkpointing excess was "
+    "ones: +7% on A100; full recompute: -6%). Composer's two train metrics over the logits "
+    "(`train_metrics: 2`, 28 bytes per logit per micro-batch) are one such per-token cost, now "
+    "priced: without them the A100 table's signed median is +1.8% and its p90 29.9%. Most of the earlier no-checkpointing excess was "
     "FSDP1's collectives of one process group running one at a time (ProcessGroupNCCL's one "
     "NCCL stream per group), which collsim now models.",
     "**MFU numerator.** collsim counts 3 (L (2 P_matmul + 4sh) + 2vh) FLOPs per token; the tables "
@@ -138,7 +147,7 @@ def read_rows(data=DATA):
 
 ATTENTION_KERNEL = "flash1"
 # The scored tables, each file with the settings its stack implies (the docstring cites them).
-SOURCES = [(DATA, {"prefetch": "post", "kernel": ATTENTION_KERNEL, "loss": "fused"}),
+SOURCES = [(DATA, {"prefetch": "post", "kernel": ATTENTION_KERNEL, "loss": "fused", "metrics": 2}),
            ("fms_fsdp.csv", {"prefetch": "pre", "kernel": "flash2"}),
            ("torchtitan_pr165.csv", {"prefetch": "pre", "kernel": "flash2"})]
 ROOFLINE_MFU = 0.5
@@ -209,6 +218,8 @@ def scenario_yaml(r, prefetch=None, kernel=None, cluster=None):
         lines.append("  compile: true")
     if r.get("selective_ac"):
         lines.append("  selective_ac: %s" % r["selective_ac"])
+    if r["_settings"].get("metrics"):
+        lines.append("  train_metrics: %d" % r["_settings"]["metrics"])
     loss = r.get("loss_impl") or r["_settings"].get("loss")
     if loss:
         lines.append("  loss_impl: %s" % loss)
