@@ -13,6 +13,7 @@
  * files are written empty.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config/config.h"
@@ -23,6 +24,7 @@
 #include "out/trace.h"
 #include "out/train_report.h"
 #include "train/evaluate.h"
+#include "train/pipeline.h"
 #include "train/scenario.h"
 
 #define N(a) (sizeof a / sizeof a[0])
@@ -119,6 +121,7 @@ typedef struct batch {
     const cs_topology *topo;
     cs_evaluation evs[CS_STRAT_COUNT];
     cs_train_row rows[CS_STRAT_COUNT];
+    cs_pp_memory *stages[CS_STRAT_COUNT]; /* a pipeline's, else NULL */
     int n, des;
     cs_buf trace, sched, kernels;
 } batch;
@@ -138,9 +141,12 @@ static int evaluate_row(batch *b, cs_strategy s, cs_diag *d)
     cs_evaluate_opts o = {.simulate = b->simulated, .model_states_only = a->model_states_only,
                           .workload = a->trace || a->schedule ? &w : NULL};
     cs_evaluation *ev = &b->evs[b->n];
+    cs_pp_memory *stages = NULL;
+    if (cs_pipeline_degree(&t) > 1) o.stages = b->stages[b->n] = stages = cs_xmalloc(sizeof *stages);
     rc = cs_evaluate_config(&b->sc->model, &t, b->topo, &o, ev, d);
     if (rc) return rc;
     b->rows[b->n++] = (cs_train_row){
+        .stages = stages,
         .strategy = s,
         .ev = ev,
         .max_micro_batch =
@@ -207,6 +213,7 @@ static int run(int argc, char **argv, int simulated)
     if (simulated && a.trace) cs_trace_end(&b.trace);
     if (rc == 0) rc = write_outputs(&b, &d);
     for (int i = 0; i < b.n; i++) cs_evaluate_free(&b.evs[i]);
+    for (int i = 0; i < CS_STRAT_COUNT; i++) free(b.stages[i]);
     cs_buf_free(&b.trace);
     cs_buf_free(&b.sched);
     cs_buf_free(&b.kernels);

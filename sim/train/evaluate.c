@@ -168,6 +168,8 @@ static int run_pipeline(const cs_model *m, const cs_training *t, const cs_layout
         }
         snprintf(out->memory.peak_phase, sizeof out->memory.peak_phase,
                  "start of backward, stage %d of %d", mem->peak_stage, mem->P);
+        snprintf(out->iteration.peak_task, sizeof out->iteration.peak_task,
+                 "backward, stage %d of %d", mem->peak_stage, mem->P);
         take_estimate(out, t, l);
         if (o->simulate)
             out->simulated = 1;

@@ -371,6 +371,8 @@ int cs_pipeline_run(const cs_model *whole, const cs_training *t, const cs_layout
     if (mem) {
         memset(mem, 0, sizeof *mem);
         mem->P = P;
+        mem->V = V;
+        mem->schedule = row->name;
     }
     for (int s = 0; s < P && !rc; s++) {
         int layers = 0;

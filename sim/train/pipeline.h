@@ -66,7 +66,8 @@ void cs_pp_run_free(cs_pp_run *r);
 /* ---- one configuration ---- */
 /* Per stage memory, as memory.h's lines. */
 typedef struct cs_pp_memory {
-    int P;
+    int P, V;
+    const char *schedule;    /* the schedule row's name */
     int peak_stage;          /* the stage of the largest peak */
     cs_memory stage[CS_PIPELINE_STAGES_MAX]; /* the first min(P, max) stages */
     int held[CS_PIPELINE_STAGES_MAX];        /* activations of (micro-batch, chunk) held */
