@@ -138,8 +138,11 @@ static int evaluate_row(batch *b, cs_strategy s, cs_diag *d)
     b->des = t.collective_engine == CS_ENGINE_DES;
     if (b->simulated && b->n == 0) cs_cli_warn_des(a->cmd, &b->sc->cluster, t.collective_engine);
     cs_workload *w = NULL;
+    cs_pp_timeline tl = {0}; /* a pipeline's, in place of the graph */
+    int pp = cs_pipeline_degree(&t) > 1, graph = a->trace || a->schedule;
     cs_evaluate_opts o = {.simulate = b->simulated, .model_states_only = a->model_states_only,
-                          .workload = a->trace || a->schedule ? &w : NULL};
+                          .workload = graph && !pp ? &w : NULL,
+                          .timeline = graph && pp ? &tl : NULL};
     cs_evaluation *ev = &b->evs[b->n];
     cs_pp_memory *stages = NULL;
     if (cs_pipeline_degree(&t) > 1) o.stages = b->stages[b->n] = stages = cs_xmalloc(sizeof *stages);
@@ -164,6 +167,18 @@ static int evaluate_row(batch *b, cs_strategy s, cs_diag *d)
         cs_trace_add(&b->trace, b->n - 1, name, w, &ev->iteration);
     }
     if (w && a->schedule) cs_schedule_write(w, &b->sched);
+    if (tl.P && a->trace) {
+        char name[128];
+        snprintf(name, sizeof name, "%s: %d pipeline stages of %d ranks", cs_strategy_name(s),
+                 tl.P, b->topo->ranks);
+        cs_trace_add_pipeline(&b->trace, b->n - 1, name, &tl);
+    }
+    if (tl.P && a->schedule) {
+        cs_pp_timeline_free(&tl);
+        return cs_diag_set(d, CS_ENOTSUP, NULL, 0, 0, "%s",
+                           "--emit-schedule of a pipeline is not written yet");
+    }
+    cs_pp_timeline_free(&tl);
     cs_workload_free(w);
     return 0;
 }

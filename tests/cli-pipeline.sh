@@ -1,0 +1,101 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# cli-pipeline.sh - a pipeline's outputs end to end (issue 24): the trace
+# of `collsim simulate --pp` has one track per stage with every pass of
+# every micro-batch (F and B, W under zero_bubble) and the transfers it
+# sends, no two slices of a track overlapping, each pass starting no
+# earlier than the end of the transfer it receives (matched by tag), and
+# a stage's gradient sync and optimizer step after its last pass.
+#
+# Usage: sh tests/cli-pipeline.sh PATH/TO/collsim   (from the source root)
+# Prints one line per failure; exits 1 if any failed.
+set -eu
+if [ $# -ne 1 ]; then
+    echo "usage: $0 PATH/TO/collsim" >&2
+    exit 2
+fi
+C=$1
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/collsim-pipeline.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+# a signal ends the script (the EXIT trap cleans up), as in every test script
+trap 'exit 130' INT
+trap 'exit 143' TERM
+failures=0
+checks=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+check() { # description command...: the command must succeed
+    d=$1
+    shift
+    checks=$((checks + 1))
+    "$@" || fail "$d"
+}
+
+# --- the trace: a track per stage -------------------------------------------
+
+# trace_ok FILE P M PASSES CHUNKS: the checks of the header on FILE.
+trace_ok() {
+    python3 - "$@" <<'PY'
+import json, sys
+path, P, M, passes, V = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+d = json.load(open(path))
+assert d["otherData"] == {"format": "collsim-trace", "version": 1}, d["otherData"]
+ev = d["traceEvents"]
+names = {e["tid"]: e["args"]["name"] for e in ev if e.get("name") == "thread_name"}
+assert names == {s: "stage %d (of %d)" % (s, P) for s in range(P)}, names
+x = [e for e in ev if e["ph"] == "X"]
+sends = {}
+for s in range(P):
+    track = sorted((e for e in x if e["tid"] == s), key=lambda e: float(e["ts"]))
+    for a, b in zip(track, track[1:]):
+        assert float(a["ts"]) + float(a["dur"]) <= float(b["ts"]) + 1e-3, ("overlap", a, b)
+    got = sorted((e["args"]["pass"], e["args"]["micro"], e["args"]["chunk"]) for e in track if "pass" in e["args"])
+    want = sorted((p, i, c) for p in passes for i in range(M) for c in range(V))
+    assert got == want, ("stage %d passes" % s, got[:6], want[:6])
+    assert track[-1]["name"] == "optimizer step", track[-1]
+    assert track[-2]["name"].startswith("gradient sync"), track[-2]
+    for e in track:
+        if e["name"].startswith("send "):
+            sends[e["args"]["tag"]] = (s, e["args"]["peer_stage"], float(e["ts"]) + float(e["dur"]))
+# every transfer received once, by the peer it was sent to, and the pass
+# that receives it starts no earlier than its end
+recv = set()
+for e in x:
+    a = e["args"]
+    if "pass" not in a or a["from_stage"] < 0:
+        continue
+    src, dst, end = sends[a["recv_tag"]]
+    assert (src, dst) == (a["from_stage"], a["stage"]), (a, src, dst)
+    assert float(e["ts"]) >= end - 1e-3, ("starts before its input arrived", e, end)
+    assert a["recv_tag"] not in recv
+    recv.add(a["recv_tag"])
+assert recv == set(sends), (len(recv), len(sends))
+n_fwd = (P * V - 1) * M
+assert len(sends) == 2 * n_fwd, (len(sends), 2 * n_fwd)
+PY
+}
+
+check "1f1b trace" "$C" simulate --model llama2-7b --ranks 16 --pp 4 --grad-accum 8 --strategy ddp \
+    --trace "$TMP/1f1b.json" -o "$TMP/1f1b.txt"
+check "1f1b trace: a track per stage" trace_ok "$TMP/1f1b.json" 4 8 FB 1
+cat >"$TMP/inter.yaml" <<'YAML'
+cluster: dgx-h100
+model: llama2-7b
+ranks: 16
+training:
+  strategy: fsdp_full_shard
+  grad_accum: 4
+  pipeline_parallel: 2
+  virtual_stages: 2
+YAML
+check "interleaved trace" "$C" simulate "$TMP/inter.yaml" --trace "$TMP/inter.json" -o "$TMP/inter.txt"
+check "interleaved trace: chunks" trace_ok "$TMP/inter.json" 2 4 FB 2
+check "zero_bubble trace" "$C" simulate --model llama2-7b --ranks 16 --pp 2 --pp-schedule zero_bubble \
+    --grad-accum 4 --strategy ddp --trace "$TMP/zb.json" -o "$TMP/zb.txt"
+check "zero_bubble trace: W passes" trace_ok "$TMP/zb.json" 2 4 FBW 1
+
+echo "cli-pipeline: $checks checks, $failures failed"
+[ "$failures" -eq 0 ]
