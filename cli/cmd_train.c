@@ -173,11 +173,7 @@ static int evaluate_row(batch *b, cs_strategy s, cs_diag *d)
                  tl.P, b->topo->ranks);
         cs_trace_add_pipeline(&b->trace, b->n - 1, name, &tl);
     }
-    if (tl.P && a->schedule) {
-        cs_pp_timeline_free(&tl);
-        return cs_diag_set(d, CS_ENOTSUP, NULL, 0, 0, "%s",
-                           "--emit-schedule of a pipeline is not written yet");
-    }
+    if (tl.P && a->schedule) cs_schedule_write_pipeline(&tl, &b->sched);
     cs_pp_timeline_free(&tl);
     cs_workload_free(w);
     return 0;

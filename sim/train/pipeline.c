@@ -332,6 +332,7 @@ void cs_pp_timeline_free(cs_pp_timeline *tl)
     free(tl->slice), free(tl->first), free(tl->nslices);
     free(tl->f_flops), free(tl->b_flops), free(tl->w_flops);
     free(tl->gather_s), free(tl->sync_s), free(tl->sync_bytes), free(tl->optimizer_s);
+    free(tl->gather_bytes), free(tl->optimizer_bytes), free(tl->layers), free(tl->layout);
     memset(tl, 0, sizeof *tl);
 }
 
@@ -359,6 +360,9 @@ static void timeline_alloc(cs_pp_timeline *tl, int P, int V, int m, const char *
     tl->sync_s = cs_xcalloc((size_t)P, sizeof(double));
     tl->sync_bytes = cs_xcalloc((size_t)P, sizeof(double));
     tl->optimizer_s = cs_xcalloc((size_t)P, sizeof(double));
+    tl->gather_bytes = cs_xcalloc((size_t)P, sizeof(double));
+    tl->optimizer_bytes = cs_xcalloc((size_t)P, sizeof(double));
+    tl->layers = cs_xcalloc((size_t)P, sizeof(int));
 }
 
 int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const cs_layout *l,
@@ -383,7 +387,11 @@ int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const 
         (rc = tp_head_s(cache, l, t, whole, act, 1, &hb, d)))
         return rc;
     double wgf = 0, wg = row->split_backward ? wgrad_s(m, t, c, &wgf) : 0;
-    if (tl) timeline_alloc(tl, P, V, M, row->name);
+    if (tl) {
+        timeline_alloc(tl, P, V, M, row->name);
+        tl->layout = cs_xmalloc(sizeof *tl->layout);
+        *tl->layout = *l;
+    }
     double lf = comp.pass[CS_KPASS_FORWARD].time_s + tpf;
     double lb = comp.pass[CS_KPASS_BACKWARD].time_s + tpb - wg;
     double lr = comp.pass[CS_KPASS_RECOMPUTE].time_s;
@@ -477,8 +485,12 @@ int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const 
         double end = gather0 + run.end_s[s] + sync + opt;
         if (tl) {
             tl->sync_op = sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE;
+            tl->sync_group = l->shard;
             tl->gather_s[s] = gather0, tl->sync_s[s] = sync, tl->optimizer_s[s] = opt;
             tl->sync_bytes[s] = params * cs_dtype_size(wire);
+            tl->gather_bytes[s] = sr->shards_params ? params * cs_dtype_size(t->param_dtype) : 0;
+            tl->optimizer_bytes[s] = bytes;
+            tl->layers[s] = layers;
         }
         if (end > worst) {
             worst = end;

@@ -124,8 +124,12 @@ typedef struct cs_pp_timeline {
     double *gather_s;            /* sharded parameters: the all-gather before the first pass
                                   * (drawn and replayed at the stage's end, with the sync:
                                   * the executor adds it to the stage's time there) */
+    double *gather_bytes;        /* its size (the stage's parameters, per rank) */
     double *sync_s, *sync_bytes; /* the gradient sync of each stage (bytes per rank) */
-    double *optimizer_s;
+    double *optimizer_s, *optimizer_bytes; /* the step and the HBM bytes it moves */
+    int *layers;                 /* each stage's layers */
+    cs_group sync_group;         /* the group the sync runs on (the layout's shard group) */
+    cs_layout *layout;           /* the layout it ran on (a copy, owned) */
 } cs_pp_timeline;
 void cs_pp_timeline_free(cs_pp_timeline *tl);
 
