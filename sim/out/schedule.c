@@ -124,9 +124,10 @@ static void pp_close(pp_writer *w, double predicted_s, int dep)
 }
 
 /* The send (after pass x) or the receive (before it) of stage s, in batch
- * `batch` of the stage: the transfer as NCCL prices it (p2p_s, the
- * sender's send_s; the receive is predicted the same). */
-static void pp_p2p(pp_writer *w, int s, const cs_pp_slice *x, int send, int batch, double p2p_s)
+ * `batch` of the stage: the send predicted at the transfer's time as NCCL
+ * prices it (send_s: the executor holds the sender for it), the receive at
+ * 0 (the receiver pays only its wait for the send's end). */
+static void pp_p2p(pp_writer *w, int s, const cs_pp_slice *x, int send, int batch)
 {
     const cs_pp_timeline *tl = w->tl;
     char name[48], mb[24];
@@ -141,22 +142,13 @@ static void pp_p2p(pp_writer *w, int s, const cs_pp_slice *x, int send, int batc
                   "\"batch\": %d, ",
                   x->micro, x->chunk, send ? "send" : "recv", peer, tl->p2p_bytes,
                   cs_dtype_name(tl->p2p_dtype), send ? x->tag : x->recv_tag, batch);
-    pp_close(w, p2p_s, -1);
-}
-
-/* The transfer time of the timeline (every send is priced alike). */
-static double pp_p2p_s(const cs_pp_timeline *tl)
-{
-    for (int s = 0; s < tl->P; s++)
-        for (int i = 0; i < tl->nslices[s]; i++)
-            if (tl->slice[tl->first[s] + i].to_stage >= 0) return tl->slice[tl->first[s] + i].send_s;
-    return 0;
+    pp_close(w, send ? x->send_s : 0, -1);
 }
 
 /* Stage s's tasks: the parameters' all-gather (sharded strategies), then
  * per pass its receive, the pass, its send; then the gradient sync and
  * the optimizer step. */
-static void pp_stage(pp_writer *w, int s, double p2p_s)
+static void pp_stage(pp_writer *w, int s)
 {
     const cs_pp_timeline *tl = w->tl;
     int gather = -1, last = -1;
@@ -171,7 +163,7 @@ static void pp_stage(pp_writer *w, int s, double p2p_s)
     for (int i = 0; i < tl->nslices[s]; i++) {
         const cs_pp_slice *x = &tl->slice[tl->first[s] + i];
         char name[48];
-        if (x->from_stage >= 0) pp_p2p(w, s, x, 0, i, p2p_s);
+        if (x->from_stage >= 0) pp_p2p(w, s, x, 0, i);
         if (tl->V > 1) snprintf(name, sizeof name, "%s %d.%d", pass_names[x->pass], x->micro, x->chunk);
         else snprintf(name, sizeof name, "%s %d", pass_names[x->pass], x->micro);
         int k = s * tl->V + x->chunk;
@@ -182,7 +174,7 @@ static void pp_stage(pp_writer *w, int s, double p2p_s)
         cs_buf_printf(w->b, "\"micro\": %d, \"chunk\": %d, \"pass\": \"%s\", \"flops\": %.6e, "
                       "\"mem_bytes\": 0, ", x->micro, x->chunk, pass_names[x->pass], flops);
         pp_close(w, x->end_s - x->start_s, i == 0 ? gather : -1);
-        if (x->to_stage >= 0) pp_p2p(w, s, x, 1, i + 1, p2p_s);
+        if (x->to_stage >= 0) pp_p2p(w, s, x, 1, i + 1);
         last = w->id - 1;
     }
     int sync = w->id;
@@ -206,10 +198,9 @@ void cs_schedule_write_pipeline(const cs_pp_timeline *tl, cs_buf *b)
     cs_buf tasks = {0};
     pp_writer w = {.b = &tasks, .tl = tl};
     int *first = cs_xmalloc(sizeof *first * (size_t)tl->P), *n = cs_xmalloc(sizeof *n * (size_t)tl->P);
-    double p2p_s = pp_p2p_s(tl);
     for (int s = 0; s < tl->P; s++) {
         first[s] = w.id;
-        pp_stage(&w, s, p2p_s);
+        pp_stage(&w, s);
         n[s] = w.id - first[s];
     }
     cs_buf_printf(b, "  \"stages\": [");
