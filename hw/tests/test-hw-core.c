@@ -8,9 +8,8 @@
  * precision conversions and the check pattern (a corrupted element must be
  * caught), the CPU GEMM against a naive reference (and a deliberately
  * wrong result must differ), GEMM shapes, statistics, durable rows, and
- * what a replay plan needs of a backend (groups, buffer sizes); a
- * pipeline's schedule (stages, p2p tasks, its predicted timeline against
- * the simulator's; bad tags and cross-stage dependencies refused).
+ * what a replay plan needs of a backend (groups, buffer sizes). A
+ * pipeline's schedule: test-hw-pipeline.c.
  */
 #include <check.h>
 #include <math.h>
@@ -31,8 +30,6 @@
 #include "rplan.h"
 #include "schedule.h"
 #include "train/training.h"
-#include "train/evaluate.h"
-#include "train/pipeline.h"
 #include "train/workload.h"
 #include "out/schedule.h"
 #include "testutil.h"
@@ -307,94 +304,6 @@ START_TEST(schedule_from_simulator)
 }
 END_TEST
 
-/* text with the first `old` after the first `after` replaced by `new`
- * (caller frees). */
-static char *replace_after(const char *text, const char *after, const char *old, const char *new)
-{
-    const char *a = strstr(text, after);
-    ck_assert_ptr_nonnull(a);
-    const char *o = strstr(a, old);
-    ck_assert_ptr_nonnull(o);
-    size_t n = strlen(text) - strlen(old) + strlen(new) + 1, head = (size_t)(o - text);
-    char *out = malloc(n);
-    memcpy(out, text, head);
-    snprintf(out + head, n - head, "%s%s", new, o + strlen(old));
-    return out;
-}
-
-/* A pipeline's schedule (simulate --pp 2 --emit-schedule) reads back: its
- * stages, every task's stage, its p2p tasks (op, peer, tag, batch), and
- * the predicted timeline of the stages (a receive waits for its send) is
- * the simulator's iteration to within the last send, which the executor
- * leaves out of a stage's end. A receive whose tag no send has, and a
- * dependency across stages, are refused. */
-START_TEST(schedule_pipeline_from_simulator)
-{
-    cs_diag d;
-    cs_diag_clear(&d);
-    cs_model m;
-    ck_assert_int_eq(cs_model_load("gpt2-124m", &m, &d), 0);
-    cs_cluster cl;
-    ck_assert_int_eq(cs_config_cluster("dgx-h100", &cl, &d), 0);
-    cs_topology topo;
-    ck_assert_int_eq(cs_topology_build(&cl, 4, 0, &topo, &d), 0);
-    cs_training t;
-    cs_training_defaults(&t, CS_STRAT_DDP);
-    t.pipeline_parallel = 2;
-    t.grad_accum = 4;
-    cs_pp_timeline tl = {0};
-    cs_evaluate_opts o = {.simulate = 1, .timeline = &tl};
-    cs_evaluation ev;
-    ck_assert_msg(cs_evaluate_config(&m, &t, &topo, &o, &ev, &d) == 0, "%s", d.message);
-    cs_buf b = {0};
-    cs_schedule_write_pipeline(&tl, &b);
-    cs_hw_schedule s;
-    ck_assert_msg(cs_hw_schedule_parse(b.data, b.len, "pp.json", &s, &d) == 0, "%s", d.message);
-    ck_assert_int_eq(s.stages, 2);
-    int sends = 0, recvs = 0;
-    for (size_t i = 0; i < s.n; i++) {
-        const cs_hw_stask *x = &s.tasks[i];
-        ck_assert(x->stage == 0 || x->stage == 1);
-        if (!x->p2p) continue;
-        ck_assert_int_eq(x->op, CS_OP_SEND_RECV);
-        ck_assert_int_eq(x->group, CS_GROUP_PP);
-        ck_assert_int_eq(x->peer_stage, 1 - x->stage);
-        sends += x->p2p == CS_HW_P2P_SEND, recvs += x->p2p == CS_HW_P2P_RECV;
-    }
-    ck_assert_int_eq(sends, 2 * 4);
-    ck_assert_int_eq(recvs, 2 * 4);
-    double *st = malloc(s.n * sizeof *st), *en = malloc(s.n * sizeof *en);
-    double pred = cs_hw_schedule_predict(&s, st, en), p2p = 0;
-    for (size_t i = 0; i < s.n; i++) {
-        const cs_hw_stask *x = &s.tasks[i];
-        if (x->p2p == CS_HW_P2P_SEND) p2p = x->predicted_s;
-        if (x->p2p != CS_HW_P2P_RECV) continue;
-        for (size_t j = 0; j < s.n; j++) /* the receive ends no earlier than its send */
-            if (s.tasks[j].p2p == CS_HW_P2P_SEND && s.tasks[j].tag == x->tag)
-                ck_assert(en[i] >= en[j] - 1e-15);
-    }
-    double sim = ev.iteration.iteration_time_s;
-    ck_assert_msg(pred >= sim - 1e-12 && pred <= sim + p2p + 1e-12,
-                  "predicted %.9g vs simulated %.9g (+ one send %.3g)", pred, sim, p2p);
-    free(st), free(en);
-    cs_hw_schedule_free(&s);
-    /* a receive with no send: its tag changed */
-    char *bad = replace_after(b.data, "\"op\": \"recv\"", "\"tag\": ", "\"tag\": 99");
-    ck_assert_int_eq(cs_hw_schedule_parse(bad, strlen(bad), "pp.json", &s, &d), CS_ECONFIG);
-    ck_assert_msg(strstr(d.message, "not one send and one receive") != NULL, "%s", d.message);
-    free(bad);
-    /* a dependency of a stage-1 task on task 0 (stage 0's) */
-    bad = replace_after(b.data, "recv F 0 <- stage 0", "\"deps\": []",
-                        "\"deps\": [{\"task\": 0, \"when\": \"end\"}]");
-    ck_assert_int_eq(cs_hw_schedule_parse(bad, strlen(bad), "pp.json", &s, &d), CS_ECONFIG);
-    ck_assert_msg(strstr(d.message, "another pipeline stage") != NULL, "%s", d.message);
-    free(bad);
-    cs_buf_free(&b);
-    cs_pp_timeline_free(&tl);
-    cs_evaluate_free(&ev);
-}
-END_TEST
-
 /* ---- conversions and check pattern ------------------------------------- */
 
 START_TEST(float_conversions)
@@ -634,7 +543,6 @@ int main(void)
     tcase_add_test(ts, schedule_errors);
     tcase_add_test(ts, schedule_v1_and_v2_alike);
     tcase_add_test(ts, schedule_from_simulator);
-    tcase_add_test(ts, schedule_pipeline_from_simulator);
     suite_add_tcase(s, ts);
     TCase *tp = tcase_create("pattern");
     tcase_add_test(tp, float_conversions);
