@@ -529,7 +529,10 @@ static int pipeline_check(const cs_hw_session *s, const cs_hw_schedule *sc)
 static int replay_execute(cs_hw_session *s, const cs_hw_schedule *sc, const replay_args *a)
 {
     int pc = pipeline_check(s, sc);
-    if (pc) return cs_hw_session_end(s, pc);
+    if (pc) { /* every rank decides alike: a clean end, no MPI_Abort */
+        cs_hw_session_end(s, CS_HW_EXIT_OK);
+        return pc;
+    }
     replay_plan p;
     build_plan(s, sc, a, &p);
     cs_hw_session_guard(s, "replay set-up");
