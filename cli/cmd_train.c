@@ -138,11 +138,12 @@ static int evaluate_row(batch *b, cs_strategy s, cs_diag *d)
     b->des = t.collective_engine == CS_ENGINE_DES;
     if (b->simulated && b->n == 0) cs_cli_warn_des(a->cmd, &b->sc->cluster, t.collective_engine);
     cs_workload *w = NULL;
-    cs_pp_timeline tl = {0}; /* a pipeline's, in place of the graph */
+    cs_pp_timeline tl = {0}; /* a pipeline's, in place of the graph (simulate only, as the
+                              * graph: memory writes its trace and schedule empty) */
     int pp = cs_pipeline_degree(&t) > 1, graph = a->trace || a->schedule;
     cs_evaluate_opts o = {.simulate = b->simulated, .model_states_only = a->model_states_only,
                           .workload = graph && !pp ? &w : NULL,
-                          .timeline = graph && pp ? &tl : NULL};
+                          .timeline = graph && pp && b->simulated ? &tl : NULL};
     cs_evaluation *ev = &b->evs[b->n];
     cs_pp_memory *stages = NULL;
     if (cs_pipeline_degree(&t) > 1) o.stages = b->stages[b->n] = stages = cs_xmalloc(sizeof *stages);

@@ -157,5 +157,11 @@ check "zero_bubble schedule" "$C" simulate --model llama2-7b --ranks 16 --pp 2 -
     --grad-accum 4 --strategy fsdp_full_shard --emit-schedule "$TMP/zb.sched.json" -o "$TMP/zb.txt"
 check "zero_bubble schedule: W passes" schedule_ok "$TMP/zb.sched.json" 2 4 FBW 1
 
+# memory has no iteration: with a pipeline too, its trace and schedule files are empty
+check "memory --pp --trace --emit-schedule" "$C" memory --model gpt2-124m --ranks 4 --pp 2 \
+    --grad-accum 2 --trace "$TMP/m.trace" --emit-schedule "$TMP/m.sched" -o "$TMP/m.txt"
+check "memory --pp: empty trace and schedule" test -e "$TMP/m.trace" -a ! -s "$TMP/m.trace" -a \
+    -e "$TMP/m.sched" -a ! -s "$TMP/m.sched"
+
 echo "cli-pipeline: $checks checks, $failures failed"
 [ "$failures" -eq 0 ]
