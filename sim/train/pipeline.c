@@ -307,8 +307,12 @@ static int stage_memory(const cs_model *m, const cs_training *t, const cs_layout
      * layer each hold a copy (Megatron keeps both, synchronised) */
     double stage_emb = s == 0 ? emb : 0;
     if (s == P - 1) stage_emb += m->tied_embeddings ? (double)m->vocab * m->hidden : 0;
+    /* the stage's parameters: what DDP's buckets and FSDP's unsharded
+     * units and gradients are sized by (strategy_ddp.c, strategy_fsdp.c),
+     * not the whole model's */
+    sm.params = stage_layers * m->layer_params + stage_emb;
     cs_layout sl = *l;
-    sl.params_per_rank = (stage_layers * m->layer_params + stage_emb) / cs_tensor_degree(t);
+    sl.params_per_rank = sm.params / cs_tensor_degree(t);
     int rc = cs_memory_estimate_layout(&sm, t, &sl, 0, out, d);
     if (rc) return rc;
     double kept = 0;
