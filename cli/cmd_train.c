@@ -13,6 +13,7 @@
  * files are written empty.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config/config.h"
@@ -23,6 +24,7 @@
 #include "out/trace.h"
 #include "out/train_report.h"
 #include "train/evaluate.h"
+#include "train/pipeline.h"
 #include "train/scenario.h"
 
 #define N(a) (sizeof a / sizeof a[0])
@@ -119,6 +121,7 @@ typedef struct batch {
     const cs_topology *topo;
     cs_evaluation evs[CS_STRAT_COUNT];
     cs_train_row rows[CS_STRAT_COUNT];
+    cs_pp_memory *stages[CS_STRAT_COUNT]; /* a pipeline's, else NULL */
     int n, des;
     cs_buf trace, sched, kernels;
 } batch;
@@ -135,12 +138,19 @@ static int evaluate_row(batch *b, cs_strategy s, cs_diag *d)
     b->des = t.collective_engine == CS_ENGINE_DES;
     if (b->simulated && b->n == 0) cs_cli_warn_des(a->cmd, &b->sc->cluster, t.collective_engine);
     cs_workload *w = NULL;
+    cs_pp_timeline tl = {0}; /* a pipeline's, in place of the graph (simulate only, as the
+                              * graph: memory writes its trace and schedule empty) */
+    int pp = cs_pipeline_degree(&t) > 1, graph = a->trace || a->schedule;
     cs_evaluate_opts o = {.simulate = b->simulated, .model_states_only = a->model_states_only,
-                          .workload = a->trace || a->schedule ? &w : NULL};
+                          .workload = graph && !pp ? &w : NULL,
+                          .timeline = graph && pp && b->simulated ? &tl : NULL};
     cs_evaluation *ev = &b->evs[b->n];
+    cs_pp_memory *stages = NULL;
+    if (cs_pipeline_degree(&t) > 1) o.stages = b->stages[b->n] = stages = cs_xmalloc(sizeof *stages);
     rc = cs_evaluate_config(&b->sc->model, &t, b->topo, &o, ev, d);
     if (rc) return rc;
     b->rows[b->n++] = (cs_train_row){
+        .stages = stages,
         .strategy = s,
         .ev = ev,
         .max_micro_batch =
@@ -158,6 +168,14 @@ static int evaluate_row(batch *b, cs_strategy s, cs_diag *d)
         cs_trace_add(&b->trace, b->n - 1, name, w, &ev->iteration);
     }
     if (w && a->schedule) cs_schedule_write(w, &b->sched);
+    if (tl.P && a->trace) {
+        char name[128];
+        snprintf(name, sizeof name, "%s: %d pipeline stages of %d ranks", cs_strategy_name(s),
+                 tl.P, b->topo->ranks);
+        cs_trace_add_pipeline(&b->trace, b->n - 1, name, &tl);
+    }
+    if (tl.P && a->schedule) cs_schedule_write_pipeline(&tl, &b->sched);
+    cs_pp_timeline_free(&tl);
     cs_workload_free(w);
     return 0;
 }
@@ -207,6 +225,7 @@ static int run(int argc, char **argv, int simulated)
     if (simulated && a.trace) cs_trace_end(&b.trace);
     if (rc == 0) rc = write_outputs(&b, &d);
     for (int i = 0; i < b.n; i++) cs_evaluate_free(&b.evs[i]);
+    for (int i = 0; i < CS_STRAT_COUNT; i++) free(b.stages[i]);
     cs_buf_free(&b.trace);
     cs_buf_free(&b.sched);
     cs_buf_free(&b.kernels);

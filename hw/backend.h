@@ -98,7 +98,17 @@ typedef struct cs_hw_rtask {
     int ndeps;
     int deps[4];         /* indices of earlier tasks */
     char on_start[4];    /* 1: wait for that task's start, 0: its end */
+    /* pipelines (schedule.h): the stage whose ranks run it (-1: every rank);
+     * p2p tasks (kind collective, op send_recv): CS_HW_P2P_SEND / _RECV, the
+     * peer's stage (its rank in the pp group's communicator), the tag, and
+     * the batch: consecutive p2p tasks of a stream with one batch are
+     * started together and end together (Megatron's batch_isend_irecv) */
+    int stage, p2p, peer_stage, tag, batch;
 } cs_hw_rtask;
+
+/* The most p2p tasks one batch holds (a pass's send and the next pass's
+ * receive: 2; room for interleaved and split schedules). */
+#define CS_HW_P2P_BATCH_MAX 8
 
 typedef struct cs_hw_rplan {
     size_t n;

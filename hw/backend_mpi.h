@@ -42,6 +42,8 @@ int cs_hw__mpi_fail(cs_hw_ctx *c, int err, const char *what);
 /* backend_mpi_ops.c */
 void cs_hw__mpi_ops_create(cs_hw_ctx *c);
 void cs_hw__mpi_ops_free(cs_hw_ctx *c);
+/* The MPI type a buffer of t is sent as (16- and 8-bit types as unsigned integers). */
+MPI_Datatype cs_hw__mpi_type(cs_dtype t);
 /* Starts a non-blocking collective on comm; counts[size of comm] = count
  * for reduce_scatter. */
 int cs_hw__mpi_coll_start(cs_hw_ctx *c, MPI_Comm comm, int *counts, cs_op op, cs_dtype t,

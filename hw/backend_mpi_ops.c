@@ -24,7 +24,7 @@
 #include "cpugemm.h"
 #include "pattern.h"
 
-static MPI_Datatype mpi_type(cs_dtype t)
+MPI_Datatype cs_hw__mpi_type(cs_dtype t)
 {
     switch (t) {
     case CS_DTYPE_FP64: return MPI_DOUBLE;
@@ -71,7 +71,7 @@ static MPI_Op mpi_sum(const cs_hw_ctx *c, cs_dtype t)
 static int coll_run(cs_hw_ctx *c, MPI_Comm comm, int *counts, cs_op op, cs_dtype t, size_t count,
                     const void *send, void *recv)
 {
-    MPI_Datatype dt = mpi_type(t);
+    MPI_Datatype dt = cs_hw__mpi_type(t);
     int n = (int)count;
     switch (op) {
     case CS_OP_ALL_REDUCE: MPI_TRY(c, MPI_Allreduce(send, recv, n, dt, mpi_sum(c, t), comm)); break;
@@ -106,7 +106,7 @@ static int coll_run(cs_hw_ctx *c, MPI_Comm comm, int *counts, cs_op op, cs_dtype
 int cs_hw__mpi_coll_start(cs_hw_ctx *c, MPI_Comm comm, int *counts, cs_op op, cs_dtype t,
                           size_t count, const void *send, void *recv, MPI_Request *req)
 {
-    MPI_Datatype dt = mpi_type(t);
+    MPI_Datatype dt = cs_hw__mpi_type(t);
     int n = (int)count;
     switch (op) {
     case CS_OP_ALL_REDUCE:

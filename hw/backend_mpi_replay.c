@@ -17,6 +17,17 @@
  * plan order; a task starts when every dependency has started (on_start)
  * or ended. Peak memory is the largest resident set over ranks
  * (getrusage).
+ *
+ * Pipelines: a rank runs its stage's tasks only (the others count as done
+ * at 0). A batch of p2p tasks (a pass's send and the next pass's receive)
+ * is posted as MPI_Isend / MPI_Irecv on the pp group's communicator (the
+ * peer's rank there is its stage), tagged with the schedule's tag, and
+ * ends when MPI_Testall sees every request done: Megatron-LM's
+ * p2p_communication._batched_p2p_ops (torch.distributed.batch_isend_irecv
+ * of send_forward_recv_backward's pair, then req.wait() on all), which is
+ * what keeps 1F1B free of deadlock: two neighbours that each send to the
+ * other post both sides before waiting for either (a blocking MPI_Send
+ * pair of large messages would wait on each other).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -49,8 +60,15 @@ struct mpi_replay {
     int running[NSTREAMS]; /* collective running on each stream, or -1 */
     int local_stream;      /* stream whose compute/memory task runs now, or -1 */
     size_t ndone;
+    int rank;              /* this process's world rank */
     MPI_Request req[NSTREAMS];
     double t0;
+    /* p2p: the batch running on each stream (nbatch tasks, bidx[] theirs) */
+    char *p2p_send, *p2p_recv; /* one send buffer (read only), a receive buffer per task */
+    size_t p2p_bytes;
+    int nbatch[NSTREAMS];
+    size_t bidx[NSTREAMS][CS_HW_P2P_BATCH_MAX];
+    MPI_Request breq[NSTREAMS][CS_HW_P2P_BATCH_MAX];
 };
 
 static volatile unsigned char sink;
@@ -69,6 +87,20 @@ static int check_counts(const cs_hw_ctx *c, const cs_hw_rplan *p)
             return CS_HW_ENOMEM;
         }
     }
+    return 0;
+}
+
+/* Every p2p tag is within MPI_TAG_UB: 0, or CS_HW_EBACKEND after a message. */
+static int check_tags(const cs_hw_ctx *c, const cs_hw_rplan *p)
+{
+    int *ub = NULL, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    for (size_t i = 0; flag && i < p->n; i++)
+        if (p->tasks[i].p2p && p->tasks[i].tag > *ub) {
+            fprintf(stderr, "collsim-hw: rank %d: task %zu: p2p tag %d exceeds MPI_TAG_UB %d "
+                            "(fewer micro-batches)\n", c->rank, i, p->tasks[i].tag, *ub);
+            return CS_HW_EBACKEND;
+        }
     return 0;
 }
 
@@ -95,6 +127,10 @@ static int alloc_buffers(cs_hw_ctx *c, mpi_replay *rp, const cs_hw_rplan *p,
     if (!rp->ga || !rp->gb || !rp->gc || !rp->csrc || !rp->cdst) goto nomem;
     for (size_t i = 0; i < gemm; i++)
         rp->ga[i] = rp->gb[i] = (float)cs_hw_pattern_value(c->rank, i);
+    rp->p2p_bytes = need->p2p_bytes ? need->p2p_bytes : 1;
+    rp->p2p_send = calloc(rp->p2p_bytes, 1);
+    rp->p2p_recv = calloc(rp->p2p_bytes, CS_HW_P2P_BATCH_MAX);
+    if (!rp->p2p_send || !rp->p2p_recv) goto nomem;
     rp->state = cs_xmalloc(n);
     rp->start = cs_xmalloc(n * sizeof(double));
     rp->end = cs_xmalloc(n * sizeof(double));
@@ -121,6 +157,7 @@ int cs_hw__mpi_replay_setup(cs_hw_ctx *c, const cs_hw_rplan *p)
                 MPI_TRY(c, MPI_Comm_split(MPI_COMM_WORLD, cs_hw_rplan_group_color(p, g, c->rank),
                                           c->rank, &rp->comm[g][s]));
     int rc = check_counts(c, p);
+    if (!rc) rc = check_tags(c, p);
     return rc ? rc : alloc_buffers(c, rp, p, &need);
 }
 
@@ -142,6 +179,8 @@ void cs_hw__mpi_replay_free(cs_hw_ctx *c)
     free(rp->gc);
     free(rp->csrc);
     free(rp->cdst);
+    free(rp->p2p_send);
+    free(rp->p2p_recv);
     free(rp->state);
     free(rp->start);
     free(rp->end);
@@ -171,6 +210,36 @@ static void mark_end(mpi_replay *rp, size_t i)
     rp->ndone++;
 }
 
+/* Posts the p2p batch at the head of stream s (its tasks have no
+ * dependencies: a stage's order is its stream's): non-blocking sends and
+ * receives on the pp group's communicator. 0, or -1 after a failure. */
+static int start_batch(cs_hw_ctx *c, mpi_replay *rp, int s)
+{
+    const cs_hw_rplan *p = rp->plan;
+    int nb = cs_hw_rplan_batch(p, &rp->queue[s][rp->head[s]], rp->qlen[s] - rp->head[s], c->rank);
+    MPI_Comm comm = rp->comm[CS_GROUP_PP][s];
+    for (int k = 0; k < nb; k++) {
+        size_t i = rp->queue[s][rp->head[s] + k];
+        const cs_hw_rtask *t = &p->tasks[i];
+        MPI_Datatype dt = cs_hw__mpi_type(t->dtype);
+        mark_start(rp, i);
+        rp->bidx[s][k] = i;
+        int e = t->p2p == CS_HW_P2P_SEND
+                    ? MPI_Isend(rp->p2p_send, (int)t->count, dt, t->peer_stage, t->tag, comm,
+                                &rp->breq[s][k])
+                    : MPI_Irecv(rp->p2p_recv + (size_t)k * rp->p2p_bytes, (int)t->count, dt,
+                                t->peer_stage, t->tag, comm, &rp->breq[s][k]);
+        if (e != MPI_SUCCESS) {
+            cs_hw__mpi_fail(c, e, t->p2p == CS_HW_P2P_SEND ? "MPI_Isend" : "MPI_Irecv");
+            return -1;
+        }
+    }
+    rp->head[s] += (size_t)nb;
+    rp->nbatch[s] = nb;
+    rp->running[s] = (int)rp->bidx[s][0];
+    return 0;
+}
+
 /* Tests running collectives, then starts every ready collective at the
  * head of an idle stream. Runs between GEMM blocks and copy chunks. */
 static void progress(void *arg)
@@ -180,13 +249,18 @@ static void progress(void *arg)
     if (c->failed) return;
     for (int s = 0; s < NSTREAMS; s++) {
         if (rp->running[s] < 0) continue;
-        int flag = 0;
-        int e = MPI_Test(&rp->req[s], &flag, MPI_STATUS_IGNORE);
+        int flag = 0, nb = rp->nbatch[s];
+        int e = nb ? MPI_Testall(nb, rp->breq[s], &flag, MPI_STATUSES_IGNORE)
+                   : MPI_Test(&rp->req[s], &flag, MPI_STATUS_IGNORE);
         if (e != MPI_SUCCESS) {
-            cs_hw__mpi_fail(c, e, "MPI_Test");
+            cs_hw__mpi_fail(c, e, nb ? "MPI_Testall" : "MPI_Test");
             return;
         }
-        if (flag) {
+        if (flag && nb) {
+            for (int k = 0; k < nb; k++) mark_end(rp, rp->bidx[s][k]);
+            rp->nbatch[s] = 0;
+            rp->running[s] = -1;
+        } else if (flag) {
             mark_end(rp, (size_t)rp->running[s]);
             rp->running[s] = -1;
         }
@@ -196,6 +270,10 @@ static void progress(void *arg)
         size_t i = rp->queue[s][rp->head[s]];
         const cs_hw_rtask *t = &rp->plan->tasks[i];
         if (t->kind != CS_TASK_COLLECTIVE || !task_ready(rp, t)) continue;
+        if (t->p2p) {
+            if (start_batch(c, rp, s)) return;
+            continue;
+        }
         MPI_Comm comm = rp->comm[t->group][s];
         int gsize;
         MPI_Comm_size(comm, &gsize);
@@ -265,8 +343,14 @@ static void reset(mpi_replay *rp, const cs_hw_rplan *p)
         rp->qlen[s] = rp->head[s] = 0;
         rp->running[s] = -1;
     }
+    for (int s = 0; s < NSTREAMS; s++) rp->nbatch[s] = 0;
     for (size_t i = 0; i < p->n; i++) {
         rp->start[i] = rp->end[i] = 0;
+        if (!cs_hw_rplan_runs(p, &p->tasks[i], rp->rank)) { /* another stage's */
+            rp->state[i] = 2;
+            rp->ndone++;
+            continue;
+        }
         int s = p->tasks[i].stream;
         rp->queue[s][rp->qlen[s]++] = i;
     }
@@ -291,6 +375,7 @@ static int gather(cs_hw_ctx *c, const cs_hw_rplan *p, cs_hw_rresult *r)
 int cs_hw__mpi_replay_run(cs_hw_ctx *c, const cs_hw_rplan *p, cs_hw_rresult *r)
 {
     mpi_replay *rp = c->replay;
+    rp->rank = c->rank;
     reset(rp, p);
     MPI_TRY(c, MPI_Barrier(MPI_COMM_WORLD));
     rp->t0 = MPI_Wtime();

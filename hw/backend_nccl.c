@@ -355,6 +355,8 @@ static void nccl_finalize(cs_hw_ctx *c, int abort_code)
         }
         cudaFree(g->send);
         cudaFree(g->recv);
+        cudaFree(g->p2p_send);
+        cudaFree(g->p2p_recv);
         for (int s = 0; s < NSTREAMS; s++) {
             cudaFree(g->rsend[s]);
             cudaFree(g->rrecv[s]);

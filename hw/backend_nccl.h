@@ -34,6 +34,9 @@ typedef struct gpu {
     ncclComm_t rcomm[NGROUPS][NSTREAMS];
     cudaStream_t rstream[NSTREAMS];
     void *rsend[NSTREAMS], *rrecv[NSTREAMS];
+    void *p2p_send, *p2p_recv; /* a pipeline's transfers: one send, a receive per batch task */
+    size_t p2p_bytes;
+    int stage;            /* the pipeline stage this GPU's rank runs */
     void *ga, *gb, *gc, *csrc, *cdst;
     cudaEvent_t base, *tev0, *tev1;
 } gpu;

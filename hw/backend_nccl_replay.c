@@ -10,6 +10,18 @@
  * communicators running at once on a GPU need to be co-resident; on the
  * GPUs NCCL supports they are (few channels each). Peak memory is
  * cudaMemGetInfo's used memory, the largest over GPUs.
+ *
+ * Pipelines: a GPU runs its stage's tasks (another stage's record their
+ * events back to back, unused). A batch of p2p tasks (a pass's send and
+ * the next pass's receive) is one ncclGroupStart / ncclSend, ncclRecv /
+ * ncclGroupEnd on the pp group's communicator of the compute stream, the
+ * peer's rank there being its stage: Megatron-LM's
+ * p2p_communication._batched_p2p_ops (batch_isend_irecv, which NCCL runs
+ * as one group). NCCL has no tags: a pair's transfers match in the order
+ * they are issued, which the schedule gives alike on both sides for
+ * 1F1B, GPipe and ZB-H1 (one chunk per stage). A process driving GPUs of
+ * two stages (-g) is refused: NCCL needs a pair's send and receive in one
+ * group when one thread drives both.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +91,11 @@ static int setup_gpu(cs_hw_ctx *c, gpu *g, const cs_hw_rplan *p, const cs_hw_rne
     if ((rc = cs_hw__nccl_device_pattern(c, &g->gb, GEMM_DTYPE, need->gemm_b, g->rank + 1)))
         return rc;
     if ((rc = cs_hw__nccl_device_pattern(c, &g->gc, GEMM_DTYPE, need->gemm_c, 0))) return rc;
+    g->p2p_bytes = need->p2p_bytes ? need->p2p_bytes : 1;
+    g->stage = cs_hw_rplan_stage(p, g->rank);
+    CUDA_TRY(c, cudaMalloc(&g->p2p_send, g->p2p_bytes));
+    CUDA_TRY(c, cudaMalloc(&g->p2p_recv, g->p2p_bytes * CS_HW_P2P_BATCH_MAX));
+    CUDA_TRY(c, cudaMemset(g->p2p_send, 0, g->p2p_bytes));
     CUDA_TRY(c, cudaMalloc(&g->csrc, need->copy_bytes));
     CUDA_TRY(c, cudaMalloc(&g->cdst, need->copy_bytes));
     CUDA_TRY(c, cudaMemset(g->csrc, 1, need->copy_bytes));
@@ -93,9 +110,23 @@ static int setup_gpu(cs_hw_ctx *c, gpu *g, const cs_hw_rplan *p, const cs_hw_rne
     return 0;
 }
 
+/* The GPUs of this process run one pipeline stage: 0, or CS_HW_EUNAVAIL
+ * after a message (run one process per GPU). */
+static int check_stages(const cs_hw_ctx *c, const cs_hw_rplan *p)
+{
+    for (int i = 1; i < c->G; i++)
+        if (cs_hw_rplan_stage(p, c->g[i].rank) != cs_hw_rplan_stage(p, c->g[0].rank)) {
+            fprintf(stderr, "collsim-hw: rank %d: this process drives GPUs of two pipeline "
+                            "stages; run one process per GPU (mpirun -np N, -g 1)\n", c->proc);
+            return CS_HW_EUNAVAIL;
+        }
+    return 0;
+}
+
 int cs_hw__nccl_replay_setup(cs_hw_ctx *c, const cs_hw_rplan *p)
 {
     int rc = check_types(c, p);
+    if (!rc) rc = check_stages(c, p);
     if (rc) return rc;
     cs_hw_rneeds need;
     cs_hw_rplan_needs(p, c->nranks, COPY_CHUNK, &need);
@@ -127,6 +158,10 @@ static int task_start(cs_hw_ctx *c, const cs_hw_rtask *t, size_t k)
         gpu *g = &c->g[i];
         cudaStream_t st = g->rstream[t->stream];
         CUDA_TRY(c, cudaSetDevice(g->id));
+        if (t->stage >= 0 && t->stage != g->stage) { /* another stage's: events only */
+            CUDA_TRY(c, cudaEventRecord(g->tev0[k], st));
+            continue;
+        }
         for (int d = 0; d < t->ndeps; d++)
             CUDA_TRY(c, cudaStreamWaitEvent(st, t->on_start[d] ? g->tev0[t->deps[d]]
                                                                : g->tev1[t->deps[d]], 0));
@@ -143,6 +178,7 @@ static int task_work(cs_hw_ctx *c, const cs_hw_rtask *t, const gemm_types *gt)
         NCCL_TRY(c, ncclGroupStart());
         for (int i = 0; i < c->G && !rc; i++) {
             gpu *g = &c->g[i];
+            if (t->stage >= 0 && t->stage != g->stage) continue;
             rc = cs_hw__nccl_launch(c, g->rcomm[t->group][t->stream], g->rstream[t->stream],
                                     t->op, t->dtype, t->count, g->rsend[t->stream],
                                     g->rrecv[t->stream]);
@@ -155,6 +191,7 @@ static int task_work(cs_hw_ctx *c, const cs_hw_rtask *t, const gemm_types *gt)
     for (int i = 0; i < c->G; i++) {
         gpu *g = &c->g[i];
         cudaStream_t st = g->rstream[t->stream];
+        if (t->stage >= 0 && t->stage != g->stage) continue;
         CUDA_TRY(c, cudaSetDevice(g->id));
         for (int rp = 0; rp < reps; rp++)
             if ((rc = cs_hw__nccl_gemm(c, g, st, gt, t->m, t->n, t->k, g->ga, g->gb, g->gc)))
@@ -166,6 +203,48 @@ static int task_work(cs_hw_ctx *c, const cs_hw_rtask *t, const gemm_types *gt)
         }
     }
     return 0;
+}
+
+/* The p2p batch of tasks first .. first + n - 1 (one stage's, one
+ * stream's) as one NCCL group on every GPU of that stage. */
+static int batch_work(cs_hw_ctx *c, const cs_hw_rplan *p, size_t first, int n)
+{
+    const cs_hw_rtask *t0 = &p->tasks[first];
+    NCCL_TRY(c, ncclGroupStart());
+    for (int i = 0; i < c->G; i++) {
+        gpu *g = &c->g[i];
+        if (t0->stage != g->stage) continue;
+        CUDA_TRY(c, cudaSetDevice(g->id));
+        ncclComm_t comm = g->rcomm[CS_GROUP_PP][t0->stream];
+        cudaStream_t st = g->rstream[t0->stream];
+        for (int k = 0; k < n; k++) {
+            const cs_hw_rtask *t = &p->tasks[first + (size_t)k];
+            ncclDataType_t dt;
+            cs_hw__nccl_type(t->dtype, &dt);
+            if (t->p2p == CS_HW_P2P_SEND)
+                NCCL_TRY(c, ncclSend(g->p2p_send, t->count, dt, t->peer_stage, comm, st));
+            else
+                NCCL_TRY(c, ncclRecv((char *)g->p2p_recv + (size_t)k * g->p2p_bytes, t->count, dt,
+                                     t->peer_stage, comm, st));
+        }
+    }
+    NCCL_TRY(c, ncclGroupEnd());
+    return 0;
+}
+
+/* How many tasks from k form one p2p batch (consecutive in the plan, one
+ * stream, batch and stage). */
+static int batch_len(const cs_hw_rplan *p, size_t k)
+{
+    const cs_hw_rtask *t0 = &p->tasks[k];
+    int n = 1;
+    while (k + (size_t)n < p->n && n < CS_HW_P2P_BATCH_MAX) {
+        const cs_hw_rtask *t = &p->tasks[k + (size_t)n];
+        if (!t->p2p || t->batch != t0->batch || t->stage != t0->stage || t->stream != t0->stream)
+            break;
+        n++;
+    }
+    return n;
 }
 
 static int task_end(cs_hw_ctx *c, const cs_hw_rtask *t, size_t k)
@@ -234,6 +313,14 @@ int cs_hw__nccl_replay_run(cs_hw_ctx *c, const cs_hw_rplan *p, cs_hw_rresult *r)
     int rc = begin(c);
     for (size_t k = 0; !rc && k < p->n; k++) {
         const cs_hw_rtask *t = &p->tasks[k];
+        if (t->p2p) { /* a batch: every start, one group, every end */
+            int n = batch_len(p, k);
+            for (int j = 0; !rc && j < n; j++) rc = task_start(c, &p->tasks[k + (size_t)j], k + (size_t)j);
+            if (!rc) rc = batch_work(c, p, k, n);
+            for (int j = 0; !rc && j < n; j++) rc = task_end(c, &p->tasks[k + (size_t)j], k + (size_t)j);
+            k += (size_t)n - 1;
+            continue;
+        }
         rc = task_start(c, t, k);
         if (!rc) rc = task_work(c, t, &gt);
         if (!rc) rc = task_end(c, t, k);

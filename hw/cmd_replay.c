@@ -15,6 +15,13 @@
  *   collective   the op on the task's group, per-rank count from size_bytes
  *                (nccl-tests convention for the schedule's group size),
  *                x --bytes-scale
+ *   p2p          (a pipeline's schedule) the send or receive of size_bytes x
+ *                --bytes-scale to the rank of the peer's stage in the pp
+ *                group, the tasks of one batch started together and waited
+ *                for together; each rank runs its stage's tasks alone, and
+ *                the run must have the schedule's ranks. The CSV's row of a
+ *                task is from the first rank of its stage; the trace shows
+ *                each rank's own tasks
  * Groups: when the run has as many ranks as the schedule's world, each
  * group's communicators are split from the schedule's device mesh by the
  * simulator's mesh code (coll/mesh.h: a dp_shard group is consecutive
@@ -132,8 +139,10 @@ static int write_csv(const cs_hw_schedule *s, const cs_hw_rtask *rt, const doubl
         cs_hw_csv_safe(name, sizeof name, t->name);
         cs_buf_printf(&b, "%d,%s,%s,%s,%.9e,%.9e,%.9e,%.9e,%g,%.9e", t->id, name,
                       cs_stream_name(t->stream),
-                      t->kind == CS_TASK_COMPUTE ? "compute"
-                      : t->kind == CS_TASK_MEMORY ? "memory" : "collective",
+                      t->p2p                      ? "p2p"
+                      : t->kind == CS_TASK_COMPUTE ? "compute"
+                      : t->kind == CS_TASK_MEMORY  ? "memory"
+                                                   : "collective",
                       t->predicted_s, end[i] - start[i], start[i], end[i], scale[i],
                       t->predicted_s * scale[i]);
         work_cells(&b, &rt[i], sizes[i], gemm);
@@ -146,7 +155,7 @@ static int write_csv(const cs_hw_schedule *s, const cs_hw_rtask *rt, const doubl
 
 /* sizes[i]: the run's size_bytes of collective i (nccl-tests convention);
  * forced: the run's --algo/--proto or NULL. */
-static int write_trace(const cs_hw_schedule *s, int nranks, const double *start,
+static int write_trace(const cs_hw_schedule *s, const cs_hw_rplan *p, int nranks, const double *start,
                        const double *end, const double *sizes, const char *algo,
                        const char *proto, double peak_bytes, const char *path, cs_diag *d)
 {
@@ -164,6 +173,7 @@ static int write_trace(const cs_hw_schedule *s, int nranks, const double *start,
         for (size_t i = 0; i < s->n; i++) {
             const cs_hw_stask *t = &s->tasks[i];
             size_t k = (size_t)r * s->n + i;
+            if (!cs_hw_rplan_runs(p, &p->tasks[i], r)) continue; /* another stage's */
             cs_buf_printf(&b, ",\n  {\"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"name\": ", r,
                           (int)t->stream);
             cs_buf_json_string(&b, t->name);
@@ -265,10 +275,24 @@ static void map_task(const cs_hw_backend *b, const cs_hw_schedule *sc, const cs_
 {
     r->kind = (int)t->kind;
     r->stream = (int)t->stream;
+    r->stage = t->stage;
+    r->p2p = t->p2p;
+    r->peer_stage = t->peer_stage;
+    r->tag = t->tag;
+    r->batch = t->batch;
     r->ndeps = t->ndeps;
     memcpy(r->deps, t->deps, sizeof r->deps);
     memcpy(r->on_start, t->on_start, sizeof r->on_start);
-    if (t->kind == CS_TASK_COLLECTIVE) {
+    if (t->p2p) { /* size_bytes per rank, on the pp group (a pipeline runs on its own ranks) */
+        int ts = cs_dtype_size(t->dtype);
+        double cnt = floor(t->size_bytes * a->bscale / ts);
+        r->op = t->op;
+        r->dtype = t->dtype;
+        r->count = cnt < 1 ? 1 : (size_t)cnt;
+        r->group = CS_GROUP_PP;
+        *size = (double)r->count * ts;
+        *scale = a->bscale;
+    } else if (t->kind == CS_TASK_COLLECTIVE) {
         int per_rank = t->op == CS_OP_ALL_GATHER || t->op == CS_OP_REDUCE_SCATTER;
         int ts = cs_dtype_size(t->dtype);
         double cnt =
@@ -418,8 +442,9 @@ static void print_summary(const cs_hw_session *s, const cs_hw_schedule *sc, cons
     printf("# collsim-hw replay: %s, %zu tasks, %d ranks (%d processes x %d), backend %s "
            "(%s), host %s, device %s\n", s->operand, sc->n, info->nranks, info->nprocs,
            info->local_ranks, s->b->name, info->library, info->host, info->device);
-    printf("# work scale: FLOPs x %g, bytes x %g; median of %d iterations (%d warmup); "
-           "rank 0's timeline\n", a->fscale, a->bscale, s->iters, s->warmup);
+    printf("# work scale: FLOPs x %g, bytes x %g; median of %d iterations (%d warmup); %s\n",
+           a->fscale, a->bscale, s->iters, s->warmup,
+           sc->stages ? "each task from the first rank of its pipeline stage" : "rank 0's timeline");
     printf("  %-34s %14s %14s %14s\n", "", "measured", "pred. scaled", "predicted");
     printf("  %-34s %14.6f %14.6f %14.6f\n", "iteration time (s)", it_s[1], scaled[0], pred[0]);
     printf("  %-34s %14.6f %14s %14s\n", "iteration time, fastest (s)", it_s[0], "-", "-");
@@ -448,17 +473,30 @@ static int replay_report(const cs_hw_session *s, const cs_hw_schedule *sc, const
     for (int i = 0; i < s->iters; i++)
         if (fabs(t->iter_s[i] - it_s[1]) < fabs(t->iter_s[pick] - it_s[1])) pick = i;
     const double *start = t->all_start[pick], *end = t->all_end[pick];
+    double *own_start = NULL, *own_end = NULL;
+    if (sc->stages) { /* a pipeline: each task from the first rank of its stage */
+        own_start = cs_xmalloc(sc->n * sizeof(double));
+        own_end = cs_xmalloc(sc->n * sizeof(double));
+        for (size_t i = 0; i < sc->n; i++) {
+            int r = 0;
+            while (r < s->info.nranks - 1 && !cs_hw_rplan_runs(&p->plan, &p->rt[i], r)) r++;
+            own_start[i] = start[(size_t)r * sc->n + i];
+            own_end[i] = end[(size_t)r * sc->n + i];
+        }
+    }
     size_t plen = strlen(s->output) + 16;
     char *csv_path = cs_xmalloc(plen), *trace_path = cs_xmalloc(plen);
     snprintf(csv_path, plen, "%s.csv", s->output);
     snprintf(trace_path, plen, "%s.trace.json", s->output);
     cs_diag d;
     cs_diag_clear(&d);
-    int rc = write_csv(sc, p->rt, p->sizes, s->b->replay_gemm_dtype, start, end, p->scale,
+    int rc = write_csv(sc, p->rt, p->sizes, s->b->replay_gemm_dtype,
+                       own_start ? own_start : start, own_end ? own_end : end, p->scale,
                        csv_path, &d);
     if (!rc)
-        rc = write_trace(sc, s->info.nranks, start, end, p->sizes, s->cfg.algo, s->cfg.proto,
-                         t->peak_bytes, trace_path, &d);
+        rc = write_trace(sc, &p->plan, s->info.nranks, start, end, p->sizes, s->cfg.algo,
+                         s->cfg.proto, t->peak_bytes, trace_path, &d);
+    if (own_start) start = own_start, end = own_end;
     if (rc) {
         char m[1024];
         cs_diag_format(&d, m, sizeof m);
@@ -469,12 +507,32 @@ static int replay_report(const cs_hw_session *s, const cs_hw_schedule *sc, const
     }
     free(csv_path);
     free(trace_path);
+    free(own_start);
+    free(own_end);
     return rc;
+}
+
+/* A pipeline runs on its own ranks: each rank its stage's tasks, its p2p
+ * peers by their pp coordinate. 0, or an exit code after a message. */
+static int pipeline_check(const cs_hw_session *s, const cs_hw_schedule *sc)
+{
+    int world = sc->group_ranks[CS_GROUP_WORLD];
+    if (!sc->stages || s->info.nranks == world) return 0;
+    if (s->info.proc == 0)
+        fprintf(stderr, "collsim-hw: %s is a pipeline of %d stages on %d ranks: replay it on %d "
+                        "ranks (this run has %d)\n", s->operand, sc->stages, world, world,
+                s->info.nranks);
+    return CS_HW_EXIT_USAGE;
 }
 
 /* The started backend: set-up, iterations, report, end. Returns the exit code. */
 static int replay_execute(cs_hw_session *s, const cs_hw_schedule *sc, const replay_args *a)
 {
+    int pc = pipeline_check(s, sc);
+    if (pc) { /* every rank decides alike: a clean end, no MPI_Abort */
+        cs_hw_session_end(s, CS_HW_EXIT_OK);
+        return pc;
+    }
     replay_plan p;
     build_plan(s, sc, a, &p);
     cs_hw_session_guard(s, "replay set-up");

@@ -33,6 +33,34 @@ void cs_hw_rplan_set_groups(cs_hw_rplan *p, const cs_hw_schedule *sc, int nranks
     for (int g = 0; g < CS_GROUP_COUNT; g++) p->group_dims[g] = cs_mesh_all(&p->mesh);
 }
 
+int cs_hw_rplan_stage(const cs_hw_rplan *p, int rank)
+{
+    int pp = cs_mesh_find(&p->mesh, "pp");
+    if (pp < 0) return 0;
+    int c[CS_MESH_MAX_DIMS];
+    cs_mesh_coords(&p->mesh, rank, c);
+    return c[pp];
+}
+
+int cs_hw_rplan_runs(const cs_hw_rplan *p, const cs_hw_rtask *t, int rank)
+{
+    return t->stage < 0 || t->stage == cs_hw_rplan_stage(p, rank);
+}
+
+int cs_hw_rplan_batch(const cs_hw_rplan *p, const size_t *queue, size_t n, int rank)
+{
+    if (n == 0) return 0;
+    const cs_hw_rtask *first = &p->tasks[queue[0]];
+    if (!first->p2p || !cs_hw_rplan_runs(p, first, rank)) return 0;
+    int k = 1;
+    while ((size_t)k < n && k < CS_HW_P2P_BATCH_MAX) {
+        const cs_hw_rtask *t = &p->tasks[queue[k]];
+        if (!t->p2p || t->batch != first->batch || t->stage != first->stage) break;
+        k++;
+    }
+    return k;
+}
+
 static void grow(size_t *have, size_t need)
 {
     if (need > *have) *have = need;
@@ -44,7 +72,10 @@ void cs_hw_rplan_needs(const cs_hw_rplan *p, int nranks, size_t copy_chunk, cs_h
     out->gemm_a = out->gemm_b = out->gemm_c = out->copy_bytes = 1;
     for (size_t i = 0; i < p->n; i++) {
         const cs_hw_rtask *t = &p->tasks[i];
-        if (t->kind == CS_TASK_COLLECTIVE) {
+        if (t->p2p) { /* the pp group's communicator on its stream, its own buffers */
+            out->used[t->group][t->stream] = 1;
+            grow(&out->p2p_bytes, t->count * (size_t)cs_dtype_size(t->dtype));
+        } else if (t->kind == CS_TASK_COLLECTIVE) {
             int gsize = cs_hw_rplan_group_size(p, nranks, t->group);
             size_t ts = (size_t)cs_dtype_size(t->dtype);
             out->used[t->group][t->stream] = 1;

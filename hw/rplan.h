@@ -22,7 +22,20 @@ typedef struct cs_hw_rneeds {
     size_t recv_bytes[CS_STREAM_COUNT];         /* largest receive buffer */
     size_t gemm_a, gemm_b, gemm_c;              /* elements of the largest A, B, C (>= 1) */
     size_t copy_bytes;                          /* largest copy chunk (>= 1) */
+    size_t p2p_bytes;                           /* largest p2p transfer (0: none); a batch's
+                                                 * receives need one buffer each */
 } cs_hw_rneeds;
+
+/* A pipeline plan: the stage rank runs (its coordinate along the mesh's
+ * pp dimension; 0 without one). */
+int cs_hw_rplan_stage(const cs_hw_rplan *p, int rank);
+/* Does rank run task t (its stage's, or a task of every rank)? */
+int cs_hw_rplan_runs(const cs_hw_rplan *p, const cs_hw_rtask *t, int rank);
+/* The first p2p batch starting at task i of a stream whose tasks are
+ * queue[0 .. n - 1] (indices into p->tasks) that rank runs: how many
+ * tasks it holds (consecutive in the queue, one batch, at most
+ * CS_HW_P2P_BATCH_MAX). */
+int cs_hw_rplan_batch(const cs_hw_rplan *p, const size_t *queue, size_t n, int rank);
 
 /* Ranks in group g (cs_group) of plan p run on nranks ranks (the mesh's). */
 int cs_hw_rplan_group_size(const cs_hw_rplan *p, int nranks, int g);

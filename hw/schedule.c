@@ -97,6 +97,113 @@ static int task_group(const cs_json *o, const cs_hw_schedule *s, cs_hw_stask *t,
     return 0;
 }
 
+/* An integer member in [lo, hi] (optional: *out kept when absent). */
+static int integer(const cs_json *o, const char *key, int optional, int lo, int hi, int *out,
+                   const char *file, cs_diag *d)
+{
+    double v = *out;
+    int rc = number(o, key, optional, lo, &v, file, d);
+    if (rc) return rc;
+    if (v != floor(v) || v > hi) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%d", hi);
+        return at(d, file, cs_json_get(o, key), "'%s' must be an integer at most %s", key, buf);
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* A pipeline task's stage (-1 without a pipeline, where "stage" is ignored). */
+static int task_stage(const cs_json *o, const cs_hw_schedule *s, cs_hw_stask *t,
+                      const char *file, cs_diag *d)
+{
+    t->stage = -1;
+    if (!s->stages) return 0;
+    return integer(o, "stage", 0, 0, s->stages - 1, &t->stage, file, d);
+}
+
+/* A p2p task: op send / recv of size_bytes in dtype to / from the stage
+ * peer {"pp": S}, with its tag and batch. */
+static int parse_p2p(const cs_json *o, const cs_hw_schedule *s, cs_hw_stask *t, const char *file,
+                     cs_diag *d)
+{
+    static const char *const ops[] = {"send", "recv"};
+    int op = 0, rc;
+    if ((rc = enum_member(o, "op", ops, 2, "send, recv", &op, file, d))) return rc;
+    t->p2p = op ? CS_HW_P2P_RECV : CS_HW_P2P_SEND;
+    t->op = CS_OP_SEND_RECV;
+    t->group = CS_GROUP_PP;
+    const cs_json *v = member(o, "dtype", CS_JSON_STRING, 0, file, d, &rc);
+    if (rc) return rc;
+    if (cs_dtype_parse(v->string, &t->dtype) || t->dtype == CS_DTYPE_TF32)
+        return at(d, file, v, "'%s' must be one of %s", "dtype", "fp32, bf16, fp16, fp8, fp64");
+    if ((rc = number(o, "size_bytes", 0, 0, &t->size_bytes, file, d))) return rc;
+    const cs_json *peer = member(o, "peer", CS_JSON_OBJECT, 0, file, d, &rc);
+    if (rc) return rc;
+    t->peer_stage = -1;
+    if ((rc = integer(peer, "pp", 0, 0, s->stages - 1, &t->peer_stage, file, d))) return rc;
+    if (t->peer_stage == t->stage)
+        return at(d, file, peer, "a p2p task's peer must be another stage%s%s", "", "");
+    if ((rc = integer(o, "tag", 0, 0, 1 << 30, &t->tag, file, d)) ||
+        (rc = integer(o, "batch", 0, 0, 1 << 30, &t->batch, file, d)))
+        return rc;
+    snprintf(t->algo, sizeof t->algo, "p2p");
+    snprintf(t->proto, sizeof t->proto, "auto");
+    return 0;
+}
+
+/* "pipeline" {stages, ...}: s->stages (0 without), which must be the
+ * mesh's pp dimension. */
+static int read_pipeline(const cs_json *root, cs_hw_schedule *s, const char *file, cs_diag *d)
+{
+    int rc = 0;
+    const cs_json *pl = member(root, "pipeline", CS_JSON_OBJECT, 1, file, d, &rc);
+    if (rc || !pl) return rc;
+    if ((rc = integer(pl, "stages", 0, 1, 1 << 20, &s->stages, file, d))) return rc;
+    int pp = cs_mesh_find(&s->mesh, "pp");
+    if (pp < 0 || s->mesh.dim[pp].size != s->stages || !s->has_group[CS_GROUP_PP])
+        return at(d, file, pl, "'stages' must be the size of the mesh's pp dimension, and the "
+                  "schedule must name the pp group%s%s", "", "");
+    return 0;
+}
+
+/* By tag, then sends first. */
+static int by_tag(const void *a, const void *b)
+{
+    const cs_hw_stask *x = *(const cs_hw_stask *const *)a, *y = *(const cs_hw_stask *const *)b;
+    if (x->tag != y->tag) return (x->tag > y->tag) - (x->tag < y->tag);
+    return (x->p2p > y->p2p) - (x->p2p < y->p2p);
+}
+
+/* Every tag is one send and one receive, on the stages they name each
+ * other by, with one size and type. O(tasks log tasks). */
+static int check_p2p(const cs_hw_schedule *s, const char *file, cs_diag *d)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++) n += s->tasks[i].p2p != 0;
+    if (!n) return 0;
+    const cs_hw_stask **by = cs_xmalloc(n * sizeof *by);
+    n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->tasks[i].p2p) by[n++] = &s->tasks[i];
+    qsort(by, n, sizeof *by, by_tag);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i += 2) {
+        const cs_hw_stask *a = by[i], *b = i + 1 < n ? by[i + 1] : NULL;
+        if (!b || b->tag != a->tag || a->p2p != CS_HW_P2P_SEND || b->p2p != CS_HW_P2P_RECV ||
+            (i + 2 < n && by[i + 2]->tag == a->tag))
+            rc = cs_diag_set(d, CS_ECONFIG, file, 0, 0,
+                             "p2p task %d: tag %d is not one send and one receive", a->id, a->tag);
+        else if (b->stage != a->peer_stage || b->peer_stage != a->stage ||
+                 b->size_bytes != a->size_bytes || b->dtype != a->dtype)
+            rc = cs_diag_set(d, CS_ECONFIG, file, 0, 0,
+                             "p2p tasks %d and %d (tag %d) do not name each other's stages, or "
+                             "differ in size or dtype", a->id, b->id, a->tag);
+    }
+    free(by);
+    return rc;
+}
+
 static int parse_task(const cs_json *o, cs_hw_schedule *s, size_t idx, const char *file,
                       cs_diag *d)
 {
@@ -109,7 +216,10 @@ static int parse_task(const cs_json *o, cs_hw_schedule *s, size_t idx, const cha
         return at(d, file, cs_json_get(o, "id"), "'id' must be an integer%s%s", "", "");
     t->id = (int)id;
     int k, st;
-    if ((rc = enum_member(o, "kind", kind_names, 3, "compute, memory, collective", &k, file, d)))
+    const cs_json *kv = cs_json_get(o, "kind");
+    int p2p = s->stages > 0 && kv && kv->type == CS_JSON_STRING && !strcmp(kv->string, "p2p");
+    if (p2p) k = CS_TASK_COLLECTIVE;
+    else if ((rc = enum_member(o, "kind", kind_names, 3, "compute, memory, collective", &k, file, d)))
         return rc;
     if ((rc = enum_member(o, "stream", stream_names, 4, "compute, comm, comm_reduce, tp", &st, file, d)))
         return rc;
@@ -119,7 +229,10 @@ static int parse_task(const cs_json *o, cs_hw_schedule *s, size_t idx, const cha
     if (rc) return rc;
     snprintf(t->name, sizeof t->name, "%s", nm->string);
     if ((rc = number(o, "predicted_s", 0, 0, &t->predicted_s, file, d))) return rc;
-    if (t->kind == CS_TASK_COLLECTIVE) {
+    if ((rc = task_stage(o, s, t, file, d))) return rc;
+    if (p2p) {
+        if ((rc = parse_p2p(o, s, t, file, d))) return rc;
+    } else if (t->kind == CS_TASK_COLLECTIVE) {
         const cs_json *v = member(o, "op", CS_JSON_STRING, 0, file, d, &rc);
         if (rc) return rc;
         if (cs_op_parse(v->string, &t->op))
@@ -174,6 +287,9 @@ static int parse_task(const cs_json *o, cs_hw_schedule *s, size_t idx, const cha
             return at(d, file, cs_json_get(dep, "task"),
                       "dependency on task %s, which is not an earlier task%s", buf, "");
         }
+        if (s->tasks[j].stage != t->stage)
+            return at(d, file, cs_json_get(dep, "task"),
+                      "a dependency on a task of another pipeline stage%s%s", "", "");
         t->deps[t->ndeps] = (int)j;
         t->on_start[t->ndeps] = (char)w;
         t->ndeps++;
@@ -305,6 +421,7 @@ int cs_hw_schedule_parse(const char *text, size_t len, const char *file, cs_hw_s
         goto out;
     for (int g = 0; g < CS_GROUP_COUNT; g++)
         s->group_ranks[g] = cs_mesh_group_size(&s->mesh, s->group_dims[g]);
+    if (version == 2 && (rc = read_pipeline(root, s, file, d))) goto out;
     const cs_json *tasks = member(root, "tasks", CS_JSON_ARRAY, 0, file, d, &rc);
     if (rc) goto out;
     s->tasks = cs_xcalloc(tasks->n ? tasks->n : 1, sizeof *s->tasks);
@@ -312,6 +429,7 @@ int cs_hw_schedule_parse(const char *text, size_t len, const char *file, cs_hw_s
         if ((rc = parse_task(tasks->items[i], s, i, file, d))) goto out;
         s->n = i + 1;
     }
+    rc = check_p2p(s, file, d);
 out:
     cs_json_free(root);
     if (rc) cs_hw_schedule_free(s);
@@ -353,8 +471,57 @@ void cs_hw_schedule_free(cs_hw_schedule *s)
     memset(s, 0, sizeof *s);
 }
 
+/* Pipelines: every stage runs its tasks in file order on its own streams,
+ * a receive ending no earlier than its send; the stages advance in turn
+ * (the simulator's executor, train/pipeline.c), a stage stopping at a
+ * receive whose send has not been placed. O(tasks x stages) at worst. */
+static double predict_stages(const cs_hw_schedule *s, double *start_s, double *end_s)
+{
+    int P = s->stages, top = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->tasks[i].p2p && s->tasks[i].tag > top) top = s->tasks[i].tag;
+    size_t *send = cs_xmalloc(((size_t)top + 1) * sizeof *send); /* by tag (check_p2p: one) */
+    for (size_t i = 0; i < s->n; i++)
+        if (s->tasks[i].p2p == CS_HW_P2P_SEND) send[s->tasks[i].tag] = i;
+    size_t *next = cs_xcalloc((size_t)P, sizeof *next), left = s->n;
+    double *free_at = cs_xcalloc((size_t)P * CS_STREAM_COUNT, sizeof *free_at), last = 0;
+    char *done = cs_xcalloc(s->n ? s->n : 1, 1);
+    for (size_t i = 0; i < s->n; i++) /* tasks of no stage: placed as stage 0's */
+        if (s->tasks[i].stage < 0) left--, done[i] = 1, start_s[i] = end_s[i] = 0;
+    while (left > 0) {
+        size_t progress = 0;
+        for (int st = 0; st < P; st++) {
+            for (size_t i = next[st]; i < s->n; i++, next[st] = i) {
+                const cs_hw_stask *t = &s->tasks[i];
+                if (t->stage != st || done[i]) continue;
+                double *fa = &free_at[(size_t)st * CS_STREAM_COUNT + t->stream];
+                double ready = *fa, floor_end = 0;
+                for (int k = 0; k < t->ndeps; k++) {
+                    double dt = t->on_start[k] ? start_s[t->deps[k]] : end_s[t->deps[k]];
+                    if (dt > ready) ready = dt;
+                }
+                if (t->p2p == CS_HW_P2P_RECV) {
+                    size_t j = send[t->tag];
+                    if (!done[j]) break; /* its send not placed yet */
+                    floor_end = end_s[j];
+                }
+                start_s[i] = ready;
+                end_s[i] = ready + t->predicted_s > floor_end ? ready + t->predicted_s : floor_end;
+                *fa = end_s[i];
+                if (end_s[i] > last) last = end_s[i];
+                done[i] = 1;
+                left--, progress++;
+            }
+        }
+        if (!progress) break; /* circular waits: check_p2p makes them unlikely; stop */
+    }
+    free(next), free(free_at), free(done), free(send);
+    return last;
+}
+
 double cs_hw_schedule_predict(const cs_hw_schedule *s, double *start_s, double *end_s)
 {
+    if (s->stages > 0) return predict_stages(s, start_s, end_s);
     double free_at[CS_STREAM_COUNT] = {0};
     double last = 0;
     /* tasks are in id order per stream and dependencies point backwards,

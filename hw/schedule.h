@@ -22,6 +22,15 @@
  * mem_at_start, ...) are ignored, so newer writers stay readable. Checked:
  * ids unique, dependencies name earlier tasks, values in range; errors
  * name FILE:LINE:COLUMN.
+ *
+ * A pipeline's schedule (version 2 with "pipeline" {stages, ...} and a
+ * mesh dimension "pp" of that size: sim/out/schedule.c) gives every task
+ * a "stage" (the ranks of that pp coordinate run it) and has tasks of kind
+ * "p2p": op send / recv, peer {"pp": S}, size_bytes, dtype, group "pp",
+ * tag, batch; read as collectives of op send_recv with p2p set. Checked:
+ * stages in range, peers other stages, every send's tag received once
+ * by the stage it names, with the same size. Dependencies stay within
+ * a stage.
  */
 #ifndef CS_HW_SCHEDULE_H
 #define CS_HW_SCHEDULE_H
@@ -46,11 +55,16 @@ typedef struct cs_hw_stask {
     cs_dtype dtype;
     cs_group group;
     char algo[16], proto[16]; /* the simulator's choice, as written */
+    int stage;           /* pipelines: the stage that runs it; -1: every rank */
+    int p2p;             /* CS_HW_P2P_SEND / _RECV (op send_recv), 0: none */
+    int peer_stage, tag, batch; /* p2p: the other stage, the transfer's tag, its batch */
     double predicted_s;
     int ndeps;
     int deps[4];         /* indices (not ids) of earlier tasks */
     char on_start[4];
 } cs_hw_stask;
+
+enum { CS_HW_P2P_SEND = 1, CS_HW_P2P_RECV = 2 };
 
 typedef struct cs_hw_schedule {
     size_t n;
@@ -60,6 +74,7 @@ typedef struct cs_hw_schedule {
     cs_mesh_dims group_dims[CS_GROUP_COUNT];  /* the dimensions each group spans */
     int has_group[CS_GROUP_COUNT];            /* 1: the schedule names it */
     int group_ranks[CS_GROUP_COUNT];          /* ranks per group (from the mesh) */
+    int stages;                               /* a pipeline's stages; 0: none */
 } cs_hw_schedule;
 
 /* Reads and checks a schedule file. 0, CS_ENOENT / CS_EIO (file), or
@@ -71,7 +86,9 @@ void cs_hw_schedule_free(cs_hw_schedule *s);
 
 /* The timeline the schedule predicts with no contention: each task starts
  * when its stream is free and its dependencies allow, and runs for
- * predicted_s. Fills start_s/end_s[n]; returns the iteration time. */
+ * predicted_s. Fills start_s/end_s[n]; returns the iteration time.
+ * Pipelines: each stage has its own streams, and a receive ends no
+ * earlier than its send. */
 double cs_hw_schedule_predict(const cs_hw_schedule *s, double *start_s, double *end_s);
 
 /* Time during which some collective runs while the compute stream is idle

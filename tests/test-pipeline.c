@@ -11,7 +11,8 @@
  * (1F1B P - s, GPipe m, interleaved Megatron's warm-up + 1); the first
  * stage's activation memory against Korthikanti et al. 2022 Eq. 5 (and
  * its interleaving factor 1 + (P - 1) / (P V), Sec 4.2.3); the layer
- * split; the layout's pp dimension (outermost, absent at P = 1).
+ * split; a stage's DDP buckets are its own gradients; the layout's pp
+ * dimension (outermost, absent at P = 1).
  */
 #include <check.h>
 #include <math.h>
@@ -225,6 +226,30 @@ START_TEST(zero_bubble_peak_matches_1f1b)
 }
 END_TEST
 
+/* A stage's DDP buckets hold its own gradients (strategy_ddp.c: as many
+ * bytes as the gradients, in their dtype), not the whole model's: on 4
+ * stages of 12 layers each stage's buckets equal its gradients (sized by
+ * the whole model they were about 4 times them). */
+START_TEST(stage_buckets_are_the_stages)
+{
+    cs_test_setup s;
+    eq5_setup(&s, 4, 1, 8);
+    s.t.gradient_as_bucket_view = 0;
+    cs_layout l;
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    cs_iteration it;
+    cs_pp_memory *mem = malloc(sizeof *mem);
+    cs_test_diag_ok(cs_pipeline_run(&s.m, &s.t, &l, NULL, &it, mem, &d), &d, "pipeline run");
+    for (int st = 0; st < 4; st++) {
+        const cs_memory *x = &mem->stage[st];
+        ck_assert(x->buckets_bytes > 0);
+        ck_assert_double_eq_tol(x->buckets_bytes, x->grads_bytes, 1e-9 * x->grads_bytes);
+    }
+    free(mem);
+}
+END_TEST
+
 START_TEST(layout_pp_outermost)
 {
     cs_test_setup s;
@@ -258,6 +283,7 @@ static Suite *suite(void)
     tcase_add_test(tc, layer_split);
     tcase_add_test(tc, first_stage_memory_korthikanti_eq5);
     tcase_add_test(tc, zero_bubble_peak_matches_1f1b);
+    tcase_add_test(tc, stage_buckets_are_the_stages);
     tcase_add_test(tc, layout_pp_outermost);
     suite_add_tcase(s, tc);
     return s;

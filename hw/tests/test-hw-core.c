@@ -8,7 +8,8 @@
  * precision conversions and the check pattern (a corrupted element must be
  * caught), the CPU GEMM against a naive reference (and a deliberately
  * wrong result must differ), GEMM shapes, statistics, durable rows, and
- * what a replay plan needs of a backend (groups, buffer sizes).
+ * what a replay plan needs of a backend (groups, buffer sizes). A
+ * pipeline's schedule: test-hw-pipeline.c.
  */
 #include <check.h>
 #include <math.h>

@@ -12,7 +12,8 @@
 #              --algo forcing accepted, unknown names rejected (exit 2)
 #   compute    GEMM and copy rows
 #   replay     a `collsim simulate --emit-schedule` schedule on 2 ranks:
-#              CSV rows join the schedule's tasks on id, trace is JSON
+#              CSV rows join the schedule's tasks on id, trace is JSON; a
+#              2-stage pipeline (1F1B) with its p2p batches on 2 ranks
 #   errors     bad arguments / schedules rejected with exit 2 before MPI
 #              starts, a missing schedule with exit 1
 #
@@ -246,6 +247,53 @@ if expect_rc replaytp 0; then
     grep -q '{"name": "tp", "size": 2}' "$TMP/tsched.json" || fail "tp schedule: no tp dimension of 2 in the mesh"
     grep -q ',tp,' "$TMP/rt.csv" || fail "tp replay: no measured row on the tp stream"
 fi
+
+# a 2-stage pipeline (1F1B, 4 micro-batches, full-size 1.5 MB transfers: past the eager
+# limit, so unbatched blocking sends would wait on each other) on 2 ranks: each rank runs its stage's
+# passes, its p2p batches (Isend/Irecv, a send with the next receive) meet the other's:
+# every task has a row (from a rank of its stage), a pass starts after its receive
+# ends, and the run ends (no deadlock) within the timeout (ranks' clocks differ by the
+# barrier's skew, so a receive is not compared with its send's start)
+"$COLLSIM" simulate --model gpt2-124m --ranks 2 --cluster cpu-local --pp 2 --grad-accum 4 \
+    --strategy ddp --emit-schedule "$TMP/psched.json" >/dev/null || fail "collsim simulate --pp 2 --emit-schedule failed"
+run replaypp 2 replay "$TMP/psched.json" --backend mpi -o "$TMP/rpp" --iters 2 --progress 0 --timeout 20
+if expect_rc replaypp 0; then
+    grep -q 'each task from the first rank of its pipeline stage' "$TMP/replaypp.out" ||
+        fail "pipeline replay: the summary does not say whose timeline"
+    "$PY" - "$TMP/psched.json" "$TMP/rpp.csv" "$TMP/rpp.trace.json" <<'EOF2' || fail "pipeline replay: outputs"
+import csv, json, sys
+sched = json.load(open(sys.argv[1]))
+rows = {int(r["id"]): r for r in csv.DictReader(open(sys.argv[2]))}
+trace = json.load(open(sys.argv[3]))
+tasks = {t["id"]: t for t in sched["tasks"]}
+assert set(rows) == set(tasks), (len(rows), len(tasks))
+p2p = [t for t in tasks.values() if t["kind"] == "p2p"]
+assert len(p2p) == 2 * 2 * 4 and {t["stage"] for t in p2p} == {0, 1}, len(p2p)
+send = {t["tag"]: t for t in p2p if t["op"] == "send"}
+for t in p2p:
+    r = rows[t["id"]]
+    assert r["kind"] == "p2p" and r["work"] == "collective" and float(r["measured_s"]) >= 0, r
+    # the pass after a receive (same rank: same clock) starts after it ends
+    nxt = rows.get(t["id"] + 1)
+    if t["op"] == "recv" and nxt and tasks[t["id"] + 1]["kind"] == "compute":
+        assert float(nxt["start_s"]) >= float(r["end_s"]) - 1e-6, (r, nxt)
+    assert tasks[send[t["tag"]]["id"]]["stage"] == t["peer"]["pp"] if t["op"] == "recv" else True
+for st in sched["stages"]:  # a stage's tasks one after another on its rank
+    mine = [rows[i] for i in range(st["first_task"], st["first_task"] + st["tasks"])
+            if tasks[i]["stream"] == "compute"]
+    for a, b in zip(mine, mine[1:]):
+        assert float(b["start_s"]) >= float(a["start_s"]) - 1e-6, (a, b)
+# the trace: each rank shows its own stage's tasks only
+ev = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+assert len(ev) == len(tasks), (len(ev), len(tasks))
+for e in ev:
+    assert tasks[e["args"]["id"]]["stage"] == e["pid"], e
+EOF2
+fi
+# the pipeline on another number of ranks is refused, naming the ranks it needs
+run replaypp3 1 replay "$TMP/psched.json" --backend mpi -o "$TMP/rpp3" --iters 1 --progress 0
+expect_rc replaypp3 2 && { grep -q 'pipeline of 2 stages on 2 ranks: replay it on 2 ranks' "$TMP/replaypp3.err" ||
+    fail "pipeline replay on 1 rank: message: $(head -c 300 "$TMP/replaypp3.err")"; }
 
 # --- errors before any MPI start ------------------------------------------------
 run bad-op 0 bench --backend mpi --op all_sum

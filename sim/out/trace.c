@@ -21,6 +21,9 @@
  * memory counter of its own: a track per stream per distinct rank, not
  * per rank (identical ranks would repeat one another). Deterministic: the
  * same runs give the same bytes.
+ *
+ * Pipelines have no task graph: cs_trace_add_pipeline draws their
+ * timeline (train/pipeline.h), a thread per stage.
  */
 #include "out/trace.h"
 
@@ -119,6 +122,82 @@ void cs_trace_add(cs_buf *b, int pid, const char *name, const cs_workload *w,
     if (it->nclasses == 0) add_timeline(b, pid, 0, NULL, w, it);
     for (int k = 0; k < it->nclasses; k++)
         add_timeline(b, pid, k * shown_streams(w), &it->classes[k].ranks, w, &it->classes[k].it);
+}
+
+/* One slice of a pipeline's stage track: [t0, t1] named name, args (a
+ * JSON object's members, without braces). */
+static void pp_slice(cs_buf *b, int pid, int tid, const char *name, double t0_s, double t1_s,
+                     const char *args)
+{
+    long long t0 = ns(t0_s), t1 = ns(t1_s);
+    next(b);
+    cs_buf_printf(b, "{\"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"name\": ", pid, tid);
+    cs_buf_json_string(b, name);
+    cs_buf_printf(b, ", \"ts\": ");
+    us(b, t0);
+    cs_buf_printf(b, ", \"dur\": ");
+    us(b, t1 - t0);
+    cs_buf_printf(b, ", \"args\": {%s}}", args);
+}
+
+static const char *const pass_names[] = {"F", "B", "W"};
+
+/* Pipelines (train/pipeline.h): a thread per stage, "stage S (of P)";
+ * each pass a slice named "F 3" (pass and micro-batch; "F 3.1" with
+ * chunk 1 of interleaved stages), then the transfer it sends as a slice
+ * "send F 3 -> stage 1" while it holds the sender (pipeline.c: the sender
+ * waits for its send; the receiver's pass starts no earlier than its
+ * end), then the stage's gradient synchronisation (the parameters'
+ * all-gather of sharded strategies with it, where the executor counts it)
+ * and optimizer step after its last pass and send. */
+void cs_trace_add_pipeline(cs_buf *b, int pid, const char *name, const cs_pp_timeline *tl)
+{
+    next(b);
+    cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"name\": \"process_name\", \"args\": {\"name\": ",
+                  pid);
+    cs_buf_json_string(b, name);
+    cs_buf_printf(b, "}}");
+    next(b);
+    cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"name\": \"process_sort_index\", "
+                     "\"args\": {\"sort_index\": %d}}", pid, pid);
+    for (int s = 0; s < tl->P; s++) {
+        next(b);
+        cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"name\": \"thread_name\", "
+                         "\"args\": {\"name\": \"stage %d (of %d)\"}}", pid, s, s, tl->P);
+        next(b);
+        cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"name\": \"thread_sort_index\", "
+                         "\"args\": {\"sort_index\": %d}}", pid, s, s);
+    }
+    for (int s = 0; s < tl->P; s++) {
+        double end = 0;
+        char label[96], args[256];
+        for (int i = 0; i < tl->nslices[s]; i++) {
+            const cs_pp_slice *x = &tl->slice[tl->first[s] + i];
+            char mb[32];
+            if (tl->V > 1) snprintf(mb, sizeof mb, "%d.%d", x->micro, x->chunk);
+            else snprintf(mb, sizeof mb, "%d", x->micro);
+            snprintf(label, sizeof label, "%s %s", pass_names[x->pass], mb);
+            snprintf(args, sizeof args, "\"stage\": %d, \"pass\": \"%s\", \"micro\": %d, "
+                     "\"chunk\": %d, \"from_stage\": %d, \"recv_tag\": %d", s, pass_names[x->pass],
+                     x->micro, x->chunk, x->from_stage, x->recv_tag);
+            pp_slice(b, pid, s, label, x->start_s, x->end_s, args);
+            end = x->end_s;
+            if (x->to_stage < 0) continue;
+            snprintf(label, sizeof label, "send %s %s -> stage %d", pass_names[x->pass], mb,
+                     x->to_stage);
+            snprintf(args, sizeof args, "\"op\": \"send_recv\", \"size_bytes\": %.0f, "
+                     "\"peer_stage\": %d, \"tag\": %d", tl->p2p_bytes, x->to_stage, x->tag);
+            pp_slice(b, pid, s, label, x->end_s, x->end_s + x->send_s, args);
+            end = x->end_s + x->send_s;
+        }
+        double sync = tl->gather_s[s] + tl->sync_s[s];
+        snprintf(label, sizeof label, "gradient sync (%s)", cs_op_name(tl->sync_op));
+        snprintf(args, sizeof args, "\"op\": \"%s\", \"size_bytes\": %.0f", cs_op_name(tl->sync_op),
+                 tl->sync_bytes[s]);
+        if (sync > 0) pp_slice(b, pid, s, label, end, end + sync, args);
+        if (tl->optimizer_s[s] > 0)
+            pp_slice(b, pid, s, "optimizer step", end + sync, end + sync + tl->optimizer_s[s], "");
+    }
 }
 
 void cs_trace_end(cs_buf *b)

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "coll/collective.h"
+#include "out/stage_report.h"
 #include "train/strategy.h"
 
 #define N(a) (sizeof a / sizeof a[0])
@@ -237,6 +238,7 @@ static void card(cs_doc *doc, const cs_train_report_head *h, const cs_train_row 
                          r->ev->tp_sequence_parallel ? " + sequence parallel" : "",
                          r->ev->tp_async ? " (async)" : "", where);
     }
+    if (r->stages) cs_stage_report_card(t, r->stages);
     if (!h->simulated) return;
     if (it->nclasses > 0) { /* des: stragglers (iteration.h): the slowest class's run below */
         const cs_rank_class *sl = &it->classes[it->slowest].ranks;
@@ -277,6 +279,12 @@ void cs_train_report(cs_buf *b, cs_format f, const cs_train_report_head *h, cons
         values(h, &rows[i], v);
         data_row(t, v, h->simulated);
         card(doc, h, &rows[i], v);
+    }
+    cs_table *st = NULL; /* a pipeline's stages, after the rows */
+    for (size_t i = 0; i < n; i++) {
+        if (!rows[i].stages) continue;
+        if (!st) st = cs_stage_report_table(doc);
+        cs_stage_report_rows(st, cs_strategy_name(rows[i].strategy), rows[i].stages);
     }
     cs_doc_write(b, doc, f);
     cs_doc_free(doc);

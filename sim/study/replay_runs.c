@@ -43,9 +43,12 @@
 
 /* ---- the schedule ------------------------------------------------------------------ */
 
+/* The kinds of a task; a pipeline's p2p send / receive (sim/out/schedule.c)
+ * is replayed as a transfer (work "collective"). */
+enum { K_P2P = CS_TASK_COLLECTIVE + 1 };
 static const char *const kind_names[] = {
     [CS_TASK_COMPUTE] = "compute", [CS_TASK_MEMORY] = "memory",
-    [CS_TASK_COLLECTIVE] = "collective", NULL};
+    [CS_TASK_COLLECTIVE] = "collective", [K_P2P] = "p2p", NULL};
 
 typedef struct stask {
     int id, line, column;   /* where the task starts in the schedule */
@@ -317,12 +320,13 @@ static int work(const reader *rd, const cs__meas_fields *f, rrow *r)
     for (r->work = 0; r->work < W_COUNT && strcasecmp(w, work_names[r->work]); r->work++) {}
     int kind = r->t->kind;
     int gemm = kind == CS_TASK_COMPUTE && r->t->flops > 0; /* what replay runs as a GEMM */
+    int comm = kind == CS_TASK_COLLECTIVE || kind == K_P2P;
     int fits = r->work == W_GEMM         ? gemm
-               : r->work == W_COPY       ? kind != CS_TASK_COLLECTIVE && !gemm
-               : r->work == W_COLLECTIVE ? kind == CS_TASK_COLLECTIVE
+               : r->work == W_COPY       ? !comm && !gemm
+               : r->work == W_COLLECTIVE ? comm
                                          : 0;
     if (!fits)
-        return bad(rd, f, C_WORK, kind == CS_TASK_COLLECTIVE ? "collective for a collective"
+        return bad(rd, f, C_WORK, comm ? "collective for a collective or p2p task"
                                   : kind == CS_TASK_MEMORY   ? "copy for a memory task"
                                                              : "gemm (copy without FLOPs) for a "
                                                                "compute task");

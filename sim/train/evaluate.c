@@ -155,11 +155,16 @@ static int run_pipeline(const cs_model *m, const cs_training *t, const cs_layout
 {
     if (o->workload)
         return cs_diag_set(d, CS_ENOTSUP, NULL, 0, 0,
-                           "a trace or schedule of a pipeline (pipeline_parallel %d) is not "
-                           "written yet: its stages have no task graph",
+                           "a pipeline (pipeline_parallel %d) has no task graph: its trace and "
+                           "schedule are written from its timeline (cs_evaluate_opts.timeline)",
                            cs_pipeline_degree(t));
+    if (o->timeline && t->grad_accum > CS_EVALUATE_MICRO_WHOLE_MAX)
+        return cs_diag_set(d, CS_EINVAL, NULL, 0, 0,
+                           "a trace or schedule holds every micro-batch's passes: grad_accum "
+                           "at most %d there, got %d",
+                           CS_EVALUATE_MICRO_WHOLE_MAX, t->grad_accum);
     cs_pp_memory *mem = o->stages ? o->stages : cs_xmalloc(sizeof *mem);
-    int rc = cs_pipeline_run(m, t, l, o->cache, &out->iteration, mem, d);
+    int rc = cs_pipeline_run_timeline(m, t, l, o->cache, &out->iteration, mem, o->timeline, d);
     if (rc == 0) {
         out->memory = mem->stage[mem->peak_stage];
         if (o->model_states_only) {
@@ -168,6 +173,8 @@ static int run_pipeline(const cs_model *m, const cs_training *t, const cs_layout
         }
         snprintf(out->memory.peak_phase, sizeof out->memory.peak_phase,
                  "start of backward, stage %d of %d", mem->peak_stage, mem->P);
+        snprintf(out->iteration.peak_task, sizeof out->iteration.peak_task,
+                 "backward, stage %d of %d", mem->peak_stage, mem->P);
         take_estimate(out, t, l);
         if (o->simulate)
             out->simulated = 1;

@@ -36,6 +36,11 @@ typedef struct cs_evaluate_opts {
     cs_workload **workload;
     /* not NULL: receives each pipeline stage's memory (P > 1; pipeline.h) */
     struct cs_pp_memory *stages;
+    /* not NULL with P > 1: receives the pipeline's timeline (its stages'
+     * passes and transfers, for a trace or a schedule: a pipeline has no
+     * task graph, so workload must then be NULL); caller frees it with
+     * cs_pp_timeline_free */
+    struct cs_pp_timeline *timeline;
 } cs_evaluate_opts;
 
 typedef struct cs_evaluation {

@@ -117,6 +117,13 @@ void cs_pipeline_simulate(const cs_pp_schedule_row *row, int P, int V, int m, co
                           const double *b, const double *w, double p2p_s, double w_frac,
                           cs_pp_run *out)
 {
+    cs_pipeline_simulate_record(row, P, V, m, f, b, w, p2p_s, w_frac, out, NULL, NULL);
+}
+
+void cs_pipeline_simulate_record(const cs_pp_schedule_row *row, int P, int V, int m,
+                                 const double *f, const double *b, const double *w, double p2p_s,
+                                 double w_frac, cs_pp_run *out, cs_pp_slice *rec, int *nrec)
+{
     int nv = P * V, cap = 3 * m * V;
     out->P = P;
     out->time_s = 0;
@@ -145,25 +152,41 @@ void cs_pipeline_simulate(const cs_pp_schedule_row *row, int P, int V, int m, co
         for (int s = 0; s < P; s++) {
             while (next[s] < n[s]) {
                 cs_pp_op o = order[s][next[s]];
-                int v = o.chunk * P + s, k = s * V + o.chunk;
-                double ready = free_s[s], dur;
+                int v = o.chunk * P + s, k = s * V + o.chunk, from = -1, to = -1;
+                double ready = free_s[s], dur, arrived = 0;
                 if (o.pass == CS_PP_F) {
                     if (v > 0) {
                         double e = fend[(long)(v - 1) * m + o.micro];
                         if (e < 0) break;
                         if (e + p2p_s > ready) ready = e + p2p_s;
+                        arrived = e + p2p_s, from = (v - 1) % P;
                     }
+                    if (v < nv - 1) to = (v + 1) % P;
                     dur = f[k];
                 } else if (o.pass == CS_PP_B) {
                     double e = v < nv - 1 ? bend[(long)(v + 1) * m + o.micro]
                                           : fend[(long)v * m + o.micro];
                     if (e < 0) break;
                     if (v < nv - 1 && e + p2p_s > ready) ready = e + p2p_s;
+                    if (v < nv - 1) arrived = e + p2p_s, from = (v + 1) % P;
+                    if (v > 0) to = (v - 1) % P;
                     dur = row->split_backward ? b[k] : b[k] + w[k];
                 } else {
                     dur = w[k];
                 }
                 double end = ready + dur;
+                if (rec) { /* the pass as it ran, and its transfers (pipeline.h tags) */
+                    int dir = o.pass == CS_PP_B;
+                    cs_pp_slice *r = &rec[(long)s * cap + next[s]];
+                    *r = (cs_pp_slice){.stage = s, .chunk = o.chunk, .micro = o.micro,
+                                       .pass = o.pass, .start_s = ready, .end_s = end,
+                                       .ready_s = arrived, .send_s = to >= 0 ? p2p_s : 0,
+                                       .from_stage = from, .to_stage = to, .tag = -1,
+                                       .recv_tag = -1};
+                    if (to >= 0) r->tag = (o.micro * nv + v) * 2 + dir;
+                    if (from >= 0) r->recv_tag = (o.micro * nv + (dir ? v + 1 : v - 1)) * 2 + dir;
+                    nrec[s] = next[s] + 1;
+                }
                 out->busy_s[s] += dur;
                 free_s[s] = end;
                 if (o.pass == CS_PP_F) {
@@ -253,8 +276,9 @@ static int tp_head_s(cs_pricing_cache *cache, const cs_layout *l, const cs_train
     return 0;
 }
 
-/* Seconds of the wgrad kernels of one layer's backward. */
-static double wgrad_s(const cs_model *m, const cs_training *t, const cs_cluster *c)
+/* Seconds of the wgrad kernels of one layer's backward; their FLOPs into
+ * *flops. */
+static double wgrad_s(const cs_model *m, const cs_training *t, const cs_cluster *c, double *flops)
 {
     size_t n = cs_compute_kernels(m, t, c, NULL, 0);
     cs_kernel *k = cs_xmalloc(sizeof *k * (n ? n : 1));
@@ -263,7 +287,7 @@ static double wgrad_s(const cs_model *m, const cs_training *t, const cs_cluster 
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(k[i].name);
         if (k[i].pass == CS_KPASS_BACKWARD && len > 6 && !strcmp(k[i].name + len - 6, ".wgrad"))
-            s += k[i].time_s;
+            s += k[i].time_s, *flops += k[i].flops;
     }
     free(k);
     return s;
@@ -283,8 +307,12 @@ static int stage_memory(const cs_model *m, const cs_training *t, const cs_layout
      * layer each hold a copy (Megatron keeps both, synchronised) */
     double stage_emb = s == 0 ? emb : 0;
     if (s == P - 1) stage_emb += m->tied_embeddings ? (double)m->vocab * m->hidden : 0;
+    /* the stage's parameters: what DDP's buckets and FSDP's unsharded
+     * units and gradients are sized by (strategy_ddp.c, strategy_fsdp.c),
+     * not the whole model's */
+    sm.params = stage_layers * m->layer_params + stage_emb;
     cs_layout sl = *l;
-    sl.params_per_rank = (stage_layers * m->layer_params + stage_emb) / cs_tensor_degree(t);
+    sl.params_per_rank = sm.params / cs_tensor_degree(t);
     int rc = cs_memory_estimate_layout(&sm, t, &sl, 0, out, d);
     if (rc) return rc;
     double kept = 0;
@@ -303,10 +331,50 @@ static int stage_memory(const cs_model *m, const cs_training *t, const cs_layout
     return 0;
 }
 
+void cs_pp_timeline_free(cs_pp_timeline *tl)
+{
+    free(tl->slice), free(tl->first), free(tl->nslices);
+    free(tl->f_flops), free(tl->b_flops), free(tl->w_flops);
+    free(tl->gather_s), free(tl->sync_s), free(tl->sync_bytes), free(tl->optimizer_s);
+    free(tl->gather_bytes), free(tl->optimizer_bytes), free(tl->layers), free(tl->layout);
+    memset(tl, 0, sizeof *tl);
+}
+
 int cs_pipeline_run(const cs_model *whole, const cs_training *t, const cs_layout *l,
                     cs_pricing_cache *cache, cs_iteration *it, cs_pp_memory *mem, cs_diag *d)
 {
+    return cs_pipeline_run_timeline(whole, t, l, cache, it, mem, NULL, d);
+}
+
+/* tl's arrays for P stages of V chunks, m micro-batches (the slices' room:
+ * cs_pipeline_simulate_record's). */
+static void timeline_alloc(cs_pp_timeline *tl, int P, int V, int m, const char *schedule)
+{
+    memset(tl, 0, sizeof *tl);
+    tl->P = P, tl->V = V, tl->m = m, tl->schedule = schedule;
+    size_t cap = (size_t)3 * m * V, nk = (size_t)P * V;
+    tl->slice = cs_xcalloc((size_t)P * cap, sizeof *tl->slice);
+    tl->first = cs_xcalloc((size_t)P, sizeof *tl->first);
+    tl->nslices = cs_xcalloc((size_t)P, sizeof *tl->nslices);
+    for (int s = 0; s < P; s++) tl->first[s] = (int)(s * cap);
+    tl->f_flops = cs_xcalloc(nk, sizeof(double));
+    tl->b_flops = cs_xcalloc(nk, sizeof(double));
+    tl->w_flops = cs_xcalloc(nk, sizeof(double));
+    tl->gather_s = cs_xcalloc((size_t)P, sizeof(double));
+    tl->sync_s = cs_xcalloc((size_t)P, sizeof(double));
+    tl->sync_bytes = cs_xcalloc((size_t)P, sizeof(double));
+    tl->optimizer_s = cs_xcalloc((size_t)P, sizeof(double));
+    tl->gather_bytes = cs_xcalloc((size_t)P, sizeof(double));
+    tl->optimizer_bytes = cs_xcalloc((size_t)P, sizeof(double));
+    tl->layers = cs_xcalloc((size_t)P, sizeof(int));
+}
+
+int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const cs_layout *l,
+                             cs_pricing_cache *cache, cs_iteration *it, cs_pp_memory *mem,
+                             cs_pp_timeline *tl, cs_diag *d)
+{
     memset(it, 0, sizeof *it);
+    if (tl) memset(tl, 0, sizeof *tl);
     int rc = cs_pipeline_check(whole, t, d);
     if (rc) return rc;
     const int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t), M = t->grad_accum;
@@ -322,7 +390,12 @@ int cs_pipeline_run(const cs_model *whole, const cs_training *t, const cs_layout
         (rc = tp_head_s(cache, l, t, whole, act, 0, &hf, d)) ||
         (rc = tp_head_s(cache, l, t, whole, act, 1, &hb, d)))
         return rc;
-    double wg = row->split_backward ? wgrad_s(m, t, c) : 0;
+    double wgf = 0, wg = row->split_backward ? wgrad_s(m, t, c, &wgf) : 0;
+    if (tl) {
+        timeline_alloc(tl, P, V, M, row->name);
+        tl->layout = cs_xmalloc(sizeof *tl->layout);
+        *tl->layout = *l;
+    }
     double lf = comp.pass[CS_KPASS_FORWARD].time_s + tpf;
     double lb = comp.pass[CS_KPASS_BACKWARD].time_s + tpb - wg;
     double lr = comp.pass[CS_KPASS_RECOMPUTE].time_s;
@@ -333,13 +406,24 @@ int cs_pipeline_run(const cs_model *whole, const cs_training *t, const cs_layout
         for (int ch = 0; ch < V; ch++) {
             int first, n = cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, &first), k = s * V + ch;
             for (int i = first; i < first + n; i++) {
+                int again = cs_checkpoint_layer_recomputes(t, i);
                 f[k] += lf;
-                b[k] += lb + (cs_checkpoint_layer_recomputes(t, i) ? lr : 0);
+                b[k] += lb + (again ? lr : 0);
                 w[k] += wg;
+                if (tl) {
+                    tl->f_flops[k] += comp.pass[CS_KPASS_FORWARD].flops;
+                    tl->b_flops[k] += comp.pass[CS_KPASS_BACKWARD].flops - wgf +
+                                      (again ? comp.pass[CS_KPASS_RECOMPUTE].flops : 0);
+                    tl->w_flops[k] += wgf;
+                }
             }
             if (ch * P + s == nk - 1) {
                 f[k] += comp.pass[CS_KPASS_HEAD_FORWARD].time_s + hf;
                 b[k] += comp.pass[CS_KPASS_HEAD_BACKWARD].time_s + hb;
+                if (tl) {
+                    tl->f_flops[k] += comp.pass[CS_KPASS_HEAD_FORWARD].flops;
+                    tl->b_flops[k] += comp.pass[CS_KPASS_HEAD_BACKWARD].flops;
+                }
             }
         }
     /* one transfer between neighbouring stages (the file header) */
@@ -361,7 +445,13 @@ int cs_pipeline_run(const cs_model *whole, const cs_training *t, const cs_layout
         w_frac = kept > 0 && wk < kept ? wk / kept : 1;
     }
     cs_pp_run run;
-    cs_pipeline_simulate(row, P, V, M, f, b, w, p2p, w_frac, &run);
+    if (tl) {
+        cs_pipeline_simulate_record(row, P, V, M, f, b, w, p2p, w_frac, &run, tl->slice, tl->nslices);
+        tl->p2p_bytes = act / T;
+        tl->p2p_dtype = t->param_dtype;
+    } else {
+        cs_pipeline_simulate(row, P, V, M, f, b, w, p2p, w_frac, &run);
+    }
 
     /* each stage's gradient synchronisation and optimizer step */
     const cs_strategy_row *sr = cs_strategy_row_of(t->strategy);
@@ -371,6 +461,8 @@ int cs_pipeline_run(const cs_model *whole, const cs_training *t, const cs_layout
     if (mem) {
         memset(mem, 0, sizeof *mem);
         mem->P = P;
+        mem->V = V;
+        mem->schedule = row->name;
     }
     for (int s = 0; s < P && !rc; s++) {
         int layers = 0;
@@ -395,6 +487,15 @@ int cs_pipeline_run(const cs_model *whole, const cs_training *t, const cs_layout
         double eff = cs_compute_hbm_efficiency(c, bytes);
         double opt = bytes > 0 && eff > 0 ? bytes / (c->gpu.hbm_Bps * eff) : 0;
         double end = gather0 + run.end_s[s] + sync + opt;
+        if (tl) {
+            tl->sync_op = sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE;
+            tl->sync_group = l->shard;
+            tl->gather_s[s] = gather0, tl->sync_s[s] = sync, tl->optimizer_s[s] = opt;
+            tl->sync_bytes[s] = params * cs_dtype_size(wire);
+            tl->gather_bytes[s] = sr->shards_params ? params * cs_dtype_size(t->param_dtype) : 0;
+            tl->optimizer_bytes[s] = bytes;
+            tl->layers[s] = layers;
+        }
         if (end > worst) {
             worst = end;
             opt_worst = opt;
@@ -438,5 +539,6 @@ int cs_pipeline_run(const cs_model *whole, const cs_training *t, const cs_layout
     cs_pp_run_free(&run);
 out:
     free(f), free(b), free(w);
+    if (rc && tl) cs_pp_timeline_free(tl);
     return rc;
 }

@@ -11,7 +11,9 @@
 #ifndef CS_PIPELINE_H
 #define CS_PIPELINE_H
 
+#include "base/dtype.h"
 #include "base/error.h"
+#include "coll/collective.h"
 #include "train/iteration.h"
 #include "train/layout.h"
 #include "train/memory.h"
@@ -63,10 +65,32 @@ void cs_pipeline_simulate(const cs_pp_schedule_row *row, int P, int V, int m, co
                           cs_pp_run *out);
 void cs_pp_run_free(cs_pp_run *r);
 
+/* One pass of a recorded run: stage `stage` ran `pass` of micro-batch
+ * `micro` through its chunk `chunk` over [start_s, end_s]; its input came
+ * from stage from_stage (-1: none, its own forward's) and arrived at
+ * ready_s; it sent its output (activation or input gradient) to stage
+ * to_stage (-1: none), holding the sender for send_s after end_s. tag
+ * names the transfer the same on both sides: (micro x P V + the sender's
+ * virtual stage) x 2 + (0 forward, 1 backward); recv_tag the one it
+ * received (-1: none). */
+typedef struct cs_pp_slice {
+    int stage, chunk, micro;
+    cs_pp_pass pass;
+    double start_s, end_s, ready_s, send_s;
+    int from_stage, to_stage, tag, recv_tag;
+} cs_pp_slice;
+
+/* cs_pipeline_simulate, recording every pass into rec (room for P x 3 x m
+ * x V; stage s's ops from rec[s x 3 m V] in its order, nrec[s] of them). */
+void cs_pipeline_simulate_record(const cs_pp_schedule_row *row, int P, int V, int m,
+                                 const double *f, const double *b, const double *w, double p2p_s,
+                                 double w_frac, cs_pp_run *out, cs_pp_slice *rec, int *nrec);
+
 /* ---- one configuration ---- */
 /* Per stage memory, as memory.h's lines. */
 typedef struct cs_pp_memory {
-    int P;
+    int P, V;
+    const char *schedule;    /* the schedule row's name */
     int peak_stage;          /* the stage of the largest peak */
     cs_memory stage[CS_PIPELINE_STAGES_MAX]; /* the first min(P, max) stages */
     int held[CS_PIPELINE_STAGES_MAX];        /* activations of (micro-batch, chunk) held */
@@ -82,5 +106,36 @@ typedef struct cs_pp_memory {
  * filled. */
 int cs_pipeline_run(const cs_model *m, const cs_training *t, const cs_layout *l,
                     cs_pricing_cache *cache, cs_iteration *it, cs_pp_memory *mem, cs_diag *d);
+
+/* A pipeline iteration as the trace and the schedule writer show it:
+ * every stage's passes and transfers (cs_pp_slice), then its closing
+ * data-parallel synchronisation and optimizer step; the pass FLOPs and
+ * the transfer's size. Arrays of P (slices: nslices[s] from
+ * slice[first[s]]). Caller frees with cs_pp_timeline_free. */
+typedef struct cs_pp_timeline {
+    int P, V, m;
+    const char *schedule;        /* the row's name */
+    cs_pp_slice *slice;
+    int *first, *nslices;
+    double *f_flops, *b_flops, *w_flops; /* [stage x V + chunk], one micro-batch, executed */
+    double p2p_bytes;            /* one transfer, per rank */
+    cs_dtype p2p_dtype;
+    cs_op sync_op;               /* all_reduce (DDP, ZeRO-1) or reduce_scatter (sharded) */
+    double *gather_s;            /* sharded parameters: the all-gather before the first pass
+                                  * (drawn and replayed at the stage's end, with the sync:
+                                  * the executor adds it to the stage's time there) */
+    double *gather_bytes;        /* its size (the stage's parameters, per rank) */
+    double *sync_s, *sync_bytes; /* the gradient sync of each stage (bytes per rank) */
+    double *optimizer_s, *optimizer_bytes; /* the step and the HBM bytes it moves */
+    int *layers;                 /* each stage's layers */
+    cs_group sync_group;         /* the group the sync runs on (the layout's shard group) */
+    cs_layout *layout;           /* the layout it ran on (a copy, owned) */
+} cs_pp_timeline;
+void cs_pp_timeline_free(cs_pp_timeline *tl);
+
+/* cs_pipeline_run that also fills *tl (may be NULL) with the timeline. */
+int cs_pipeline_run_timeline(const cs_model *m, const cs_training *t, const cs_layout *l,
+                             cs_pricing_cache *cache, cs_iteration *it, cs_pp_memory *mem,
+                             cs_pp_timeline *tl, cs_diag *d);
 
 #endif

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wbuild.h - internal to the train wing: the iteration graph while
- * workload.c builds it, and the calls a strategy's hooks (strategy.h) make
- * to add their tasks. The build owns every array here; hooks read the
+ * wbuild.h - internal to the train wing: the iteration graph (its
+ * fields: workload.c owns the graph and its build, wbuild.c the calls
+ * that add tasks), the graph while workload.c builds it, and the calls a
+ * strategy's hooks (strategy.h) make to add their tasks. The build owns every array here; hooks read the
  * fields and append tasks through the cs__wb_* calls, in the order the
  * tasks are to be numbered (task ids are the graph's order, and streams
  * run their tasks in id order).
@@ -10,8 +11,65 @@
 #ifndef CS_WBUILD_H
 #define CS_WBUILD_H
 
+#include "train/compute.h"
+#include "train/memory.h"
+#include "train/pricing.h"
 #include "train/strategy.h"
 #include "train/workload.h"
+
+/* Collective choices already made in this build: the per-unit collectives
+ * of a model repeat a few (op, size, group) triples, and choosing one is
+ * the costliest step of a build (every algorithm x protocol priced). The
+ * choice is a pure function of the triple, so reusing it changes nothing. */
+#define CHOICE_CACHE 16
+typedef struct choice {
+    cs_op op;
+    cs_group group;
+    double size_bytes;
+    cs_algo_id algo;
+    cs_proto proto;
+    double duration_s;
+} choice;
+
+struct cs_workload {
+    cs_task *tasks;
+    size_t n, cap;
+    int unnamed;      /* cs_workload_opts.unnamed: names left empty */
+    cs_layout layout; /* the groups' sizes and topologies (a copy) */
+    cs_memory mem;
+    double tokens;
+    double model_flops;
+    double hw_flops;  /* model FLOPs + what checkpointing recomputes */
+    double peak_flops;
+    double eff;       /* < 0: from the tasks, when asked */
+    cs_compute comp;  /* the priced layer and head */
+    double sm_share;  /* cs_workload_comm_sm_share */
+    double cluster_slowdown; /* the cluster's gpu.compute.comm_compute_slowdown (< 0: unset) */
+    int serial_groups; /* cs_workload_serial_groups */
+    const cs_cluster *cluster;
+    choice cache[CHOICE_CACHE];
+    int ncache, next_slot;
+    /* during the build only */
+    cs_engine_kind engine;
+    cs_pricing_cache *xc;    /* NULL: none */
+    int xslot[CS_GROUP_COUNT];
+    int err;                 /* first failed collective's code, 0 none */
+    double host_s;           /* the CPU thread's clock: issue_s of new tasks */
+    cs_diag *d;
+};
+
+/* Appends a task named "<a>[ <b>][ <num>]" (num >= 0; unnamed builds
+ * leave it empty) to w, issued at the CPU thread's clock; returns it. */
+cs_task *cs__wb_add(cs_workload *w, cs_task_kind k, cs_stream s, int micro, int layer,
+                    const char *a, const char *b, int num);
+/* A compute task running the passes [p0, p1] of the compute model, named
+ * "<what> <l>"; returns its id. */
+int cs__wb_compute(cs_workload *w, int micro, int layer, cs_kpass p0, cs_kpass p1,
+                   const char *what, int l);
+/* Under amp, autocast's weight casts before a forward of `params`
+ * parameters: a memory-bound pass on the compute stream whose copies stay
+ * cached until the unit's backward ends. */
+void cs__wb_autocast_cast(cs_wbuild *b, int layer, double params);
 
 struct cs_wbuild {
     cs_workload *w;

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-hw-pipeline.c - a pipeline's schedule in collsim-hw, without MPI or
+ * a GPU: the schedule `collsim simulate --pp 2 --emit-schedule` writes
+ * reads back (stages, every task's stage, p2p sends and receives with
+ * peer, tag and batch), its predicted timeline runs each stage on its own
+ * streams with every receive waiting for its send and comes to the
+ * simulator's iteration within one send, a replay plan gives each rank its
+ * stage and batches (rplan.h), and a receive without its send or a
+ * dependency across stages is refused.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "out/schedule.h"
+#include "rplan.h"
+#include "schedule.h"
+#include "train/evaluate.h"
+#include "train/pipeline.h"
+#include "testutil.h"
+
+/* text with the first `old` after the first `after` replaced by `new`
+ * (caller frees). */
+static char *replace_after(const char *text, const char *after, const char *old, const char *new)
+{
+    const char *a = strstr(text, after);
+    ck_assert_ptr_nonnull(a);
+    const char *o = strstr(a, old);
+    ck_assert_ptr_nonnull(o);
+    size_t n = strlen(text) - strlen(old) + strlen(new) + 1, head = (size_t)(o - text);
+    char *out = malloc(n);
+    memcpy(out, text, head);
+    snprintf(out + head, n - head, "%s%s", new, o + strlen(old));
+    return out;
+}
+
+/* A pipeline's schedule (simulate --pp 2 --emit-schedule) reads back: its
+ * stages, every task's stage, its p2p tasks (op, peer, tag, batch), and
+ * the predicted timeline of the stages (a receive waits for its send) is
+ * the simulator's iteration to within the last send, which the executor
+ * leaves out of a stage's end. A receive whose tag no send has, and a
+ * dependency across stages, are refused. */
+START_TEST(schedule_pipeline_from_simulator)
+{
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_model m;
+    ck_assert_int_eq(cs_model_load("gpt2-124m", &m, &d), 0);
+    cs_cluster cl;
+    ck_assert_int_eq(cs_config_cluster("dgx-h100", &cl, &d), 0);
+    cs_topology topo;
+    ck_assert_int_eq(cs_topology_build(&cl, 4, 0, &topo, &d), 0);
+    cs_training t;
+    cs_training_defaults(&t, CS_STRAT_DDP);
+    t.pipeline_parallel = 2;
+    t.grad_accum = 4;
+    cs_pp_timeline tl = {0};
+    cs_evaluate_opts o = {.simulate = 1, .timeline = &tl};
+    cs_evaluation ev;
+    ck_assert_msg(cs_evaluate_config(&m, &t, &topo, &o, &ev, &d) == 0, "%s", d.message);
+    cs_buf b = {0};
+    cs_schedule_write_pipeline(&tl, &b);
+    cs_hw_schedule s;
+    ck_assert_msg(cs_hw_schedule_parse(b.data, b.len, "pp.json", &s, &d) == 0, "%s", d.message);
+    ck_assert_int_eq(s.stages, 2);
+    int sends = 0, recvs = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        const cs_hw_stask *x = &s.tasks[i];
+        ck_assert(x->stage == 0 || x->stage == 1);
+        if (!x->p2p) continue;
+        ck_assert_int_eq(x->op, CS_OP_SEND_RECV);
+        ck_assert_int_eq(x->group, CS_GROUP_PP);
+        ck_assert_int_eq(x->peer_stage, 1 - x->stage);
+        sends += x->p2p == CS_HW_P2P_SEND, recvs += x->p2p == CS_HW_P2P_RECV;
+    }
+    ck_assert_int_eq(sends, 2 * 4);
+    ck_assert_int_eq(recvs, 2 * 4);
+    double *st = malloc(s.n * sizeof *st), *en = malloc(s.n * sizeof *en);
+    double pred = cs_hw_schedule_predict(&s, st, en), p2p = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        const cs_hw_stask *x = &s.tasks[i];
+        if (x->p2p == CS_HW_P2P_SEND) p2p = x->predicted_s;
+        if (x->p2p != CS_HW_P2P_RECV) continue;
+        for (size_t j = 0; j < s.n; j++) /* the receive ends no earlier than its send */
+            if (s.tasks[j].p2p == CS_HW_P2P_SEND && s.tasks[j].tag == x->tag)
+                ck_assert(en[i] >= en[j] - 1e-15);
+    }
+    double sim = ev.iteration.iteration_time_s;
+    ck_assert_msg(pred >= sim - 1e-12 && pred <= sim + p2p + 1e-12,
+                  "predicted %.9g vs simulated %.9g (+ one send %.3g)", pred, sim, p2p);
+    free(st), free(en);
+    /* the replay plan: ranks 0-1 run stage 0, 2-3 stage 1 (pp outermost);
+     * stage 0's "send F 1" and "recv B 0" are one batch of 2 */
+    cs_hw_rtask *rt = calloc(s.n, sizeof *rt);
+    size_t *queue = calloc(s.n, sizeof *queue), nq = 0, at_send = 0;
+    for (size_t i = 0; i < s.n; i++)
+        rt[i] = (cs_hw_rtask){.kind = s.tasks[i].kind, .stream = s.tasks[i].stream,
+                              .stage = s.tasks[i].stage, .p2p = s.tasks[i].p2p,
+                              .peer_stage = s.tasks[i].peer_stage, .tag = s.tasks[i].tag,
+                              .batch = s.tasks[i].batch};
+    cs_hw_rplan plan = {.n = s.n, .tasks = rt};
+    cs_hw_rplan_set_groups(&plan, &s, 4, 1);
+    for (int r = 0; r < 4; r++) ck_assert_int_eq(cs_hw_rplan_stage(&plan, r), r / 2);
+    for (size_t i = 0; i < s.n; i++)
+        if (cs_hw_rplan_runs(&plan, &rt[i], 1) && rt[i].stream == CS_STREAM_COMPUTE) {
+            if (!strcmp(s.tasks[i].name, "send F 1 -> stage 1")) at_send = nq;
+            queue[nq++] = i;
+        }
+    ck_assert_int_eq(cs_hw_rplan_batch(&plan, &queue[at_send], nq - at_send, 1), 2);
+    ck_assert_str_eq(s.tasks[queue[at_send + 1]].name, "recv B 0 <- stage 1");
+    ck_assert_int_eq(cs_hw_rplan_batch(&plan, &queue[at_send], nq - at_send, 2), 0); /* not stage 1's */
+    ck_assert_int_eq(cs_hw_rplan_batch(&plan, &queue[0], nq, 1), 0); /* a pass: no batch */
+    free(rt), free(queue);
+    cs_hw_schedule_free(&s);
+    /* a receive with no send: its tag changed */
+    char *bad = replace_after(b.data, "\"op\": \"recv\"", "\"tag\": ", "\"tag\": 99");
+    ck_assert_int_eq(cs_hw_schedule_parse(bad, strlen(bad), "pp.json", &s, &d), CS_ECONFIG);
+    ck_assert_msg(strstr(d.message, "not one send and one receive") != NULL, "%s", d.message);
+    free(bad);
+    /* a dependency of a stage-1 task on task 0 (stage 0's) */
+    bad = replace_after(b.data, "recv F 0 <- stage 0", "\"deps\": []",
+                        "\"deps\": [{\"task\": 0, \"when\": \"end\"}]");
+    ck_assert_int_eq(cs_hw_schedule_parse(bad, strlen(bad), "pp.json", &s, &d), CS_ECONFIG);
+    ck_assert_msg(strstr(d.message, "another pipeline stage") != NULL, "%s", d.message);
+    free(bad);
+    cs_buf_free(&b);
+    cs_pp_timeline_free(&tl);
+    cs_evaluate_free(&ev);
+}
+END_TEST
+
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("hw-pipeline");
+    TCase *tc = tcase_create("schedule");
+    tcase_add_test(tc, schedule_pipeline_from_simulator);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return cs_test_run(suite()); }
