@@ -146,8 +146,7 @@ static int intra_ring_channels(const cs_topology *t)
     while (sp[i + 1] > 0 && sp[i] > bw) i++;
     for (; sp[i] > 0; i++) {
         if (best_g > 0 && sp[i] / best_s <= 0.49) break;
-        int g = (int)(bw / sp[i]);
-        if (g > P2P_MAX_CHANNELS / 2) g = P2P_MAX_CHANNELS / 2;
+        int g = (int)fmin(bw / sp[i], P2P_MAX_CHANNELS / 2); /* capped before the cast */
         if (g >= 1 && g * sp[i] > best_g * best_s) best_g = g, best_s = sp[i];
         if (best_g * best_s >= bw) break;
     }
@@ -179,7 +178,8 @@ int cs_p2pchan_per_peer(const cs_topology *t)
     const cs_cluster *c = &t->cluster;
     int raw = nchannels_raw(t), least = raw;
     if (t->ppn_max > 1) {
-        int links = (int)(c->intra.bw_Bps / 1e9 / nvlink_link_GBps(c->gpu.compute_capability));
+        int links = (int)fmin(c->intra.bw_Bps / 1e9 / nvlink_link_GBps(c->gpu.compute_capability),
+                              P2P_MAX_CHANNELS); /* capped before the cast */
         int local = c->intra.kind == CS_FABRIC_PCIE ? 2 : 2 * (links > 1 ? links : 1);
         if (local < least) least = local;
     }
