@@ -325,6 +325,22 @@ START_TEST(nvlink_peers_run_on_few_channels)
         ck_assert_double_le(fabs(rel_err(&t, CS_OP_SEND_RECV, cases[i].bytes, CS_CHOICE_AUTO)), 1e-9);
         ck_assert_double_le(fabs(rel_err(&t, CS_OP_ALL_TO_ALL, cases[i].bytes, CS_CHOICE_AUTO)), 1e-9);
     }
+    /* H800 (8 NVLinks: 8 x 25 GB/s x 0.824 = 164.8): the search keeps 4 of
+     * 40 GB/s (better than 2 x 60 and 3 x 50), doubled to 8 (on sm90
+     * ncclTopoDupChannels skips only more than 4 channels below 50 GB/s)
+     * and run twice: 16, as NCCL logs on H800 ("16 coll channels, ... 16
+     * p2p channels, 16 p2p channels per peer", NVIDIA/nccl issue 892); a
+     * peer of 16 MiB starts on 16 / 8 = 2 channels: 41.2 GB/s (dgx-h100:
+     * 4, 82.4) */
+    cs_cluster h800 = cs_test_cluster("dgx-h100");
+    h800.intra.bw_Bps = 200e9;
+    cs_topology t8 = cs_test_topology(&h800, 8, 1);
+    double tm16, lat16;
+    ck_assert_int_eq(cs_collective_time(&t8, CS_OP_SEND_RECV, 16 * MiB, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm16),
+                     0);
+    ck_assert_int_eq(cs_collective_time(&t8, CS_OP_SEND_RECV, 0, CS_ALGO_P2P, CS_PROTO_SIMPLE, &lat16), 0);
+    double want16 = lat16 + H100_FILL + 16 * MiB / (2 * 20.6e9);
+    ck_assert_double_eq_tol(tm16, want16, want16 * 1e-12);
     /* an all_to_all's 8 rounds fill the 32 channels: 7 peers x 4 x 20.6
      * GB/s exceed the port, which binds */
     cs_topology t = topo("dgx-h100", 8, 1);
