@@ -9,7 +9,9 @@
  *    critical path, exact across nodes too;
  *  - trees and chains inside one NVLink domain. For N > 8 that domain is a
  *    multi-node NVLink system (gpus_per_node = N, as NCCL treats MNNVL);
- *  - NVLS inside one NVSwitch domain, N <= 64 (sizes to 4 GiB at 64).
+ *  - NVLS inside one NVSwitch domain, N <= 64 (sizes to 4 GiB at 64);
+ *  - the p2p row (all_to_all, send_recv) on DGX nodes, N <= 512, and in
+ *    and across gb300 NVLink domains.
  * Across nodes the double binary tree's two trees are not in lockstep and
  * the DES uses lane capacity the closed form does not, and for node counts
  * that are not powers of two the DES's tree is one level deeper than
@@ -147,6 +149,27 @@ START_TEST(algorithms_within_and_across_nvlink_domains)
 }
 END_TEST
 
+/* The p2p row (all_to_all, send_recv) on DGX nodes: one node's NVLink
+ * peers on their channels (a channel's rate, the last FIFO step's copy)
+ * and, from 16 ranks, the network peers too; and inside / across gb300
+ * NVLink domains. N = 4096 is left out: an all_to_all's 4096 rounds a
+ * rank make O(N^2 / nodes) flows a size (test-p2p runs 512 and 2^30 on
+ * the closed form). */
+START_TEST(p2p_on_dgx_nodes_and_nvlink_domains)
+{
+    int n = ranks_list[_i];
+    if (n > 512) return;
+    cs_cluster c = cs_test_cluster("dgx-h100");
+    cs_topology t = cs_test_topology(&c, n, 0);
+    check_all(&t, CS_ALGO_P2P, n >= 512 ? 1 * GiB : 16 * GiB, "p2p dgx-h100");
+    if (n != 8) return;
+    cs_cluster g = cs_test_cluster("gb300-nvl72");
+    cs_topology in = cs_test_topology(&g, 8, 2), across = cs_test_topology(&g, 144, 36);
+    check_all(&in, CS_ALGO_P2P, 16 * GiB, "p2p gb300 2 trays");
+    check_all(&across, CS_ALGO_P2P, 1 * GiB, "p2p gb300 2 racks");
+}
+END_TEST
+
 START_TEST(nvls_on_one_nvswitch)
 {
     /* NVLS (NVLink SHARP) inside one NVSwitch domain: all_reduce,
@@ -233,6 +256,7 @@ int main(void)
     tcase_add_loop_test(tc, tree_in_one_nvlink_domain, 0, nr);
     tcase_add_loop_test(tc, ring_and_chain_in_one_nvlink_domain, 0, nr);
     tcase_add_loop_test(tc, nvls_on_one_nvswitch, 0, nr);
+    tcase_add_loop_test(tc, p2p_on_dgx_nodes_and_nvlink_domains, 0, nr);
     tcase_add_test(tc, algorithms_within_and_across_nvlink_domains);
     tcase_add_test(tc, tree_across_nodes_is_bounded);
     tcase_add_test(tc, wrong_model_is_caught);

@@ -45,13 +45,17 @@ static double rel_err(const cs_topology *t, cs_op op, double bytes, int proto);
  * NET 14 us. */
 #define H100_PORT (450e9 * 0.824)
 #define H100_NIC 47e9
+/* a 512 KiB p2p step at one channel's rate (ncclTopoNVLinkBw, sm90) */
+#define H100_FILL (512 * 1024.0 / 20.6e9)
 
 START_TEST(all_to_all_one_node_is_alpha_beta)
 {
     cs_topology t = topo("dgx-h100", 8, 1);
     double S = 128 * MiB, tm;
-    /* each GPU sends 7 blocks of S/8 through its port at once */
-    double want = 8.4e-6 + 3.4e-6 + (S / 8) / (H100_PORT / 7);
+    /* each GPU sends 7 blocks of S/8 through its port at once; each block's
+     * last 512 KiB step is copied out of the FIFO after it (one channel's
+     * 20.6 GB/s: nvlink_peers_run_on_few_channels) */
+    double want = 8.4e-6 + 3.4e-6 + H100_FILL + (S / 8) / (H100_PORT / 7);
     ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_TO_ALL, S, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm), 0);
     ck_assert_double_eq_tol(tm, want, want * 1e-12);
     cs_coll_result r = run(&t, CS_OP_ALL_TO_ALL, S, CS_CHOICE_AUTO, CS_ENGINE_ANALYTIC);
@@ -109,10 +113,12 @@ END_TEST
 START_TEST(send_recv_is_one_hop)
 {
     double S = 64 * MiB, tm;
-    /* one node: every rank sends S to the next over its port */
+    /* one node: every rank sends 1 GiB to the next over its port (32
+     * channels of 20.6 GB/s do not bind: nvlink_peers_run_on_few_channels) */
     cs_topology one = topo("dgx-h100", 8, 1);
-    ck_assert_int_eq(cs_collective_time(&one, CS_OP_SEND_RECV, S, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm), 0);
-    double want = 8.4e-6 + 3.4e-6 + S / H100_PORT;
+    ck_assert_int_eq(cs_collective_time(&one, CS_OP_SEND_RECV, 16 * S, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm),
+                     0);
+    double want = 8.4e-6 + 3.4e-6 + H100_FILL + 16 * S / H100_PORT;
     ck_assert_double_eq_tol(tm, want, want * 1e-12);
     /* two nodes: the last rank of each node sends through its own NIC */
     cs_topology two = topo("dgx-h100", 16, 2);
@@ -142,17 +148,22 @@ START_TEST(channel_rules_hold_at_the_largest_job)
 }
 END_TEST
 
-/* enqueue.cc addP2pToPlan (2.23): LL when a peer's bytes <= nChannelsMax x
- * 16 KiB. dgx-h100: 16 channels -> p2pnChannels 16; an NVLink peer asks
- * 2 x floor(450 / 20.6) = 42 -> pow2Up 64 -> at most 16 per peer: LL up to
- * 256 KiB a peer. Across nodes there are no LL buffers: Simple. */
+/* enqueue.cc addP2pToPlan (2.23-2.30): LL when a peer's bytes <= the op's
+ * nChannels x 16 KiB, nChannels chosen first: min(nChannelsMin, divUp(bytes,
+ * 512 KiB / 8)) on one node, so one channel up to 64 KiB a peer and LL up
+ * to 16 KiB a peer; above, a peer of 2 x 64 KiB runs on 2 channels (32 KiB
+ * of LL), never enough. Across nodes there are no LL buffers: Simple. */
 START_TEST(protocol_follows_nccls_rule)
 {
     cs_topology t = topo("dgx-h100", 8, 1), m = topo("dgx-h100", 16, 2);
-    ck_assert_int_eq(run(&t, CS_OP_ALL_TO_ALL, 8 * 256 * 1024.0, CS_CHOICE_AUTO, 0).proto, CS_PROTO_LL);
-    ck_assert_int_eq(run(&t, CS_OP_ALL_TO_ALL, 8 * 256 * 1024.0 + 8, CS_CHOICE_AUTO, 0).proto,
+    ck_assert_int_eq(run(&t, CS_OP_ALL_TO_ALL, 8 * 16 * 1024.0, CS_CHOICE_AUTO, 0).proto, CS_PROTO_LL);
+    ck_assert_int_eq(run(&t, CS_OP_ALL_TO_ALL, 8 * 16 * 1024.0 + 8, CS_CHOICE_AUTO, 0).proto,
                      CS_PROTO_SIMPLE);
-    ck_assert_int_eq(run(&t, CS_OP_SEND_RECV, 256 * 1024.0, CS_CHOICE_AUTO, 0).proto, CS_PROTO_LL);
+    ck_assert_int_eq(run(&t, CS_OP_ALL_TO_ALL, 8 * 128 * 1024.0, CS_CHOICE_AUTO, 0).proto,
+                     CS_PROTO_SIMPLE);
+    ck_assert_int_eq(run(&t, CS_OP_SEND_RECV, 16 * 1024.0, CS_CHOICE_AUTO, 0).proto, CS_PROTO_LL);
+    ck_assert_int_eq(run(&t, CS_OP_SEND_RECV, 16 * 1024.0 + 1, CS_CHOICE_AUTO, 0).proto,
+                     CS_PROTO_SIMPLE);
     ck_assert_int_eq(run(&m, CS_OP_ALL_TO_ALL, 1024, CS_CHOICE_AUTO, 0).proto, CS_PROTO_SIMPLE);
     /* forced protocols: Simple anywhere, LL inside a node, never LL128 */
     ck_assert_int_eq(run(&t, CS_OP_ALL_TO_ALL, 1024, CS_PROTO_SIMPLE, 0).proto, CS_PROTO_SIMPLE);
@@ -278,6 +289,67 @@ START_TEST(network_peers_run_on_few_channels)
 }
 END_TEST
 
+/* Channels on one NVLink node: the one-node ring search (search.cc) gives
+ * dgx-h100 (8 x 450 GB/s x 0.824 = 370.8, sm90) 6 channels of 60 GB/s,
+ * doubled to 12 and run twice: 24, so p2pnChannels 32; a peer starts on
+ * 32 / 8 = 4 channels and doubles while a part exceeds 32 x 512 KiB. Each
+ * channel moves ncclTopoNVLinkBw (20.6 GB/s on sm90): a send_recv of
+ * 64 MiB runs on 4 channels (82.4 GB/s), 128 MiB on 8, 256 MiB on 16
+ * (329.6), 512 MiB on 32 (the port binds). dgx-a100 (sm80, 12 x 20): 6 of
+ * 40 GB/s -> 24 -> 32, 4 channels of 20 GB/s. gb300-nvl72's tray (sm103,
+ * 721.8 GB/s): 8 of 90 -> 16 -> 32; 4 ranks start on 8 channels of
+ * 40.1 GB/s. Each part's last step (512 KiB, or the part when smaller:
+ * 1 MiB on 4 channels is 256 KiB a part) is copied out of the FIFO after
+ * the send, at one channel's rate. The DES agrees. */
+START_TEST(nvlink_peers_run_on_few_channels)
+{
+    static const struct { const char *preset; int ranks; double bytes, peer_Bps, fill_s; } cases[] = {
+        {"dgx-h100", 8, 64 * MiB, 4 * 20.6e9, H100_FILL},
+        {"dgx-h100", 8, 128 * MiB, 8 * 20.6e9, H100_FILL},
+        {"dgx-h100", 8, 256 * MiB, 16 * 20.6e9, H100_FILL},
+        {"dgx-h100", 8, 512 * MiB, H100_PORT, H100_FILL},
+        {"dgx-h100", 8, 1 * MiB, 4 * 20.6e9, H100_FILL / 2},
+        {"dgx-a100", 8, 64 * MiB, 4 * 20.0e9, 512 * 1024.0 / 20.0e9},
+        {"gb300-nvl72", 4, 64 * MiB, 8 * 40.1e9, 512 * 1024.0 / 40.1e9},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cs_topology t = topo(cases[i].preset, cases[i].ranks, 1);
+        double tm, lat;
+        ck_assert_int_eq(cs_collective_time(&t, CS_OP_SEND_RECV, cases[i].bytes, CS_ALGO_P2P,
+                                            CS_PROTO_SIMPLE, &tm), 0);
+        ck_assert_int_eq(cs_collective_time(&t, CS_OP_SEND_RECV, 0, CS_ALGO_P2P, CS_PROTO_SIMPLE, &lat),
+                         0);
+        double want = lat + cases[i].fill_s + cases[i].bytes / cases[i].peer_Bps;
+        ck_assert_msg(fabs(tm - want) <= want * 1e-12, "%s %.0f B: %.9g s, want %.9g s", cases[i].preset,
+                      cases[i].bytes, tm, want);
+        ck_assert_double_le(fabs(rel_err(&t, CS_OP_SEND_RECV, cases[i].bytes, CS_CHOICE_AUTO)), 1e-9);
+        ck_assert_double_le(fabs(rel_err(&t, CS_OP_ALL_TO_ALL, cases[i].bytes, CS_CHOICE_AUTO)), 1e-9);
+    }
+    /* H800 (8 NVLinks: 8 x 25 GB/s x 0.824 = 164.8): the search keeps 4 of
+     * 40 GB/s (better than 2 x 60 and 3 x 50), doubled to 8 (on sm90
+     * ncclTopoDupChannels skips only more than 4 channels below 50 GB/s)
+     * and run twice: 16, as NCCL logs on H800 ("16 coll channels, ... 16
+     * p2p channels, 16 p2p channels per peer", NVIDIA/nccl issue 892); a
+     * peer of 16 MiB starts on 16 / 8 = 2 channels: 41.2 GB/s (dgx-h100:
+     * 4, 82.4) */
+    cs_cluster h800 = cs_test_cluster("dgx-h100");
+    h800.intra.bw_Bps = 200e9;
+    cs_topology t8 = cs_test_topology(&h800, 8, 1);
+    double tm16, lat16;
+    ck_assert_int_eq(cs_collective_time(&t8, CS_OP_SEND_RECV, 16 * MiB, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm16),
+                     0);
+    ck_assert_int_eq(cs_collective_time(&t8, CS_OP_SEND_RECV, 0, CS_ALGO_P2P, CS_PROTO_SIMPLE, &lat16), 0);
+    double want16 = lat16 + H100_FILL + 16 * MiB / (2 * 20.6e9);
+    ck_assert_double_eq_tol(tm16, want16, want16 * 1e-12);
+    /* an all_to_all's 8 rounds fill the 32 channels: 7 peers x 4 x 20.6
+     * GB/s exceed the port, which binds */
+    cs_topology t = topo("dgx-h100", 8, 1);
+    double tm, S = 256 * MiB;
+    ck_assert_int_eq(cs_collective_time(&t, CS_OP_ALL_TO_ALL, S, CS_ALGO_P2P, CS_PROTO_SIMPLE, &tm), 0);
+    ck_assert_double_eq_tol(tm, 8.4e-6 + 3.4e-6 + H100_FILL + (S / 8) / (H100_PORT / 7), tm * 1e-12);
+}
+END_TEST
+
 START_TEST(closed_form_bounds_uneven_nodes)
 {
     static const int cases[][2] = {{13, 2}, {13, 3}, {20, 3}, {9, 2}, {30, 4}};
@@ -395,6 +467,7 @@ int main(void)
     tcase_add_test(c, des_equals_closed_form_on_uniform_nodes);
     tcase_add_test(c, waves_add_up);
     tcase_add_test(c, network_peers_run_on_few_channels);
+    tcase_add_test(c, nvlink_peers_run_on_few_channels);
     tcase_add_test(c, closed_form_bounds_uneven_nodes);
     tcase_add_test(c, a_slow_nic_only_the_des_sees);
     suite_add_tcase(s, c);

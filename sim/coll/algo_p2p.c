@@ -35,13 +35,13 @@
  * connect.cc ncclTopoPostset: net_channel_GBps), which for ranks that do
  * not fill a node are fewer than a full node's, and each network peer's
  * rate is capped at its channels x one channel's share of the search's
- * rate (peer_net_cap_Bps): one rank per node gets 2 of 4 channels of a
+ * rate (cs_p2pchan_net_cap_Bps): one rank per node gets 2 of 4 channels of a
  * 48 GB/s NIC, 24 GB/s. The protocol is LL when a peer's
  * bytes <= nChannelsMax x NCCL_P2P_LL_THRESHOLD (16 KiB) and the
  * connection has LL buffers, else Simple; network connections have none
  * (src/transport/net.cc: only with NCCL_ALLOC_P2P_NET_LL_BUFFERS), so
  * across nodes p2p is Simple. A channel runs up to
- * NCCL_MAX_DEV_WORK_P2P_PER_BATCH = 8 ops of a batch at once (device.h);
+ * NCCL_MAX_DEV_WORK_CS_P2P_PER_BATCH = 8 ops of a batch at once (device.h);
  * NCCL's own count of peers in flight is p2pnChannels / nChannels x 8
  * (HEAD addP2pToPlan, maxConcurrent). NCCL's tuner has no p2p entry:
  * ncclTopoGetAlgoTime never prices a send.
@@ -58,8 +58,14 @@
  * and the node's network is shared by all its GPUs, so an all_to_all at N
  * nodes sends (N - 1) / N of every GPU's data through its node's NICs.
  * Concurrent flows share a link equally; a flow's rate is
- * min(share x factor, cap / flows of its rank), and across nodes at most
- * its peer's network channels' rate (peer_net_cap_Bps). Time:
+ * min(share x factor, cap / flows of its rank), across nodes at most its
+ * peer's network channels' rate (cs_p2pchan_net_cap_Bps), and over NVLink
+ * (Simple) at most its channels' rate, one NVLink's (ncclTopoNVLinkBw) per
+ * channel, an assumption the source does not settle (cs_p2pchan_nvl_cap_Bps);
+ * one node's p2pnChannels comes from NCCL's one-node ring search
+ * (intra_ring_channels: 32 on DGX H100, so a peer of <= 64 MiB runs on 4
+ * channels). An NVLink flow's latency adds the copy of its last FIFO step
+ * (cs_p2pchan_nvl_fill_s). Time:
  *     T = base + sum over waves of max over the wave's flows of
  *         (hop latency + peer bytes / rate).
  * Latencies: NCCL has none for p2p, so the row starts from the ring's
@@ -73,12 +79,18 @@
  * when a flow ends). With several waves on uneven nodes the DES's ranks
  * drift apart and one rank's next wave overlaps another's last, so there
  * it may exceed the bound a little (0.5% at 200 ranks on 30 nodes).
- * Departures: the self copy (round 0) is free; the chunked staging of a
- * transfer through the connection's FIFO (its pipeline fill of one chunk)
- * is not simulated; a wave ends on every channel at once (NCCL's channels
- * progress independently); the quadratic order of node deltas is replaced
- * by 1, 2, ... (on uniform nodes the loads are the same); intra-node
+ * Departures: the self copy (round 0) is free (its warps still share the
+ * channels: cs_p2pchan_nvl_cap_Bps counts its round); the chunked staging
+ * through a network connection's buffers (the GPU's copy in and out of
+ * each chunk, the proxy's steps) is not simulated; what many NVLink peers
+ * at once lose at the switch is not either (one node's all_to_all runs
+ * at 84-94% of NCCL's NVLink rate on H100, 71-87% on GB300, where one
+ * peer's send_recv reaches 99%); a wave ends on every channel at once
+ * (NCCL's channels progress independently); the quadratic order of node
+ * deltas is replaced by 1, 2, ... (on uniform nodes the loads are the
+ * same); intra-node
  * peers of a multi-node all_to_all use Simple too (NCCL may use LL there).
+ * The channel rules and the per-peer rate caps are p2pchan.c's.
  * The DES uses one node's senders when nodes are uniform and nothing is
  * overridden (the others are that node shifted; receive-side links then
  * carry the same loads as send-side ones and are left out).
@@ -89,40 +101,11 @@
 #include "coll/algo.h"
 #include "coll/deslinks.h"
 #include "coll/network.h"
+#include "coll/p2pchan.h"
 
-/* ---- NCCL's p2p constants (v2.23.4-1) ---------------------------------- */
-#define P2P_NET_CHUNK_BYTES (128.0 * 1024) /* init.cc NCCL_P2P_NET_CHUNKSIZE */
-#define P2P_PCI_CHUNK_BYTES (128.0 * 1024) /* init.cc NCCL_P2P_PCI_CHUNKSIZE */
-#define P2P_NVL_CHUNK_BYTES (512.0 * 1024) /* init.cc NCCL_P2P_NVL_CHUNKSIZE */
-/* computeBuffSizes: p2pChunkSize x NCCL_STEPS (8) <= DEFAULT_BUFFSIZE (4 MiB) */
-#define P2P_MAX_CHUNK_BYTES (4.0 * 1024 * 1024 / 8)
 #define P2P_LL_THRESHOLD_BYTES 16384.0 /* enqueue.cc NCCL_P2P_LL_THRESHOLD */
-#define P2P_PER_BATCH 8                /* device.h NCCL_MAX_DEV_WORK_P2P_PER_BATCH */
-#define P2P_MAX_CHANNELS 64            /* device.h MAXCHANNELS */
-#define P2P_PER_CHANNEL_NET_GBPS 14    /* paths.cc NCCL_P2P_PER_CHANNEL_NET_BW (2.29) */
 
-/* search.cc speedArrayInter, sm90SpeedArrayInter, sm100SpeedArrayInter
- * (v2.29.2-1): the per-channel rates, GB/s, an inter-node ring search tries */
-static const double speeds_inter[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
-                                      7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12, 0};
-static const double speeds_inter_sm90[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
-                                           15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12, 0};
-static const double speeds_inter_sm100[] = {96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0,
-                                            22.0, 20.0, 17.5, 15.0, 12.0, 6.0,  3.0,
-                                            2.4,  1.2,  0.24, 0.12, 0};
-
-/* topo.h SMxx_NVLINK_BW, GB/s per NVLink (ncclTopoNVLinkBw) */
-static double nvlink_link_GBps(int cc)
-{
-    return cc >= 100 ? 40.1 : cc >= 90 ? 20.6 : cc >= 70 ? 20.0 : 18.0;
-}
-
-static int pow2_up(int x)
-{
-    int p = 1;
-    while (p < x) p <<= 1;
-    return p;
-}
+/* ---- the row's p2p schedule ---------------------------------------------- */
 
 static int is_p2p(cs_op op) { return (CS_OPS_P2P & CS_OP_BIT(op)) != 0; }
 
@@ -132,151 +115,11 @@ static double peer_bytes(const cs_topology *t, cs_op op, double bytes)
     return op == CS_OP_ALL_TO_ALL ? bytes / t->ranks : bytes;
 }
 
-/* comm->p2pChunkSize (init.cc computeBuffSizes). */
-static double p2p_chunk_bytes(const cs_topology *t)
-{
-    double c = t->nodes > 1                                    ? P2P_NET_CHUNK_BYTES
-               : t->cluster.intra.kind != CS_FABRIC_PCIE ? P2P_NVL_CHUNK_BYTES
-                                                             : P2P_PCI_CHUNK_BYTES;
-    return fmin(c, P2P_MAX_CHUNK_BYTES);
-}
-
-/* NICs local to a GPU (max(1, NICs / GPUs per node)). */
-static int gpu_nics(const cs_topology *t)
-{
-    int k = t->cluster.inter.nics_per_node / t->cluster.gpus_per_node;
-    return k > 1 ? k : 1;
-}
-
-/* NCCL's rate of one NIC, GB/s: min(line, PCIe path) before
- * inter.efficiency (topo.cc ncclTopoAddNet / ncclTopoAddPci). */
-static double nic_GBps(const cs_topology *t)
-{
-    const cs_cluster *c = &t->cluster;
-    double r = c->inter.pcie_Bps > 0 ? fmin(c->inter.nic_bw_Bps, c->inter.pcie_Bps) : c->inter.nic_bw_Bps;
-    return r / 1e9;
-}
-
-/* The inter-node ring NCCL's search finds, as the p2p channels see it:
- * *runtime = comm->nChannels and the return value, GB/s, the network rate
- * of one runtime channel. The search (search.cc ncclTopoCompute) starts at
- * the fastest speedArrayInter entry within a NIC's rate and finds one
- * channel per NIC the node's ranks drive; ncclTopoDupChannels doubles the
- * channels at half the rate unless the rate is below 25 GB/s or (compute
- * capability > 80) below 50 GB/s with more than 4 channels;
- * ncclTopoPostset (connect.cc) runs every channel twice; and on sm90+
- * across nodes a ring rate above 45 GB/s with fewer than 16 channels is
- * doubled once more ("4 compute channels per search channel"). The search
- * channels' rate is shared by the runtime channels that copy them; the
- * cluster's `channels` caps the count (NCCL_MAX_NCHANNELS). Departures: the
- * search's cross-NIC and time-limited passes are not run (each NIC is
- * taken to carry one channel at the first speed it can). */
-static double net_channel_GBps(const cs_topology *t, int *runtime)
-{
-    int cc = t->cluster.gpu.compute_capability;
-    const double *sp = cc >= 100 ? speeds_inter_sm100 : cc >= 90 ? speeds_inter_sm90 : speeds_inter;
-    double nic = nic_GBps(t);
-    int i = 0;
-    while (sp[i + 1] > 0 && sp[i] > nic) i++;
-    double s = sp[i];
-    long nics = (long)t->ppn_max * gpu_nics(t);
-    if (nics > t->cluster.inter.nics_per_node) nics = t->cluster.inter.nics_per_node;
-    double g = (double)nics, speed = s;
-    if (speed >= 25.0 && !(cc > 80 && speed < 50.0 && g > 4)) {
-        g *= 2; /* ncclTopoDupChannels */
-        speed /= 2;
-    }
-    double n = 2 * g; /* ncclTopoPostset */
-    if (cc >= 90 && speed > 45.0 && n < 16) n *= 2;
-    if (n > P2P_MAX_CHANNELS) n = P2P_MAX_CHANNELS;
-    if (n > t->cluster.coll.channels) n = t->cluster.coll.channels;
-    *runtime = (int)n;
-    return speed * g / fmax(n, g);
-}
-
-/* comm->p2pnChannels before and after ncclTopoComputeP2pChannels makes it
- * a power of two (paths.cc): min(nChannels, MAXCHANNELS); across nodes
- * nChannels is the inter-node ring's (net_channel_GBps), on one node the
- * cluster's `channels`. */
-static int p2p_nchannels_raw(const cs_topology *t)
-{
-    int c = t->cluster.coll.channels;
-    if (t->nodes > 1) net_channel_GBps(t, &c);
-    return c < P2P_MAX_CHANNELS ? c : P2P_MAX_CHANNELS;
-}
-static int p2p_nchannels(const cs_topology *t) { return pow2_up(p2p_nchannels_raw(t)); }
-
-/* comm->p2pnChannelsPerPeer (paths.cc ncclTopoGetNchannels, the least over
- * the peers, then ncclTopoComputeP2pChannels). */
-static int p2p_per_peer(const cs_topology *t)
-{
-    const cs_cluster *c = &t->cluster;
-    int raw = p2p_nchannels_raw(t), least = raw;
-    if (t->ppn_max > 1) {
-        int links = (int)(c->intra.bw_Bps / 1e9 / nvlink_link_GBps(c->gpu.compute_capability));
-        int local = c->intra.kind == CS_FABRIC_PCIE ? 2 : 2 * (links > 1 ? links : 1);
-        if (local < least) least = local;
-    }
-    if (t->nodes > 1) {
-        /* 2.29: max(local NICs, divUp(their rate, NCCL_P2P_PER_CHANNEL_NET_BW)) */
-        int nn = gpu_nics(t), bw = (int)(nn * nic_GBps(t));
-        int net = (bw + P2P_PER_CHANNEL_NET_GBPS - 1) / P2P_PER_CHANNEL_NET_GBPS;
-        if (net < nn) net = nn;
-        if (net < least) least = net;
-    }
-    int pp = pow2_up(least), nch = p2p_nchannels(t);
-    if (t->nodes == 1) return pp < nch ? pp : nch;
-    /* ncclTopoComputeP2pChannels (2.29) across nodes: halved while
-     * perPeer x divUp(nRanks, 8) > p2pnChannels, so every peer fits in one
-     * round (2.28 and earlier: 2 channels halved while 2 x nRanks >
-     * 4 x p2pnChannels, at least the local NICs) */
-    long long rounds = ((long long)t->ranks + P2P_PER_BATCH - 1) / P2P_PER_BATCH;
-    while ((long long)pp * rounds > nch && pp > 1) pp /= 2; /* 2^30 ranks */
-    return pp;
-}
-
-/* nChannels of one peer's op of `b` bytes (enqueue.cc addP2pToPlan, with
- * scheduleP2pTasksToPlan's nChannelsMin and nChannelsMax). */
-static int p2p_op_channels(const cs_topology *t, double b)
-{
-    int most = p2p_per_peer(t), least = most;
-    while ((long long)least * t->ranks > p2p_nchannels(t) && least > 1) least /= 2;
-    if (!(b > 0)) return 1;
-    double step = p2p_chunk_bytes(t);
-    double min_part = t->nodes > 1 ? step / 2 : step / 8;
-    double max_part = t->nodes > 1 ? step : step * 32;
-    double parts = ceil(b / min_part);
-    int nch = parts < least ? (int)parts : least;
-    double part = fmax(min_part, ceil(b / nch));
-    while (part > max_part && nch <= most / 2) {
-        nch *= 2;
-        part = ceil(b / nch);
-    }
-    return nch;
-}
-
-/* One peer's network rate cap (Simple, across nodes): its op's channels
- * x a runtime channel's share of the inter-node ring's rate
- * (net_channel_GBps). A channel is one connection whose proxy keeps at
- * most NCCL_STEPS chunks of NCCL_P2P_NET_CHUNKSIZE in flight (net.cc
- * sendProxyProgress), so one channel does not fill a NIC; NCCL's own
- * model gives it the search channel's rate shared by its copies (tuning.cc
- * prices a ring at graph nChannels x bwInter). The cap is that rate, not
- * scaled by inter.efficiency: the wire's achievable fraction binds only
- * where the NIC path does (the flow's share of it, which is scaled). One
- * rank per node: 2 of 4 runtime channels, half of NCCL's 48 GB/s NIC. */
-static double peer_net_cap_Bps(const cs_topology *t, double m)
-{
-    int n;
-    double ch_Bps = net_channel_GBps(t, &n) * 1e9;
-    return p2p_op_channels(t, m) * ch_Bps;
-}
-
 /* Rounds in flight at once: p2pnChannels / nChannels x 8 (maxConcurrent). */
 static long p2p_per_wave(const cs_topology *t, const cs_coll_params *q)
 {
-    int nch = q->channels < p2p_nchannels(t) ? q->channels : p2p_nchannels(t);
-    return (long)(p2p_nchannels(t) / nch) * P2P_PER_BATCH;
+    int nch = q->channels < cs_p2pchan_count(t) ? q->channels : cs_p2pchan_count(t);
+    return (long)(cs_p2pchan_count(t) / nch) * CS_P2P_PER_BATCH;
 }
 
 /* Rounds of one rank: all_to_all every rank (round 0 itself), send_recv
@@ -318,12 +161,18 @@ static double p2p_closed_form(const cs_topology *t, const cs_coll_params *q)
     if (q->op == CS_OP_SEND_RECV) {
         /* ranks whose successor is on their node, and each node's last */
         long k_in = t->nodes == 1 || ppn > 1, k_out = t->nodes > 1;
-        double cap_x = t->nodes > 1 ? fmin(cap, peer_net_cap_Bps(t, m)) : cap;
-        return q->base_lat_s + fmax(class_time(q, m, k_in, port, cap, q->intra_lat_s),
+        double cap_x = t->nodes > 1 ? fmin(cap, cs_p2pchan_net_cap_Bps(t, m)) : cap;
+        int simple = q->proto == CS_PROTO_SIMPLE;
+        double cap_i = simple ? fmin(cap, cs_p2pchan_nvl_cap_Bps(t, m, 1)) : cap;
+        double lat_i = q->intra_lat_s + (simple ? cs_p2pchan_nvl_fill_s(t, m) : 0);
+        return q->base_lat_s + fmax(class_time(q, m, k_in, port, cap_i, lat_i),
                                     class_time(q, m, k_out, fmin(gnet, net), cap_x, q->inter_lat_s));
     }
     long rounds = p2p_rounds(t, q->op), per = p2p_per_wave(t, q);
-    double total = q->base_lat_s, peer_x = t->nodes > 1 ? peer_net_cap_Bps(t, m) : INFINITY;
+    double total = q->base_lat_s;
+    double peer_x = t->nodes > 1 ? cs_p2pchan_net_cap_Bps(t, m) : INFINITY;
+    int simple = q->proto == CS_PROTO_SIMPLE;
+    double lat_i = q->intra_lat_s + (simple ? cs_p2pchan_nvl_fill_s(t, m) : 0);
     for (long lo = 0; lo < rounds; lo += per) {
         /* the most flows a rank, a port, a NIC path or a node's network
          * carries in this wave, over the node sizes (one when uniform) */
@@ -339,7 +188,8 @@ static double p2p_closed_form(const cs_topology *t, const cs_coll_params *q)
         if (k == 0) continue;
         double each = cap / (double)k;
         double share_x = kx ? fmin(gnet / kx, net / (double)kn) : 0;
-        total += fmax(class_time(q, m, ki, ki ? port / ki : 0, each, q->intra_lat_s),
+        double each_i = simple ? fmin(each, cs_p2pchan_nvl_cap_Bps(t, m, hi - lo)) : each;
+        total += fmax(class_time(q, m, ki, ki ? port / ki : 0, each_i, lat_i),
                       class_time(q, m, kx, share_x, fmin(each, peer_x), q->inter_lat_s));
     }
     return total;
@@ -393,7 +243,11 @@ static void start_wave(p2p_sim *s, int r, int w)
     long lo = (long)w * s->per_wave, hi = lo + s->per_wave < s->rounds ? lo + s->per_wave : s->rounds;
     long k = 0;
     for (long j = lo; j < hi; j++) k += send_peer(s, r, j) != r;
-    double slow = cs_deslinks_slowdown(t, r), peer_x = t->nodes > 1 ? peer_net_cap_Bps(t, s->m) : INFINITY;
+    double slow = cs_deslinks_slowdown(t, r);
+    double peer_x = t->nodes > 1 ? cs_p2pchan_net_cap_Bps(t, s->m) : INFINITY;
+    int simple = s->q->proto == CS_PROTO_SIMPLE;
+    double peer_i = simple ? cs_p2pchan_nvl_cap_Bps(t, s->m, hi - lo) : INFINITY;
+    double lat_i = s->q->intra_lat_s + (simple ? cs_p2pchan_nvl_fill_s(t, s->m) : 0);
     for (long j = lo; j < hi; j++) {
         int to = send_peer(s, r, j);
         if (to == r) continue;
@@ -407,8 +261,8 @@ static void start_wave(p2p_sim *s, int r, int w)
         cs_flow_spec f = {.links = links, .nlinks = nl, .bytes = s->m,
                           .factor = s->q->factor / slow,
                           .cap_Bps = fmin(s->q->cap_Bps * s->q->channels / (double)k,
-                                          inter ? peer_x : INFINITY) / slow,
-                          .latency_s = inter ? s->q->inter_lat_s : s->q->intra_lat_s,
+                                          inter ? peer_x : peer_i) / slow,
+                          .latency_s = inter ? s->q->inter_lat_s : lat_i,
                           .on_arrive = p2p_arrive, .ctx = s, .a = r,
                           .b = (int64_t)to * s->waves + w};
         cs_network_start_flow(s->net, &f);
@@ -543,15 +397,18 @@ static void p2p_bandwidth(const cs_topology *t, cs_op op, cs_proto p, int channe
 static int p2p_channels(const cs_topology *t, cs_op op, cs_proto p, double bytes)
 {
     (void)p;
-    return p2p_op_channels(t, peer_bytes(t, op, bytes));
+    return cs_p2pchan_op(t, peer_bytes(t, op, bytes));
 }
 
-/* addP2pToPlan: LL when a peer's bytes <= nChannelsMax x 16 KiB (and the
- * connection has LL buffers: not across nodes), else Simple. */
+/* addP2pToPlan: LL when a peer's bytes <= the op's nChannels x 16 KiB
+ * (protoLL[dir] &= bytes[dir] <= nChannels[dir] * P2pLLThreshold, after
+ * nChannels is chosen; and the connection has LL buffers: not across
+ * nodes), else Simple. */
 static int p2p_picks(const cs_topology *t, cs_op op, cs_proto p, double bytes)
 {
     if (!is_p2p(op)) return 1;
-    int ll = t->nodes == 1 && peer_bytes(t, op, bytes) <= p2p_per_peer(t) * P2P_LL_THRESHOLD_BYTES;
+    double m = peer_bytes(t, op, bytes);
+    int ll = t->nodes == 1 && m <= cs_p2pchan_op(t, m) * P2P_LL_THRESHOLD_BYTES;
     return p == (ll ? CS_PROTO_LL : CS_PROTO_SIMPLE);
 }
 

@@ -36,7 +36,22 @@
  * and the GPU's links; a PCIe switch's uplink to the CPU, which traffic
  * crosses only without GPUDirect RDMA or across sockets, is not modelled;
  * NCCL's per-channel speed steps (search.cc speedArrayInter) are not
- * rounded to.
+ * rounded to. Full nodes (issue 25): NCCL 2.29's ring search
+ * (search.cc ncclTopoCompute, ncclTopoSearchCheckNet) first looks for
+ * rail-aligned rings (crossNic 0: in and out on the same NIC, the last
+ * GPU reaching it over NVLink by PXN), in which every GPU sends one NVLink
+ * hop per channel; with 8 GPUs and 8 NICs of 48 GB/s on sm90 that is
+ * 8 x 48 = 384 GB/s per GPU against NCCL's 18 x 20.6 = 370.8, so only 7
+ * such channels fit, and the crossNic pass (8 x 48, even channels in on
+ * one NIC and out on another, 7 NVLink hops a GPU) wins, unless the
+ * search's time budget (NCCL_SEARCH_GLOBAL_TIMEOUT) ends first. With 1, 2 or 4
+ * GPUs a node the aligned rings fit (k x 48 <= 370.8). So a full node's
+ * ring sends cross-rail traffic, whose cost is the fabric's (spine
+ * oversubscription between rails), which a cluster YAML does not state
+ * (`topology: rail-optimized` is not priced; `oversubscription` tapers
+ * every node alike); the 10-node runs with 1, 2 and 4 GPUs a node
+ * (validation/, NCCL 2.29.2) deliver 48.2-48.7 GB/s a NIC at 16 GiB,
+ * the model 47.
  */
 #include "coll/topology.h"
 
