@@ -378,25 +378,29 @@ static void plan_70b(fixture *f, cs_plan *p)
  * estimate's lines. A pruned layout is one whose floor exceeds the GPU,
  * and it does not fit even at micro-batch 1 with full recomputation (so
  * pruning drops nothing that fits). */
-START_TEST(memory_floor_is_a_lower_bound)
+/* Counts of check_floors. */
+typedef struct floor_counts {
+    int checked, pp_checked, pruned, tight;
+} floor_counts;
+
+/* Every configuration of p (f's model on f's topology of `ranks`, global
+ * batch = ranks): its layout's floor below its simulated peak; a pruned
+ * layout's floor above the GPU and its least configuration not fitting. */
+static void check_floors(const fixture *f, const cs_plan *p, int ranks, floor_counts *n)
 {
-    fixture *f = fixture_new();
-    cs_plan p;
-    plan_70b(f, &p);
-    int checked = 0, pp_checked = 0, pruned = 0, tight = 0;
     cs_diag d;
-    for (size_t i = 0; i < p.ncfgs; i++) {
-        const cs_plan_cfg *c = &p.cfgs[i];
+    for (size_t i = 0; i < p->ncfgs; i++) {
+        const cs_plan_cfg *c = &p->cfgs[i];
         cs_training t = training_of(f, c);
         double floor, capacity;
         ck_assert_msg(cs_plan_memory_floor(&f->model, &t, &f->topo, &floor, &capacity, &d) == 0,
                       "%s", d.message);
         if (c->pruned) {
-            pruned++;
+            n->pruned++;
             ck_assert_double_eq(floor, c->floor_bytes);
             ck_assert(floor > capacity);
             t.micro_batch = 1;
-            t.grad_accum = 64 / (c->tp * c->pp);
+            t.grad_accum = ranks / (c->tp * c->pp);
             t.checkpointing = CS_CKPT_FULL;
             if (c->pp_schedule && !strcmp(c->pp_schedule, "interleaved_1f1b") &&
                 t.grad_accum % c->pp)
@@ -411,22 +415,53 @@ START_TEST(memory_floor_is_a_lower_bound)
             continue;
         }
         if (!c->ok) continue;
-        ck_assert_msg(floor <= c->peak_bytes, "floor %.0f above the peak %.0f (tp %d pp %d v %d)",
-                      floor, c->peak_bytes, c->tp, c->pp, c->virtual_stages);
-        tight += floor > 0.5 * c->peak_bytes;
-        checked++;
-        pp_checked += c->pp > 1;
+        ck_assert_msg(floor <= c->peak_bytes, "%s: floor %.0f above the peak %.0f (tp %d pp %d v %d)",
+                      cs_strategy_name(c->strategy), floor, c->peak_bytes, c->tp, c->pp,
+                      c->virtual_stages);
+        n->tight += floor > 0.5 * c->peak_bytes;
+        n->checked++;
+        n->pp_checked += c->pp > 1;
         if (c->pp == 1 && c->micro_batch == 1) {
             cs_memory mem;
             ck_assert(cs_memory_estimate(&f->model, &t, &f->topo, 1, &mem, &d) == 0);
             ck_assert_double_eq_tol(floor, mem.params_bytes + mem.optimizer_bytes, 1e-6 * floor);
         }
     }
-    ck_assert_int_gt(checked, 100);
-    ck_assert_int_gt(pp_checked, 50);
-    ck_assert_int_gt(pruned, 10);
-    ck_assert_int_gt(tight, 0); /* not a bound by being 0 */
-    ck_assert_int_eq((int)p.npruned, pruned);
+}
+
+/* The memory floor is an exact lower bound: no simulated configuration of
+ * a layout peaks below its floor (every layout of plan_70b: P = 1 and
+ * pipelines, flat and interleaved, sharded and not; then every strategy
+ * on llama2-13b and 16 GPUs), and it is the parameters and optimizer
+ * states: a layout's floor at P = 1 is the estimate's lines. A pruned
+ * layout is one whose floor exceeds the GPU, and it does not fit even at
+ * micro-batch 1 with full recomputation (so pruning drops nothing that
+ * fits). */
+START_TEST(memory_floor_is_a_lower_bound)
+{
+    fixture *f = fixture_new();
+    cs_plan p;
+    plan_70b(f, &p);
+    floor_counts n = {0};
+    check_floors(f, &p, 64, &n);
+    ck_assert_int_gt(n.checked, 100);
+    ck_assert_int_gt(n.pp_checked, 50);
+    ck_assert_int_gt(n.pruned, 10);
+    ck_assert_int_gt(n.tight, 0); /* not a bound by being 0 */
+    ck_assert_int_eq((int)p.npruned, n.pruned);
+    cs_plan_free(&p);
+    /* every strategy (hybrid, no_shard, shard_grad_op, DeepSpeed's ZeRO-1 too) */
+    cs_diag d;
+    ck_assert_msg(cs_model_load("llama2-13b", &f->model, &d) == 0, "%s", d.message);
+    ck_assert(cs_topology_build(&f->cluster, 16, 0, &f->topo, &d) == 0);
+    ck_assert_msg(cs_plan_run(&f->model, &f->training, &f->topo, NULL, &p, &d) == 0, "%s",
+                  d.message);
+    floor_counts m = {0};
+    check_floors(f, &p, 16, &m);
+    int strategies[CS_STRAT_COUNT] = {0};
+    for (size_t i = 0; i < p.ncfgs; i++) strategies[p.cfgs[i].strategy] += p.cfgs[i].ok;
+    for (int k = 0; k < CS_STRAT_COUNT; k++) ck_assert_msg(strategies[k] > 0, "strategy %d", k);
+    ck_assert_int_gt(m.checked, 100);
     cs_plan_free(&p);
     free(f);
 }
