@@ -454,6 +454,12 @@ awk '/^[a-z_0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[-a-z0-9_]+ +(none|selective|full) / 
 grep -q '^# global batch 32 sequences = micro_batch 1 x grad_accum 4 x 8 ranks' "$TMP/plan-fixed.out" ||
     fail "plan fixed: --global-batch 32 not micro_batch 1 x grad_accum 4: $(sed -n 2p "$TMP/plan-fixed.out")"
 expect_usage plan-bad-global plan --ranks 8 --global-batch 12
+# a pinned layout that applies nowhere (pp 3 on 8 GPUs): every row says why
+expect_ok plan-pp3 plan --model gpt2-124m --ranks 8 --pp 3 --strategy ddp
+grep -q '^recommended: none: no configuration applies' "$TMP/plan-pp3.out" ||
+    fail "plan pp 3: $(grep '^recommended' "$TMP/plan-pp3.out")"
+grep -q 'n/a: pipeline_parallel 3 does not divide the 8 ranks' "$TMP/plan-pp3.out" ||
+    fail "plan pp 3: no row says why"
 # built-in scenarios by name, with a did-you-mean for a near miss
 expect_ok sim-named simulate gpt3-13b-fsdp-64 --format csv
 expect_ok sim-file simulate configs/scenarios/gpt3-13b-fsdp-64.yaml --format csv

@@ -349,6 +349,10 @@ static void recommendation_notes(cs_doc *doc, const cs_plan *p)
 {
     const cs_plan_cfg *c = p->best, *r = p->runner;
     char text[256];
+    if (!c && p->nsimulated == 0 && p->npruned == 0) {
+        cs_doc_note(doc, "recommended: none: no configuration applies (the notes say why)\n");
+        return;
+    }
     if (!c) {
         cs_doc_note(doc, "recommended: none: no strategy fits with micro-batch 1 while keeping the "
                          "global batch; use more GPUs, activation checkpointing or a smaller "
