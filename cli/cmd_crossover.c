@@ -25,6 +25,7 @@
 #include "out/sweep_report.h"
 #include "parallel.h"
 #include "study/sweep.h"
+#include "base/limit.h"
 #include "train/scenario.h"
 #include "train/training.h"
 
@@ -50,7 +51,7 @@ static const char *const default_strategies = "ddp,fsdp_shard_grad_op,fsdp_full_
 /* The lists are parsed once the scenario is read (build_spec). */
 typedef struct xargs {
     const char *scenario, *cluster, *out, *plot, *crossings;
-    const char *ranks, *params, *models, *strategies;
+    const char *ranks, *params, *models, *strategies, *tps, *pps;
     cs_cli_knobs knobs; /* engine -1: the scenario's (default analytic) */
     int seq_len;        /* 0: the models' own */
     int fmt;
@@ -63,6 +64,8 @@ static const cs_opt opts[] = {
     {"params", .parse = cs_opt_string, AT(params)},
     {"models", .parse = cs_opt_string, AT(models)},
     {"strategies", .parse = cs_opt_string, AT(strategies)},
+    {"tp", .parse = cs_opt_string, AT(tps)},
+    {"pp", .parse = cs_opt_string, AT(pps)},
     CS_ARG_GLOBAL_BATCH(xargs, knobs.global_batch),
     {"seq-len", .parse = cs_opt_int, AT(seq_len), .lo = 1, .hi = 1 << 24},
     CS_ARG_MICRO_BATCH(xargs, knobs.micro_batch),
@@ -83,6 +86,7 @@ static void help(FILE *f)
     fprintf(f,
             "Usage: collsim crossover [SCENARIO.yaml] [--cluster FILE|PRESET] [--ranks N[,N...]]\n"
             "         [--params MIN:MAX:POINTS | --models a,b,...] [--strategies s1,s2,...]\n"
+            "         [--tp T[,T...]] [--pp P[,P...]]\n"
             "         [--global-batch N] [--seq-len S] [--micro-batch B [--grad-accum G]]\n"
             "         [--checkpointing C] [--dtype T]\n"
             "         [--optimizer O] [--engine analytic|des]\n"
@@ -109,6 +113,15 @@ static void help(FILE *f)
             "  --models a,b,...       instead, a list of model presets, YAML files or counts\n"
             "                         (no crossings: a list has no continuous P axis)\n"
             "  --strategies S[,S...]  default %s\n"
+            "  --tp T[,T...], --pp P[,P...]  layouts: every strategy runs at every\n"
+            "                         tensor-parallel degree x pipeline-parallel degree of\n"
+            "                         the lists (one not given: the scenario's), each a\n"
+            "                         series \"fsdp_full_shard tp4 pp2\" in the grid, the\n"
+            "                         crossings and the plots (CSV and JSON: columns tp, pp\n"
+            "                         after strategy, tp_a, pp_a, tp_b, pp_b in crossings;\n"
+            "                         JSON version 3); a layout that does not apply at a\n"
+            "                         point (TP over the heads, more stages than layers, tp x\n"
+            "                         pp not dividing the ranks) leaves it empty (n/a)\n"
             "  --global-batch N       sequences per optimizer step over all ranks (default:\n"
             "                         the scenario's micro-batch x grad-accum x ranks, else\n"
             "                         %ld tokens: %ld sequences of %d, GPT-3's 2M-token batch);\n"
@@ -202,7 +215,7 @@ static int write_outputs(const xargs *a, const cs_sweep_spec *s, const cs_sweep_
 {
     cs_buf out = {0}, cb = {0};
     cs_sweep_report(&out, (cs_format)a->fmt, s, pts, n, cross, nc, rules);
-    if (a->crossings) cs_sweep_report_crossings(&cb, cross, nc);
+    if (a->crossings) cs_sweep_report_crossings(&cb, s, cross, nc);
     cs_cli_outputs set = {0};
     int rc = cs_cli_outputs_add(&set, &out, a->out, d);
     if (rc == 0 && a->crossings) rc = cs_cli_outputs_add(&set, &cb, a->crossings, d);
@@ -259,6 +272,34 @@ static int strategy_item(void *ctx, const char *tok)
     return 0;
 }
 
+/* An item of --tp or --pp into its list (limit.h's range). */
+static int layout_item(list_ctx *c, const char *opt, cs_limit_id lim, const char *tok, int *v,
+                       int *n)
+{
+    const cs_limit *l = cs_limit_of(lim);
+    if (*n == CS_SWEEP_MAX_LAYOUT)
+        return cs_cli_usage(CMD, "%s: at most %d values, got '%s'", opt, CS_SWEEP_MAX_LAYOUT,
+                            c->list);
+    int x;
+    if (cs_cli_int(CMD, opt, tok, (int)l->lo, (int)l->hi, &x)) return CS_EXIT_USAGE;
+    for (int i = 0; i < *n; i++)
+        if (v[i] == x) return cs_cli_usage(CMD, "%s: %d given twice", opt, x);
+    v[(*n)++] = x;
+    return 0;
+}
+
+static int tp_item(void *ctx, const char *tok)
+{
+    list_ctx *c = ctx;
+    return layout_item(c, "--tp", CS_LIMIT_TENSOR_PARALLEL, tok, c->s->tps, &c->s->ntps);
+}
+
+static int pp_item(void *ctx, const char *tok)
+{
+    list_ctx *c = ctx;
+    return layout_item(c, "--pp", CS_LIMIT_PIPELINE_PARALLEL, tok, c->s->pps, &c->s->npps);
+}
+
 static int model_item(void *ctx, const char *tok)
 {
     list_ctx *c = ctx;
@@ -287,6 +328,14 @@ static int parse_lists(const xargs *a, cs_sweep_spec *s, cs_diag *d)
     if ((rc = cs_opts_each(CMD, "--strategies", st, 512, strategy_item, &c))) return rc;
     if (s->nstrategies == 0)
         return cs_cli_usage(CMD, "--strategies expects S[,S...], got '%s'", st);
+    if (a->tps) {
+        c = (list_ctx){s, a->tps, d};
+        if ((rc = cs_opts_each(CMD, "--tp", a->tps, 512, tp_item, &c))) return rc;
+    }
+    if (a->pps) {
+        c = (list_ctx){s, a->pps, d};
+        if ((rc = cs_opts_each(CMD, "--pp", a->pps, 512, pp_item, &c))) return rc;
+    }
     if (a->models) {
         c = (list_ctx){s, a->models, d};
         if ((rc = cs_opts_each(CMD, "--models", a->models, 4096, model_item, &c))) return rc;
@@ -448,8 +497,9 @@ static int crossover(int argc, char **argv)
                 double p;
                 cs_strategy st;
                 cs_sweep_coords(s, (size_t)first, &r, &p, &model, &st);
+                cs_sweep_series se = cs_sweep_series_at(s, cs_sweep_series_of(s, (size_t)first));
                 cs_sweep_point tmp;
-                erc = cs_sweep_point_eval(s, st, r, p, model, &tmp, &d);
+                erc = cs_sweep_series_eval(s, &se, r, p, model, &tmp, &d);
                 CS_ASSERT(erc != 0);
             }
             rc = cs_cli_fail(&d);

@@ -37,22 +37,30 @@ static const cs_opt opts[] = {
 
 static void help(FILE *f)
 {
-    char list[256], text[1800];
+    char list[256], text[2600];
     cs_opts_list(list, sizeof list, &cs_choice_strategy);
     snprintf(text, sizeof text,
-             "Recommends how to train the scenario: every strategy (%s; --strategy or --zero "
-             "restrict the search) x tensor-parallel degree (1, 2, 4, ... up to the GPUs per "
-             "node, those that divide the ranks and the model's heads and MLP width; --tp fixes "
-             "it; the scenario's tensor_parallel only sets the global batch) x activation "
-             "checkpointing (none and full, selective too with "
-             "--attention standard; --checkpointing fixes it) x micro-batch 1, 2, 4, "
-             "... up to the largest that fits (and the scenario's own), with grad_accum keeping "
-             "the scenario's global batch (micro_batch x grad_accum x data-parallel ranks, ranks / tp; where no whole "
-             "grad_accum >= 1 keeps it, the nearest is simulated and the change noted, never "
-             "recommended). One iteration is simulated per configuration, as `collsim simulate` "
-             "does; it fits when the simulated peak is within GPU memory. The recommendation is "
-             "the fastest (tokens/s) that fits, with its tokens/s, MFU, exposed communication "
-             "and peak memory vs capacity, and how much slower the best other strategy is.",
+             "Recommends how to train the scenario: every parallel layout (strategy: %s, "
+             "--strategy or --zero restrict it; x tensor-parallel degree 1, 2, 4, ... up to the "
+             "GPUs per node, those that divide the ranks and the model's heads and MLP width, "
+             "--tp fixes it; x pipeline-parallel degree 1, 2, 4, ... up to the layers, dividing "
+             "the ranks left, --pp fixes it; x pipeline schedule, gpipe, 1f1b, zero_bubble and "
+             "interleaved_1f1b at every virtual-stage count V whose P x V divides the layers, "
+             "--pp-schedule fixes it) x activation checkpointing (none, selective op and every "
+             "2nd block, selective attention too with --attention standard, and full; "
+             "--checkpointing and --selective-ac fix it) x micro-batch 1, 2, 4, ... up to the "
+             "largest that fits (and the scenario's own), with grad_accum keeping the "
+             "scenario's global batch (micro_batch x grad_accum x data-parallel ranks, ranks / "
+             "(tp x pp); where no whole grad_accum >= 1 keeps it, the nearest is simulated and "
+             "the change noted, never recommended). A layout whose parameters and optimizer "
+             "states alone exceed the GPU is pruned: listed, never simulated. One iteration is "
+             "simulated per configuration, as `collsim simulate` does; it fits when the "
+             "simulated peak is within GPU memory. The recommendation is the fastest "
+             "(tokens/s) that fits, with its tokens/s, MFU, exposed communication and peak "
+             "memory vs capacity, how much slower the best other strategy is, and the best of "
+             "each other kind (without or with PP, without or with TP, each other strategy, "
+             "each schedule, each checkpointing mode) with why it loses: throughput, memory or "
+             "batch.",
              list);
     fprintf(f, "Usage: collsim plan [SCENARIO] [options as for `collsim simulate`]\n"
                "         [--engine analytic|des] [--format table|json] [-o FILE]\n"
@@ -89,6 +97,10 @@ static cs_plan_space space_of(const cs_cli_train *t)
     for (int i = 0; i < t->strategies.n; i++) sp.strategies |= 1u << t->strategies.v[i];
     if (t->knobs.ckpt >= 0) sp.ckpts = 1u << t->knobs.ckpt;
     sp.tp = t->knobs.tp; /* 0: searched */
+    sp.pp = t->knobs.pp;
+    if (t->knobs.pp_schedule_set) sp.schedules = 1u << t->knobs.pp_schedule;
+    sp.sac_set = t->knobs.sac_set;
+    sp.sac = t->knobs.sac;
     return sp;
 }
 

@@ -36,9 +36,11 @@ import shutil
 import subprocess
 
 VERSION = 1  # the JSON layout version this module reads (CS_JSON_VERSION)
-# layouts that moved on alone: crossover 2 (CS_SWEEP_JSON_VERSION: each
-# point at the micro-batch and checkpointing it chose, one global batch)
-VERSIONS = {"crossover": 2}
+# layouts that moved on alone, each with the versions read: crossover 2
+# (each point at the micro-batch and checkpointing it chose, one global
+# batch) and 3 (CS_SWEEP_JSON_VERSION: with --tp / --pp lists, points and
+# crossings carry their layout: tp, pp; tp_a, pp_a, tp_b, pp_b)
+VERSIONS = {"crossover": (2, 3)}
 
 __all__ = ["CollsimError", "collective", "memory", "simulate", "plan", "crossover", "run",
            "options"]
@@ -99,10 +101,10 @@ def _check(doc, command):
     if not isinstance(doc, dict) or doc.get("format") != want:
         raise CollsimError(0, f"expected a {want} document, got format {doc.get('format')!r}"
                            if isinstance(doc, dict) else f"expected a {want} document")
-    version = VERSIONS.get(command, VERSION)
-    if doc.get("version") != version:
+    versions = VERSIONS.get(command, (VERSION,))
+    if doc.get("version") not in versions:
         raise CollsimError(0, f"{want} version {doc.get('version')!r}: this module reads "
-                              f"version {version}")
+                              f"version {' or '.join(str(v) for v in versions)}")
     return doc
 
 

@@ -69,7 +69,24 @@ class Commands(unittest.TestCase):
         self.assertIsNotNone(p["recommendation"])
         x = collsim.crossover(ranks=[8, 16], params="1e8:1e9:3", collsim=COLLSIM)
         self.assertEqual(x["format"], "collsim-crossover")
+        self.assertEqual(x["version"], 2)  # no layout lists: the version 2 shape
         self.assertEqual(len(x["points"]), 2 * 3 * 3)  # ranks x sizes x default strategies
+        self.assertNotIn("tp", x["points"][0])
+
+    def test_crossover_over_layouts(self):
+        x = collsim.crossover(ranks=8, params="1e9:3e10:3", strategies="ddp,fsdp_full_shard",
+                              tp=[1, 8], pp=[1, 2], collsim=COLLSIM)
+        self.assertEqual(x["version"], 3)
+        pts = x["points"]
+        self.assertEqual(len(pts), 3 * 2 * 2 * 2)  # sizes x strategies x tp x pp
+        series = [(p["strategy"], p["tp"], p["pp"]) for p in pts[:8]]
+        self.assertEqual(series, [(s, t, q) for s in ("ddp", "fsdp_full_shard")
+                                  for t in (1, 8) for q in (1, 2)])
+        empty = [p for p in pts if p["tp"] * p["pp"] > 8]  # tp 8 x pp 2 on 8 GPUs
+        self.assertTrue(empty and all(p["fits"] == 0 and "tokens_per_s" not in p for p in empty))
+        self.assertTrue(x["crossings"])
+        for c in x["crossings"]:
+            self.assertTrue({"tp_a", "pp_a", "tp_b", "pp_b"} <= set(c), c)
 
     def test_errors_carry_the_cli_message(self):
         with self.assertRaises(collsim.CollsimError) as e:
@@ -84,6 +101,13 @@ class Commands(unittest.TestCase):
                     {"format": "collsim-simulate", "version": collsim.VERSION}, {"rows": []}):
             with self.assertRaises(collsim.CollsimError):
                 collsim._check(bad, "memory")
+        # crossover: versions 2 (strategies) and 3 (layouts) read, others refused
+        for v in (2, 3):
+            doc = {"format": "collsim-crossover", "version": v}
+            self.assertIs(collsim._check(doc, "crossover"), doc)
+        for v in (1, 4):
+            with self.assertRaises(collsim.CollsimError):
+                collsim._check({"format": "collsim-crossover", "version": v}, "crossover")
 
 
 class SchemaDoc(unittest.TestCase):

@@ -4,7 +4,7 @@
 # cli-crossover.sh - end-to-end tests of `collsim crossover` (one process):
 # the CSV column contract and grid size, the crossings CSV, the table's
 # sentences, JSON validity, determinism, --models, --engine des (byte-
-# identical reruns), usage errors (exit 2,
+# identical reruns), layouts (--tp / --pp lists), usage errors (exit 2,
 # stderr only, no -o file), and no progress bar when stderr is not a
 # terminal.
 #
@@ -148,6 +148,36 @@ expect_usage ga-alone --grad-accum 4
 expect_usage ga-and-global --micro-batch 1 --grad-accum 4 --global-batch 64
 
 # usage errors: exit 2, message, nothing on stdout, no -o file
+# layouts (--tp / --pp lists): every strategy x tp x pp a series, in that
+# order; tp and pp columns after strategy (CSV), beside each side of a
+# crossing, series names for people, JSON version 3; a layout that does
+# not apply at a point (tp 8 x pp 2 on 8 GPUs) is an empty point
+expect_ok lay --ranks 8 --params 1B:30B:3 --strategies ddp,fsdp_full_shard --tp 1,8 --pp 1,2 \
+    --format csv --crossings "$TMP/xl.csv"
+case "$(head -n 1 "$TMP/lay.out")" in
+strategy,tp,pp,ranks,params,fits,*) ;;
+*) fail "lay: header '$(head -n 1 "$TMP/lay.out")' has no tp,pp after strategy" ;;
+esac
+rows=$(tail -n +2 "$TMP/lay.out" | wc -l | tr -d ' ')
+[ "$rows" = 24 ] || fail "lay: $rows rows, want 3 sizes x 2 strategies x 2 tp x 2 pp = 24"
+sed -n 2,9p "$TMP/lay.out" | cut -d, -f1-3 | tr '\n' ' ' |
+    grep -q '^ddp,1,1 ddp,1,2 ddp,8,1 ddp,8,2 fsdp_full_shard,1,1 fsdp_full_shard,1,2 fsdp_full_shard,8,1 fsdp_full_shard,8,2 $' ||
+    fail "lay: series not in strategy, tp, pp order: $(sed -n 2,9p "$TMP/lay.out" | cut -d, -f1-3 | tr '\n' ' ')"
+grep -q '^ddp,8,2,8,1000000000,0,,' "$TMP/lay.out" || fail "lay: tp 8 x pp 2 on 8 GPUs is not an empty point"
+case "$(head -n 1 "$TMP/xl.csv")" in
+ranks,strategy_a,tp_a,pp_a,strategy_b,tp_b,pp_b,kind,params*) ;;
+*) fail "lay crossings: header '$(head -n 1 "$TMP/xl.csv")'" ;;
+esac
+expect_ok lay-table --ranks 8 --params 1B:30B:3 --strategies ddp,fsdp_full_shard --tp 1,8 --pp 1,2
+grep -q '^generic-1B  *fsdp_full_shard tp8 pp2  *n/a' "$TMP/lay-table.out" || fail "lay-table: no n/a series row"
+grep -q '^  on dgx-h100 with 8 GPUs, [a-z_0-9]* tp[0-9]* pp[0-9]* ' "$TMP/lay-table.out" ||
+    fail "lay-table: crossings not named by series"
+expect_ok lay-json --ranks 8 --params 1B:30B:3 --strategies fsdp_full_shard --pp 1,2 --format json
+grep -q '"version": 3' "$TMP/lay-json.out" || fail "lay-json: not version 3"
+grep -q '"version": 2' "$TMP/json.out" || fail "json: without layout lists not version 2"
+expect_usage bad-tp --tp 1,0
+expect_usage bad-tp2 --tp 2,2
+expect_usage bad-pp --pp 1,x
 expect_usage bad-params --params 1e8:1e7:5 -o "$TMP/never.csv"
 expect_usage bad-params2 --params 1e8:1e9
 expect_usage bad-strategy --strategies ddp,fsdp_fool_shard

@@ -384,7 +384,8 @@ case "$rec" in
     *) fail "plan: no recommended strategy in '$(grep '^recommended' "$TMP/plan.out")'" ;;
 esac
 # the row marked as recommended is that strategy and fits
-awk -v s="$rec" '/<- recommended/ { n++; if ($1 != s || $7 != "yes") bad = 1 }
+# (columns: strategy tp pp v schedule ckpt sac micro accum peak fits ...)
+awk -v s="$rec" '/<- recommended/ { n++; if ($1 != s || $11 != "yes") bad = 1 }
     END { exit !(n == 1 && !bad) }' "$TMP/plan.out" || fail "plan: the recommended row is not one fitting $rec row"
 awk '/^  peak memory/ { if ($3 + 0 > $6 + 0) bad = 1; n++ } END { exit !(n == 1 && !bad) }' \
     "$TMP/plan.out" || fail "plan: recommended peak memory exceeds capacity"
@@ -403,9 +404,22 @@ ok = [c for c in cfgs if c["simulated"] and c["fits"] and c["batch_kept"]]
 r = j["recommendation"]
 assert r and r["fits"] and r["peak_bytes"] <= r["capacity_bytes"] and r["batch_kept"]
 assert r["tokens_per_s"] == max(c["tokens_per_s"] for c in ok), "not the fastest that fits"
-assert r["micro_batch"] * r["grad_accum"] * (j["ranks"] // r["tp"]) == j["global_batch"]
+assert r["micro_batch"] * r["grad_accum"] * (j["ranks"] // (r["tp"] * r["pp"])) == j["global_batch"]
 assert all(c["tp"] >= 1 and j["ranks"] % c["tp"] == 0 for c in cfgs), "a tp degree not dividing the ranks"
+assert all(j["ranks"] % (c["tp"] * c["pp"]) == 0 for c in cfgs), "a tp x pp not dividing the ranks"
 assert ok and {c["tp"] for c in ok} >= {1, 2}, "TP degrees not searched by default"
+assert ok and {c["pp"] for c in ok} >= {1, 2}, "PP degrees not searched by default"
+assert all((c["pipeline_schedule"] is None) == (c["pp"] == 1) for c in cfgs)
+assert all((c["selective_ac"] is None) == (c["checkpointing"] != "selective") for c in cfgs)
+pruned = [c for c in cfgs if c["note"].startswith("pruned")]
+assert len(pruned) <= j["pruned"] and not any(c["simulated"] for c in pruned)
+assert j["simulated"] >= sum(1 for c in cfgs if c["simulated"])
+keys = [(c["strategy"], c["tp"], c["pp"]) for c in cfgs]
+assert len(keys) == len(set(keys)), "configs: not one per strategy x tp x pp"
+for a in j["alternatives"]:
+    assert a["loses"] in ("throughput", "memory", "batch", "n/a"), a
+    if a["loses"] == "throughput":
+        assert a["tokens_per_s"] <= r["tokens_per_s"] and a["slower_pct"] >= 0, a
 ru = j["runner_up"]
 assert ru and ru["strategy"] != r["strategy"] and ru["fits"]
 assert ru["tokens_per_s"] == max(c["tokens_per_s"] for c in ok if c["strategy"] != r["strategy"])
@@ -425,20 +439,27 @@ for x in rows:
 PY
 fi
 # plan takes simulate's options without a scenario file, and searches
-# checkpointing: without --checkpointing both none and full rows appear,
-# with it only that mode; --strategy / --zero restrict the search
+# layouts: one row per strategy x tp x pp (pp 1 and 2 at least); with
+# --checkpointing only that mode; --strategy / --zero restrict the search
 expect_ok plan-options plan --cluster dgx-a100 --nodes 2 --model gpt3-1.3b
 grep -q '^# collsim plan: gpt3-1.3b .* on dgx-a100, 16 ranks on 2 nodes' "$TMP/plan-options.out" ||
     fail "plan options: not gpt3-1.3b on 2 dgx-a100 nodes: $(head -1 "$TMP/plan-options.out")"
-for ck in none full; do
-    grep -q "^fsdp_full_shard  *[0-9][0-9]*  *$ck " "$TMP/plan-options.out" || fail "plan options: no $ck checkpointing row"
+for pp in 1 2; do
+    grep -Eq "^fsdp_full_shard +1 +$pp +[0-9]+ +[-a-z0-9_]+ +(none|selective|full) " "$TMP/plan-options.out" ||
+        fail "plan options: no fsdp_full_shard tp 1 pp $pp row"
 done
 expect_ok plan-fixed plan --model gpt3-1.3b --ranks 8 --checkpointing full --zero 3 --global-batch 32
-awk '/^[a-z_0-9]+ +[0-9]+ +(none|selective|full) +[0-9]/ { n++; if ($1 != "fsdp_full_shard" || $3 != "full") bad = 1 }
+awk '/^[a-z_0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[-a-z0-9_]+ +(none|selective|full) / { n++; if ($1 != "fsdp_full_shard" || $6 != "full") bad = 1 }
     END { exit !(n > 0 && !bad) }' "$TMP/plan-fixed.out" || fail "plan fixed: rows other than fsdp_full_shard/full"
 grep -q '^# global batch 32 sequences = micro_batch 1 x grad_accum 4 x 8 ranks' "$TMP/plan-fixed.out" ||
     fail "plan fixed: --global-batch 32 not micro_batch 1 x grad_accum 4: $(sed -n 2p "$TMP/plan-fixed.out")"
 expect_usage plan-bad-global plan --ranks 8 --global-batch 12
+# a pinned layout that applies nowhere (pp 3 on 8 GPUs): every row says why
+expect_ok plan-pp3 plan --model gpt2-124m --ranks 8 --pp 3 --strategy ddp
+grep -q '^recommended: none: no configuration applies' "$TMP/plan-pp3.out" ||
+    fail "plan pp 3: $(grep '^recommended' "$TMP/plan-pp3.out")"
+grep -q 'n/a: pipeline_parallel 3 does not divide the 8 ranks' "$TMP/plan-pp3.out" ||
+    fail "plan pp 3: no row says why"
 # built-in scenarios by name, with a did-you-mean for a near miss
 expect_ok sim-named simulate gpt3-13b-fsdp-64 --format csv
 expect_ok sim-file simulate configs/scenarios/gpt3-13b-fsdp-64.yaml --format csv

@@ -446,6 +446,118 @@ START_TEST(errors_name_the_failing_point)
 }
 END_TEST
 
+/* Layout lists (crossover --tp / --pp): every strategy x tp x pp is a
+ * series, in strategy, then --tp, then --pp order; each point runs its
+ * series' layout (the configuration plan's search picks for that
+ * training), a layout that does not apply at a point (tp x pp over the
+ * ranks) leaves it empty, not an error; series names carry the layout. */
+START_TEST(layouts_are_series)
+{
+    cs_sweep_spec *s = spec_new("dgx-h100", 8, 1e9, 1e10, 2);
+    s->ntps = 2;
+    s->tps[0] = 1;
+    s->tps[1] = 8;
+    s->npps = 2;
+    s->pps[0] = 1;
+    s->pps[1] = 2;
+    ck_assert(cs_sweep_has_layouts(s));
+    ck_assert_int_eq(cs_sweep_nseries(s), 2 * 2 * 2);
+    ck_assert_uint_eq(cs_sweep_size(s), 2 * 8);
+    const int want_tp[] = {1, 1, 8, 8}, want_pp[] = {1, 2, 1, 2};
+    for (int i = 0; i < 8; i++) {
+        cs_sweep_series se = cs_sweep_series_at(s, i);
+        ck_assert_int_eq(se.strategy, s->strategies[i / 4]);
+        ck_assert_int_eq(se.tp, want_tp[i % 4]);
+        ck_assert_int_eq(se.pp, want_pp[i % 4]);
+        ck_assert_int_eq(cs_sweep_layout_index(s, se.tp, se.pp), i % 4);
+    }
+    ck_assert_int_eq(cs_sweep_layout_index(s, 4, 1), -1);
+    char name[96];
+    ck_assert_str_eq(cs_sweep_series_name(s, CS_STRAT_FSDP_FULL_SHARD, 8, 2, name, sizeof name),
+                     "fsdp_full_shard tp8 pp2");
+    cs_sweep_point *pts = run_all(s);
+    cs_diag d;
+    for (size_t i = 0; i < cs_sweep_size(s); i++) {
+        cs_sweep_series se = cs_sweep_series_at(s, cs_sweep_series_of(s, i));
+        const cs_sweep_point *pt = &pts[i];
+        ck_assert_int_eq(pt->strategy, se.strategy);
+        ck_assert_int_eq(pt->tp, se.tp);
+        ck_assert_int_eq(pt->pp, se.pp);
+        if (se.tp * se.pp > 8) { /* 8 ranks: tp 8 x pp 2 does not apply */
+            ck_assert(!pt->applies && !pt->fits && pt->tokens_per_s == 0);
+            continue;
+        }
+        ck_assert(pt->applies);
+        /* the reference: plan's search for that strategy at that layout */
+        cs_model m;
+        cs_topology topo;
+        ck_assert(cs_model_generic(pt->params, &m, &d) == 0);
+        ck_assert(cs_topology_build(&s->cluster, 8, 0, &topo, &d) == 0);
+        cs_training t = s->training;
+        cs_training_set_strategy(&t, se.strategy);
+        t.tensor_parallel = se.tp;
+        t.pipeline_parallel = se.pp;
+        cs_plan_batch b = cs_sweep_batch(s, 8);
+        cs_plan_cfg c;
+        ck_assert_msg(cs_plan_best(&m, &t, &topo, &b, NULL, &c, &d) == 0, "%s", d.message);
+        ck_assert_int_eq(c.tp, se.tp);
+        ck_assert_int_eq(c.pp, se.pp);
+        ck_assert_double_eq(pt->tokens_per_s, c.tokens_per_s);
+        ck_assert_int_eq(c.micro_batch * c.grad_accum * (8 / (se.tp * se.pp)),
+                         (int)b.global_batch);
+    }
+    /* without lists: one series per strategy at the training's layout */
+    s->ntps = s->npps = 0;
+    ck_assert(!cs_sweep_has_layouts(s));
+    ck_assert_int_eq(cs_sweep_nseries(s), 2);
+    ck_assert_str_eq(cs_sweep_series_name(s, CS_STRAT_DDP, 1, 1, name, sizeof name), "ddp");
+    free(pts);
+    free(s);
+}
+END_TEST
+
+/* A crossing between layouts of one strategy: on 8 GPUs of dgx-h100 the
+ * unpipelined fsdp_full_shard wins small models and loses to pp 2 as they
+ * grow; the crossing names both layouts, and the winner really flips
+ * across it. */
+START_TEST(crossings_between_layouts)
+{
+    cs_sweep_spec *s = spec_new("dgx-h100", 8, 1e9, 3e10, 5);
+    s->nstrategies = 1;
+    s->strategies[0] = CS_STRAT_FSDP_FULL_SHARD;
+    s->npps = 2;
+    s->pps[0] = 1;
+    s->pps[1] = 2;
+    s->global_batch = 1024;
+    s->search_micro_batch = s->search_ckpt = 1;
+    cs_sweep_point *pts = run_all(s);
+    cs_crossing *c;
+    size_t nc;
+    cs_diag d;
+    ck_assert_int_eq(cs_sweep_crossings(s, pts, cs_sweep_size(s), &c, &nc, &d), 0);
+    int found = 0;
+    for (size_t i = 0; i < nc; i++) {
+        if (c[i].kind != CS_CROSS_THROUGHPUT) continue;
+        found++;
+        ck_assert_int_eq(c[i].a, CS_STRAT_FSDP_FULL_SHARD);
+        ck_assert_int_eq(c[i].b, CS_STRAT_FSDP_FULL_SHARD);
+        ck_assert_int_ne(c[i].pp_a, c[i].pp_b); /* two layouts of one strategy */
+        cs_sweep_series a = {c[i].a, c[i].tp_a, c[i].pp_a}, b = {c[i].b, c[i].tp_b, c[i].pp_b};
+        cs_sweep_point lo_a, lo_b, hi_a, hi_b;
+        ck_assert(cs_sweep_series_eval(s, &a, 8, c[i].params / 1.05, -1, &lo_a, &d) == 0);
+        ck_assert(cs_sweep_series_eval(s, &b, 8, c[i].params / 1.05, -1, &lo_b, &d) == 0);
+        ck_assert(cs_sweep_series_eval(s, &a, 8, c[i].params * 1.05, -1, &hi_a, &d) == 0);
+        ck_assert(cs_sweep_series_eval(s, &b, 8, c[i].params * 1.05, -1, &hi_b, &d) == 0);
+        ck_assert(lo_a.tokens_per_s > lo_b.tokens_per_s);
+        ck_assert(hi_a.tokens_per_s < hi_b.tokens_per_s);
+    }
+    ck_assert_int_gt(found, 0);
+    free(c);
+    free(pts);
+    free(s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sweep");
@@ -459,6 +571,8 @@ int main(void)
     tcase_add_test(tc, search_finds_the_fastest);
     tcase_add_test(tc, deterministic_and_split_invariant);
     tcase_add_test(tc, errors_name_the_failing_point);
+    tcase_add_test(tc, layouts_are_series);
+    tcase_add_test(tc, crossings_between_layouts);
     suite_add_tcase(s, tc);
     return cs_test_run(s);
 }

@@ -413,7 +413,7 @@ START_TEST(sweep_report)
          .ckpt_b = CS_CKPT_FULL},
     };
     cs_buf b = {0};
-    cs_sweep_report_crossings(&b, c, 2);
+    cs_sweep_report_crossings(&b, &spec, c, 2);
     cs_buf_printf(&b, "%s", "");
     ck_assert_str_eq(b.data, "ranks,strategy_a,strategy_b,kind,params,margin\n"
                              "8,ddp,fsdp_full_shard,throughput,3000000000,0.250000\n"

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plan_report.c - the report of a plan (plan_report.h) on the table type
- * (out/table.h). The configurations are one table (cfg_cols: the JSON
- * members of "configs", "recommendation" and "runner_up") with a view for
- * people (cfg_view); the rule's sizes are one table (rule_cols, inside
+ * (out/table.h). The configurations shown (one per strategy x tp x pp,
+ * study/plan.h's `shown`) are one table (cfg_cols: the JSON members of
+ * "configs", "recommendation" and "runner_up") with a view for people
+ * (cfg_view); the best of each other kind is the table "alternatives"; the rule's sizes are one table (rule_cols, inside
  * the JSON group "rule_of_thumb"; its tokens/s keys are named after the
  * rule's strategies) with a view for people (rule_view). What a person
  * reads besides (the recommendation and the rule's verdict in words) is
@@ -15,6 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "train/checkpoint.h"
+
 #define N(a) (sizeof a / sizeof a[0])
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -23,7 +26,11 @@
 static const cs_col cfg_cols[] = {
     CS_COL_STR("strategy"),
     CS_COL_INT("tp"),
-    CS_COL_STR("checkpointing"),
+    CS_COL_INT("pp"),
+    CS_COL_INT("virtual_stages"),
+    {.name = "pipeline_schedule", .kind = CS_CELL_STR, .flags = CS_COL_NULL}, /* null at pp 1 */
+    {.name = "checkpointing", .kind = CS_CELL_STR, .flags = CS_COL_NULL},     /* null: pruned */
+    {.name = "selective_ac", .kind = CS_CELL_STR, .flags = CS_COL_NULL},      /* null: not selective */
     CS_COL_INT("micro_batch"),
     CS_COL_INT("grad_accum"),
     CS_COL_BOOL("batch_kept"),
@@ -48,7 +55,12 @@ static const cs_col cfg_cols[] = {
 static const cs_col cfg_view[] = {
     {.name = "strategy", .kind = CS_CELL_STR, .width = 20, .flags = CS_COL_LEFT},
     {.name = "tp", .kind = CS_CELL_INT, .width = 3},
+    {.name = "pp", .kind = CS_CELL_INT, .width = 3},
+    {.name = "v", .of = "virtual_stages", .kind = CS_CELL_INT, .width = 3},
+    {.name = "schedule", .of = "pipeline_schedule", .kind = CS_CELL_STR, .width = 16, .sep = " ",
+     .flags = CS_COL_LEFT},
     {.name = "ckpt", .of = "checkpointing", .kind = CS_CELL_STR, .width = 9, .flags = CS_COL_LEFT},
+    {.name = "sac", .of = "selective_ac", .kind = CS_CELL_STR, .width = 9, .flags = CS_COL_LEFT},
     {.name = "micro", .of = "micro_batch", .kind = CS_CELL_INT, .width = 5},
     {.name = "accum", .of = "grad_accum", .kind = CS_CELL_INT, .width = 5},
     CS_VIEW_NUM("peak GiB", "peak_gib", "%.2f", 9, NULL),
@@ -66,9 +78,22 @@ static void cfg_row(cs_table *t, const cs_plan_cfg *c, const char *mark)
     cs_table_row(t);
     cs_table_str(t, cs_strategy_name(c->strategy));
     cs_table_int(t, c->tp);
-    cs_table_str(t, cs_ckpt_name(c->checkpointing));
-    cs_table_int(t, c->micro_batch);
-    cs_table_int(t, c->grad_accum);
+    cs_table_int(t, c->pp);
+    cs_table_int(t, c->virtual_stages);
+    if (c->pp_schedule) cs_table_str(t, c->pp_schedule);
+    else cs_table_skip(t);
+    char sac[32];
+    if (c->pruned) {
+        for (int i = 0; i < 4; i++) cs_table_skip(t); /* no policy, micro-batch */
+    } else {
+        cs_table_str(t, cs_ckpt_name(c->checkpointing));
+        if (c->checkpointing == CS_CKPT_SELECTIVE)
+            cs_table_str(t, cs_checkpoint_selective_name(c->selective_ac, sac, sizeof sac));
+        else
+            cs_table_skip(t);
+        cs_table_int(t, c->micro_batch);
+        cs_table_int(t, c->grad_accum);
+    }
     cs_table_bool(t, c->batch_kept);
     cs_table_bool(t, c->ok);
     if (c->ok) {
@@ -107,7 +132,8 @@ static cs_table *cfg_table(cs_doc *doc, const char *name, unsigned flags)
 
 enum {
     F_TITLE, F_SCENARIO, F_CLUSTER, F_MODEL, F_PARAMS, F_RANKS, F_NODES, F_GLOBAL_BATCH,
-    F_RUNNER_SLOWER, F_TEXT, F_MICRO_BATCH, F_GRAD_ACCUM, F_AGREES, F_SIZES, F_COUNT
+    F_RUNNER_SLOWER, F_TEXT, F_MICRO_BATCH, F_GRAD_ACCUM, F_AGREES, F_SIZES, F_SIMULATED,
+    F_PRUNED, F_COUNT
 };
 static const cs_col fields[F_COUNT] = {
     [F_TITLE] = CS_COL_STR("title"),
@@ -124,6 +150,8 @@ static const cs_col fields[F_COUNT] = {
     [F_GRAD_ACCUM] = CS_COL_INT("grad_accum"),
     [F_AGREES] = CS_COL_INT("agrees"),
     [F_SIZES] = CS_COL_INT("sizes"),
+    [F_SIMULATED] = CS_COL_INT("simulated"),
+    [F_PRUNED] = CS_COL_INT("pruned"),
 };
 
 /* A member of the tree on its own line: a fields table of field k, its
@@ -294,18 +322,45 @@ static const cs_table *rule_group(cs_doc *doc, const cs_plan_rule *r, const rule
 
 /* ---- notes for people ------------------------------------------------------------------- */
 
+/* c's layout and policy in words: "fsdp_full_shard, tp 8, pp 4 x v 2
+ * (interleaved_1f1b), micro_batch 1, grad_accum 16, checkpointing
+ * selective (op)"; pp and the selective flavour only where they apply
+ * (a plan without them reads as before them). */
+static void cfg_text(char *out, size_t n, const cs_plan_cfg *c)
+{
+    char pp[96] = "", sac[32], ck[64];
+    if (c->pp > 1 && c->virtual_stages > 1)
+        snprintf(pp, sizeof pp, ", pp %d x v %d (%s)", c->pp, c->virtual_stages, c->pp_schedule);
+    else if (c->pp > 1)
+        snprintf(pp, sizeof pp, ", pp %d (%s)", c->pp, c->pp_schedule);
+    if (c->checkpointing == CS_CKPT_SELECTIVE)
+        snprintf(ck, sizeof ck, "selective (%s)",
+                 cs_checkpoint_selective_name(c->selective_ac, sac, sizeof sac));
+    else
+        snprintf(ck, sizeof ck, "%s", cs_ckpt_name(c->checkpointing));
+    if (c->pruned)
+        snprintf(out, n, "%s, tp %d%s", cs_strategy_name(c->strategy), c->tp, pp);
+    else
+        snprintf(out, n, "%s, tp %d%s, micro_batch %d, grad_accum %d, checkpointing %s",
+                 cs_strategy_name(c->strategy), c->tp, pp, c->micro_batch, c->grad_accum, ck);
+}
+
 static void recommendation_notes(cs_doc *doc, const cs_plan *p)
 {
     const cs_plan_cfg *c = p->best, *r = p->runner;
+    char text[256];
+    if (!c && p->nsimulated == 0 && p->npruned == 0) {
+        cs_doc_note(doc, "recommended: none: no configuration applies (the notes say why)\n");
+        return;
+    }
     if (!c) {
         cs_doc_note(doc, "recommended: none: no strategy fits with micro-batch 1 while keeping the "
                          "global batch; use more GPUs, activation checkpointing or a smaller "
                          "model\n");
         return;
     }
-    cs_doc_note(doc, "recommended: %s, tp %d, micro_batch %d, grad_accum %d, checkpointing %s\n",
-                cs_strategy_name(c->strategy), c->tp, c->micro_batch, c->grad_accum,
-                cs_ckpt_name(c->checkpointing));
+    cfg_text(text, sizeof text, c);
+    cs_doc_note(doc, "recommended: %s\n", text);
     cs_doc_note(doc, "  tokens/s              %.0f (all GPUs), %.1f model TFLOPS per GPU\n",
                 c->tokens_per_s, c->tflops_per_gpu);
     cs_doc_note(doc, "  MFU                   %.1f %%\n", 100 * c->mfu);
@@ -316,15 +371,103 @@ static void recommendation_notes(cs_doc *doc, const cs_plan *p)
     cs_doc_note(doc, "  peak memory           %.2f GiB of %.2f GiB (%.0f %%)\n",
                 c->peak_bytes / GIB, c->capacity_bytes / GIB,
                 100 * c->peak_bytes / c->capacity_bytes);
-    if (r)
-        cs_doc_note(doc, "  runner-up             %s, tp %d, micro_batch %d, grad_accum %d, "
-                         "checkpointing %s: %.0f tokens/s, %.2f %% slower%s\n",
-                    cs_strategy_name(r->strategy), r->tp, r->micro_batch, r->grad_accum,
-                    cs_ckpt_name(r->checkpointing), r->tokens_per_s,
-                    p->runner_slower_pct,
+    if (r) {
+        cfg_text(text, sizeof text, r);
+        cs_doc_note(doc, "  runner-up             %s: %.0f tokens/s, %.2f %% slower%s\n", text,
+                    r->tokens_per_s, p->runner_slower_pct,
                     p->runner_as_fast ? " (as fast: the recommendation needs less memory)" : "");
-    else
+    } else {
         cs_doc_note(doc, "  runner-up             none: no other strategy fits\n");
+    }
+}
+
+/* ---- the best of each other kind -------------------------------------------------------- */
+
+static const cs_col alt_cols[] = {
+    CS_COL_STR("kind"),
+    CS_COL_STR("loses"),
+    {.name = "slower_pct", .kind = CS_CELL_NUM, .fmt = "%.2f", .flags = CS_COL_NULL},
+    {.name = "least_bytes", .kind = CS_CELL_NUM, .fmt = "%.0f", .flags = CS_COL_NULL},
+    {.name = "least_is_floor", .kind = CS_CELL_BOOL, .flags = CS_COL_NULL},
+    {.name = "strategy", .kind = CS_CELL_STR, .flags = CS_COL_NULL},
+    {.name = "tp", .kind = CS_CELL_INT, .flags = CS_COL_NULL},
+    {.name = "pp", .kind = CS_CELL_INT, .flags = CS_COL_NULL},
+    {.name = "virtual_stages", .kind = CS_CELL_INT, .flags = CS_COL_NULL},
+    {.name = "pipeline_schedule", .kind = CS_CELL_STR, .flags = CS_COL_NULL},
+    {.name = "checkpointing", .kind = CS_CELL_STR, .flags = CS_COL_NULL},
+    {.name = "selective_ac", .kind = CS_CELL_STR, .flags = CS_COL_NULL},
+    {.name = "micro_batch", .kind = CS_CELL_INT, .flags = CS_COL_NULL},
+    {.name = "grad_accum", .kind = CS_CELL_INT, .flags = CS_COL_NULL},
+    {.name = "tokens_per_s", .kind = CS_CELL_NUM, .fmt = "%.1f", .flags = CS_COL_NULL},
+    {.name = "peak_bytes", .kind = CS_CELL_NUM, .fmt = "%.0f", .flags = CS_COL_NULL},
+};
+
+/* One alternative as a row of t: its best (or least) configuration. */
+static void alt_row(cs_table *t, const cs_plan_alt *a)
+{
+    const cs_plan_cfg *c = a->cfg ? a->cfg : a->least;
+    cs_table_row(t);
+    cs_table_str(t, a->kind);
+    cs_table_str(t, a->loses);
+    if (a->cfg) cs_table_num(t, a->slower_pct);
+    else cs_table_skip(t);
+    if (!a->cfg && c) {
+        cs_table_num(t, c->pruned ? c->floor_bytes : c->peak_bytes);
+        cs_table_bool(t, c->pruned);
+    } else {
+        cs_table_skip(t);
+        cs_table_skip(t);
+    }
+    if (!c) return;
+    char sac[32];
+    cs_table_str(t, cs_strategy_name(c->strategy));
+    cs_table_int(t, c->tp);
+    cs_table_int(t, c->pp);
+    cs_table_int(t, c->virtual_stages);
+    if (c->pp_schedule) cs_table_str(t, c->pp_schedule);
+    else cs_table_skip(t);
+    if (c->pruned) return;
+    cs_table_str(t, cs_ckpt_name(c->checkpointing));
+    if (c->checkpointing == CS_CKPT_SELECTIVE)
+        cs_table_str(t, cs_checkpoint_selective_name(c->selective_ac, sac, sizeof sac));
+    else
+        cs_table_skip(t);
+    cs_table_int(t, c->micro_batch);
+    cs_table_int(t, c->grad_accum);
+    if (!c->ok) return;
+    cs_table_num(t, c->tokens_per_s);
+    cs_table_num(t, c->peak_bytes);
+}
+
+/* The alternatives: the JSON table "alternatives", and for people one
+ * line each saying why it loses. */
+static void alternatives(cs_doc *doc, const cs_plan *p)
+{
+    cs_table *t = cs_doc_table(doc, &(cs_table_spec){"alternatives", alt_cols, N(alt_cols),
+                                                      CS_FOR_TREE, 0});
+    if (p->nalts) cs_doc_note(doc, "\nThe best of each other kind, and why it loses:\n");
+    char text[256];
+    for (int i = 0; i < p->nalts; i++) {
+        const cs_plan_alt *a = &p->alts[i];
+        alt_row(t, a);
+        cs_doc_note(doc, "  %-34s ", a->kind);
+        if (a->cfg) {
+            cfg_text(text, sizeof text, a->cfg);
+            cs_doc_note(doc, "throughput: %s: %.0f tokens/s, %.2f %% slower\n", text,
+                        a->cfg->tokens_per_s, a->slower_pct);
+        } else if (a->least && !strcmp(a->loses, "memory")) {
+            const cs_plan_cfg *c = a->least;
+            cfg_text(text, sizeof text, c);
+            cs_doc_note(doc, "memory: nothing fits; the least, %s, needs %s%.2f GiB of %.2f GiB%s\n",
+                        text, c->pruned ? "over " : "",
+                        (c->pruned ? c->floor_bytes : c->peak_bytes) / GIB, c->capacity_bytes / GIB,
+                        c->pruned ? " (parameters and optimizer states alone)" : "");
+        } else if (!strcmp(a->loses, "batch")) {
+            cs_doc_note(doc, "batch: what fits changes the global batch\n");
+        } else {
+            cs_doc_note(doc, "n/a: no configuration of the kind applies\n");
+        }
+    }
 }
 
 /* Where the rule's pick is not the winner, why. */
@@ -444,12 +587,19 @@ static void head(cs_doc *doc, const char *scenario, const cs_plan *p)
     member_int(doc, F_RANKS, topo->ranks);
     member_int(doc, F_NODES, topo->nodes);
     member_int(doc, F_GLOBAL_BATCH, p->global_batch);
+    member_int(doc, F_SIMULATED, (long long)p->nsimulated);
+    member_int(doc, F_PRUNED, (long long)p->npruned);
     cs_table *t = cfg_table(doc, "configs", 0);
-    for (size_t i = 0; i < p->ncfgs; i++) {
-        const cs_plan_cfg *c = &p->cfgs[i];
+    for (size_t i = 0; i < p->nshown; i++) {
+        const cs_plan_cfg *c = p->shown[i];
         cfg_row(t, c, c == p->best ? "<- recommended" : c == p->runner ? "<- runner-up" : "");
     }
     cs_doc_view(doc, t, &(cs_table_spec){NULL, cfg_view, N(cfg_view), CS_FOR_PEOPLE, 0});
+    cs_doc_note(doc, "\nEach row: the best of one strategy x tp x pp over its pipelines, "
+                     "checkpointing and micro-batches (the alternatives below: the best of each "
+                     "other kind). %zu configurations simulated; %zu layouts pruned unsimulated "
+                     "(their parameters and optimizer states alone exceed the GPU).\n",
+                p->nsimulated, p->npruned);
 }
 
 void cs_plan_report(cs_buf *b, cs_format f, const char *scenario, const cs_plan *p)
@@ -465,6 +615,7 @@ void cs_plan_report(cs_buf *b, cs_format f, const char *scenario, const cs_plan 
         cfg_row(runner, p->runner, "");
         cs_table_num(member(doc, F_RUNNER_SLOWER), p->runner_slower_pct);
     }
+    alternatives(doc, p);
     const cs_training *t = p->training;
     cs_doc_note(doc, "\nRule of thumb: \"%s\"\n", cs_plan_rule_text());
     cs_doc_note(doc, "checked on %s, %d ranks, generic models (sequence %d, vocabulary %d), "

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plan_report.h - the report of a plan (`collsim plan`, study/plan.h): the
- * configurations searched, the recommendation and its runner-up, and the
+ * best configuration of each strategy x tp x pp, the recommendation, its
+ * runner-up and the best of each other kind, and the
  * rule-of-thumb check, in every format of out/table.h but CSV (a plan is
  * no one flat table). Appends to a caller-owned buffer.
  */

@@ -206,7 +206,7 @@ int cs_plot_crossover(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t 
     if (rc) return rc;
     int png = png_path(path);
     cs__grid g;
-    cs__grid_build(&g, pts, n);
+    cs__grid_build(&g, s, pts, n);
     if (g.nr == 0 || g.np == 0) {
         cs__grid_free(&g);
         return cs_diag_set(d, CS_EINVAL, path, 0, 0, "nothing to plot: no sweep points");

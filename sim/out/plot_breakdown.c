@@ -52,14 +52,15 @@ void cs__plot_breakdown(const cs__plot_ctx *cx, cs__dfile *df, const char *dataf
                      "set style fill solid 0.9 border -1\nset boxwidth 0.6\n"
                      "set key outside right\nset yrange [0:*]\n");
     cs__blk k = {0};
-    for (int st = 0; st < CS_STRAT_COUNT; st++) {
+    for (int st = 0; st < g->nkeys; st++) {
         const cs_sweep_point *pt = cs__grid_at(g, rlast, pmid, st);
         if (!g->present[st] || !pt) continue;
         double v[NPARTS];
         values(&pt->time, v);
+        char name[96];
+        cs__grid_key_name(g, st, name, sizeof name);
         cs__blk_start_row(&k);
-        cs_buf_printf(&k.b, "\"%s%s\"", cs_strategy_name((cs_strategy)st),
-                      pt->fits ? "" : " (OOM)");
+        cs_buf_printf(&k.b, "\"%s%s\"", name, pt->fits ? "" : " (OOM)");
         for (int i = 0; i < NPARTS; i++) cs_buf_printf(&k.b, " %.9g", v[i]);
         cs_buf_printf(&k.b, "\n");
     }

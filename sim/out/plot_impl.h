@@ -27,21 +27,36 @@ const char *cs__plot_color(int k);
 
 /* ---- the grid of points (plot_grid.c) -------------------------------------- */
 
+/* A series is a key: strategy x layouts + the layout's index (study/sweep.h:
+ * with layout lists each strategy x tp x pp is a series; without, the key
+ * is the strategy, and every plot is what it was). Keys run in strategy
+ * order, then the lists' order; nkeys stands for "none fits". */
 typedef struct cs__grid {
     const cs_sweep_point *pts;
+    const cs_sweep_spec *s; /* the layouts (NULL: none) */
     int nr, np;
+    int nlayouts, nkeys; /* layouts per strategy (1 without lists), CS_STRAT_COUNT x it */
     int *ranks;     /* sorted, distinct */
     double *params; /* sorted, distinct (relative tolerance 1e-9) */
-    long *cell;     /* [r][p][strategy] -> index into pts, -1 if none */
-    int present[CS_STRAT_COUNT];
+    long *cell;     /* [r][p][key] -> index into pts, -1 if none */
+    int *present;   /* [key] */
 } cs__grid;
 
-/* Puts the usable points of pts on g (duplicates: the first wins); free
- * with cs__grid_free. */
-void cs__grid_build(cs__grid *g, const cs_sweep_point *pts, size_t n);
+/* Puts the usable points of pts on g (duplicates: the first wins; s: the
+ * layouts, may be NULL); free with cs__grid_free. */
+void cs__grid_build(cs__grid *g, const cs_sweep_spec *s, const cs_sweep_point *pts, size_t n);
 void cs__grid_free(cs__grid *g);
-/* The point at (rank index r, P index p, strategy st), or NULL. */
-const cs_sweep_point *cs__grid_at(const cs__grid *g, int r, int p, int st);
+/* The point at (rank index r, P index p, key k), or NULL. */
+const cs_sweep_point *cs__grid_at(const cs__grid *g, int r, int p, int k);
+/* The key of strategy st at layout (tp, pp) (-1: not a series of g). */
+int cs__grid_key(const cs__grid *g, cs_strategy st, int tp, int pp);
+/* Key k's strategy, its layout's index (0 without lists), its name
+ * ("fsdp_full_shard", "fsdp_full_shard tp4 pp2") into buf (returned), its
+ * colour (the strategy's; k = nkeys: "none fits"'s). */
+cs_strategy cs__grid_key_strategy(const cs__grid *g, int k);
+int cs__grid_key_layout(const cs__grid *g, int k);
+const char *cs__grid_key_name(const cs__grid *g, int k, char *buf, size_t n);
+const char *cs__grid_key_color(const cs__grid *g, int k);
 
 /* ---- data files (plot_data.c) ---------------------------------------------- */
 
@@ -88,9 +103,10 @@ typedef void (*cs__plot_fn)(const cs__plot_ctx *cx, cs__dfile *df, const char *d
 void cs__plot_quote(cs_buf *b, const char *s);       /* a gnuplot '...' string */
 void cs__plot_clause(cs_buf *b, int *nclauses);      /* "plot " or ", \" */
 void cs__plot_fmt_params(char *out, size_t len, double p); /* 1.5B, 350M */
-/* The clauses of a series written by cs__plot_series. */
+/* The clauses of series key k of g written by cs__plot_series (the
+ * strategy's colour; a layout after the first: its own point shape). */
 void cs__plot_series_clauses(cs_buf *b, int *nclauses, const char *file, int ifit, int ioom,
-                             cs_strategy st);
+                             const cs__grid *g, int k);
 /* The legend entry of the hollow, dashed "does not fit" style. */
 void cs__plot_oom_key(cs_buf *b, int *nclauses, const char *what);
 void cs__plot_empty_panel(cs_buf *b);

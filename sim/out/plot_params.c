@@ -46,8 +46,8 @@ typedef struct series {
     int *fits;
 } series;
 
-/* Points of (ranks r, strategy st) with a positive value, sorted by P. */
-static int collect_p(const cs__grid *g, int r, cs_strategy st, value_fn f, series *s)
+/* Points of (ranks r, series key st) with a positive value, sorted by P. */
+static int collect_p(const cs__grid *g, int r, int st, value_fn f, series *s)
 {
     int m = 0;
     for (int p = 0; p < g->np; p++) {
@@ -92,10 +92,10 @@ static void params_xrange(cs_buf *b, const cs__grid *g)
     cs_buf_printf(b, "set xrange [%.9g:%.9g]\n", lo / pad, hi * pad);
 }
 
-/* The OOM bands of strategy st in panel r, the ord-th strategy drawn, from
- * the grid, not the drawn points, so a strategy whose OOM points have no
+/* The OOM bands of series key st in panel r, the ord-th series drawn, from
+ * the grid, not the drawn points, so a series whose OOM points have no
  * throughput still shows. Returns whether it drew one. */
-static int oom_bands(const cs__plot_ctx *cx, int r, cs_strategy st, int ord, cs_buf *b)
+static int oom_bands(const cs__plot_ctx *cx, int r, int st, int ord, cs_buf *b)
 {
     const cs__grid *g = cx->g;
     int prev = -1, any = 0;
@@ -118,7 +118,8 @@ static int oom_bands(const cs__plot_ctx *cx, int r, cs_strategy st, int ord, cs_
             double hi = next < 0 ? g->params[last] * 1.15 : sqrt(g->params[last] * g->params[next]);
             for (size_t k = 0; k < cx->nc; k++) {
                 const cs_crossing *c = &cx->c[k];
-                if (c->kind == CS_CROSS_OOM && c->ranks == g->ranks[r] && c->a == st && prev >= 0 &&
+                if (c->kind == CS_CROSS_OOM && c->ranks == g->ranks[r] &&
+                    cs__grid_key(g, c->a, c->tp_a, c->pp_a) == st && prev >= 0 &&
                     c->params > g->params[prev] && c->params < g->params[p])
                     lo = c->params;
             }
@@ -126,7 +127,7 @@ static int oom_bands(const cs__plot_ctx *cx, int r, cs_strategy st, int ord, cs_
                           "set object rect from %.9g, graph %.3f to %.9g, graph %.3f "
                           "fc rgb '%s' fs transparent solid 0.45 noborder behind\n",
                           lo / 1e9, 0.005 + 0.03 * ord, hi / 1e9, 0.03 + 0.03 * ord,
-                          cs__plot_color(st));
+                          cs__grid_key_color(g, st));
             any = 1;
         }
         prev = p;
@@ -145,15 +146,16 @@ static void crossing_marks(const cs__plot_ctx *cx, int r, cs__dfile *df, const c
         const cs_crossing *c = &cx->c[i];
         if (c->ranks != g->ranks[r] || !(c->params > 0)) continue;
         double px = c->params / 1e9;
+        int ka = cs__grid_key(g, c->a, c->tp_a, c->pp_a);
         if (c->kind == CS_CROSS_OOM) {
-            if ((int)c->a >= 0 && (int)c->a < CS_STRAT_COUNT && px >= g->params[0] / 1e9 / 1.15 &&
+            if (ka >= 0 && px >= g->params[0] / 1e9 / 1.15 &&
                 px <= g->params[g->np - 1] / 1e9 * 1.15)
                 cs_buf_printf(b, "set arrow from %.9g, graph 0 to %.9g, graph 1 nohead "
-                                 "dt 3 lw 1.2 lc rgb '%s'\n", px, px, cs__plot_color(c->a));
+                                 "dt 3 lw 1.2 lc rgb '%s'\n", px, px, cs__grid_key_color(g, ka));
             continue;
         }
-        if ((int)c->a < 0 || (int)c->a >= CS_STRAT_COUNT) continue;
-        int m = collect_p(g, r, c->a, v_tokens, s);
+        if (ka < 0) continue;
+        int m = collect_p(g, r, ka, v_tokens, s);
         double py = interp(s->x, s->y, m, px);
         if (!isfinite(py)) continue;
         char lab[32];
@@ -185,14 +187,14 @@ static void panel(const cs__plot_ctx *cx, const params_plot *pp, int r, cs__dfil
     params_xrange(b, g);
     cs_buf clauses = {0};
     int nclauses = 0, any_oom = 0, ord = 0;
-    for (int st = 0; st < CS_STRAT_COUNT; st++) {
+    for (int st = 0; st < g->nkeys; st++) {
         if (!g->present[st]) continue;
-        int m = collect_p(g, r, (cs_strategy)st, pp->value, s);
+        int m = collect_p(g, r, st, pp->value, s);
         int ifit, ioom;
         cs__plot_series(df, s->x, s->y, s->fits, m, &ifit, &ioom);
-        cs__plot_series_clauses(&clauses, &nclauses, datafile, ifit, ioom, (cs_strategy)st);
+        cs__plot_series_clauses(&clauses, &nclauses, datafile, ifit, ioom, g, st);
         if (ioom >= 0) any_oom = 1;
-        if (pp->marks_oom && oom_bands(cx, r, (cs_strategy)st, ord, b)) any_oom = 1;
+        if (pp->marks_oom && oom_bands(cx, r, st, ord, b)) any_oom = 1;
         ord++;
     }
     if (nclauses && any_oom) cs__plot_oom_key(&clauses, &nclauses, pp->oom_key);
@@ -212,7 +214,7 @@ static void panel(const cs__plot_ctx *cx, const params_plot *pp, int r, cs__dfil
 static double capacity_gib(const cs__plot_ctx *cx)
 {
     const cs__grid *g = cx->g;
-    for (size_t i = 0; i < (size_t)g->nr * g->np * CS_STRAT_COUNT; i++)
+    for (size_t i = 0; i < (size_t)g->nr * g->np * (size_t)g->nkeys; i++)
         if (g->cell[i] >= 0 && g->pts[g->cell[i]].capacity_bytes > 0)
             return g->pts[g->cell[i]].capacity_bytes / CS__GIB;
     return cx->s ? cx->s->cluster.gpu.memory_bytes / CS__GIB : 0;

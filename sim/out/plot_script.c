@@ -32,18 +32,28 @@ void cs__plot_fmt_params(char *out, size_t len, double p)
     else snprintf(out, len, "%.3g", p);
 }
 
+/* Point shapes of a strategy's layouts, in the lists' order: filled for
+ * what fits (circle, square, triangle up, triangle down, diamond, pentagon)
+ * and their hollow twins for what does not; the first layout's are the
+ * shapes of a plot without layout lists. */
+static const int fit_pt[] = {7, 5, 9, 11, 13, 15}, oom_pt[] = {6, 4, 8, 10, 12, 14};
+#define NSHAPES (int)(sizeof fit_pt / sizeof *fit_pt)
+
 /* Solid line with filled points for what fits, dashed with hollow points
- * for what does not; the strategy's legend entry goes on the first. */
+ * for what does not; the series' legend entry goes on the first. */
 void cs__plot_series_clauses(cs_buf *b, int *nclauses, const char *file, int ifit, int ioom,
-                             cs_strategy st)
+                             const cs__grid *g, int k)
 {
-    const char *col = cs__plot_color(st);
+    const char *col = cs__grid_key_color(g, k);
+    char name[96];
+    cs__grid_key_name(g, k, name, sizeof name);
+    int shape = cs__grid_key_layout(g, k) % NSHAPES;
     if (ifit >= 0) {
         cs__plot_clause(b, nclauses);
         cs__plot_quote(b, file);
-        cs_buf_printf(b, " index %d using 1:2 with linespoints lw 2 pt 7 ps 0.7 lc rgb '%s' title ",
-                      ifit, col);
-        cs__plot_quote(b, cs_strategy_name(st));
+        cs_buf_printf(b, " index %d using 1:2 with linespoints lw 2 pt %d ps 0.7 lc rgb '%s' title ",
+                      ifit, fit_pt[shape], col);
+        cs__plot_quote(b, name);
     }
     if (ioom >= 0) {
         cs__plot_clause(b, nclauses);
@@ -51,14 +61,14 @@ void cs__plot_series_clauses(cs_buf *b, int *nclauses, const char *file, int ifi
         cs_buf_printf(b, " index %d using 1:2 with lines lw 1.5 dt 2 lc rgb '%s' ", ioom, col);
         if (ifit < 0) {
             cs_buf_printf(b, "title ");
-            cs__plot_quote(b, cs_strategy_name(st));
+            cs__plot_quote(b, name);
         } else {
             cs_buf_printf(b, "notitle");
         }
         cs__plot_clause(b, nclauses);
         cs__plot_quote(b, file);
-        cs_buf_printf(b, " index %d using 1:($3 == 0 ? $2 : 1/0) with points pt 6 ps 0.9 "
-                         "lc rgb '%s' notitle", ioom, col);
+        cs_buf_printf(b, " index %d using 1:($3 == 0 ? $2 : 1/0) with points pt %d ps 0.9 "
+                         "lc rgb '%s' notitle", ioom, oom_pt[shape], col);
     }
 }
 

@@ -6,7 +6,9 @@
  * log2 N axis; a box reaches halfway (geometrically) to its neighbours.
  * Where the sweep searched the micro-batch or checkpointing, each box is
  * labelled with what its winner runs: the micro-batch, "f" after it for
- * full recomputation, "s" for selective.
+ * full recomputation, "s" for selective. With layout lists a winner is a
+ * series (strategy x tp x pp): its strategy's colour, a lighter shade per
+ * layout, and every box labelled with its layout ("tp8 pp4: 2f").
  */
 #include "out/plot_impl.h"
 
@@ -23,16 +25,16 @@ static void log_edges(const double *v, int n, int k, double *lo, double *hi)
                     : (n > 1 ? v[n - 1] * v[n - 1] / sqrt(v[n - 2] * v[n - 1]) : v[0] * f);
 }
 
-/* The winner of grid point (r, p): a strategy, CS_STRAT_COUNT when none
+/* The winner of grid point (r, p): a series key, g->nkeys when none
  * fits, -1 when it has no points. */
 static int winner(const cs__grid *g, int r, int p)
 {
     int best = -1;
     double best_tps = 0;
-    for (int st = 0; st < CS_STRAT_COUNT; st++) {
-        const cs_sweep_point *pt = cs__grid_at(g, r, p, (cs_strategy)st);
+    for (int st = 0; st < g->nkeys; st++) {
+        const cs_sweep_point *pt = cs__grid_at(g, r, p, st);
         if (!pt) continue;
-        if (best < 0) best = CS_STRAT_COUNT;
+        if (best < 0) best = g->nkeys;
         if (pt->fits && isfinite(pt->tokens_per_s) && pt->tokens_per_s > best_tps) {
             best = st;
             best_tps = pt->tokens_per_s;
@@ -41,10 +43,20 @@ static int winner(const cs__grid *g, int r, int p)
     return best;
 }
 
-/* "16", "4f": the label of what point pt runs. */
-static void choice_label(char *buf, size_t len, const cs_sweep_point *pt)
+static int layouts_of(const cs__grid *g) { return g->s && cs_sweep_has_layouts(g->s); }
+
+/* "16", "4f" (with layout lists "tp8 pp4: 4f"; searched 0: "tp8 pp4"):
+ * the label of what point pt runs. */
+static void choice_label(char *buf, size_t len, const cs__grid *g, const cs_sweep_point *pt,
+                         int searched)
 {
-    snprintf(buf, len, "%d%s", pt->micro_batch,
+    char lay[48] = "";
+    if (layouts_of(g)) snprintf(lay, sizeof lay, "tp%d pp%d%s", pt->tp, pt->pp, searched ? ": " : "");
+    if (!searched) {
+        snprintf(buf, len, "%s", lay);
+        return;
+    }
+    snprintf(buf, len, "%s%d%s", lay, pt->micro_batch,
              pt->checkpointing == CS_CKPT_FULL ? "f"
              : pt->checkpointing == CS_CKPT_SELECTIVE ? "s"
                                                        : "");
@@ -52,15 +64,15 @@ static void choice_label(char *buf, size_t len, const cs_sweep_point *pt)
 
 /* The winners' choices as labels (one block: x, y, text). */
 static void choice_labels(cs__dfile *df, const char *datafile, const cs__grid *g, const int *win,
-                          const double *pv, cs_buf *clauses, int *nclauses)
+                          const double *pv, int searched, cs_buf *clauses, int *nclauses)
 {
     cs__blk bl = {0};
     for (int r = 0; r < g->nr; r++)
         for (int p = 0; p < g->np; p++) {
             int k = win[r * g->np + p];
-            if (k < 0 || k >= CS_STRAT_COUNT) continue;
-            char text[32];
-            choice_label(text, sizeof text, cs__grid_at(g, r, p, k));
+            if (k < 0 || k >= g->nkeys) continue;
+            char text[80];
+            choice_label(text, sizeof text, g, cs__grid_at(g, r, p, k), searched);
             cs__blk_start_row(&bl);
             cs_buf_printf(&bl.b, "%.9g %d \"%s\"\n", pv[p], g->ranks[r], text);
         }
@@ -113,7 +125,7 @@ void cs__plot_winner(const cs__plot_ctx *cx, cs__dfile *df, const char *datafile
         for (int p = 0; p < g->np; p++) win[r * g->np + p] = winner(g, r, p);
     cs_buf clauses = {0};
     int nclauses = 0;
-    for (int k = 0; k <= CS_STRAT_COUNT; k++) {
+    for (int k = 0; k <= g->nkeys; k++) {
         cs__blk bl = {0};
         for (int r = 0; r < g->nr; r++)
             for (int p = 0; p < g->np; p++) {
@@ -129,12 +141,18 @@ void cs__plot_winner(const cs__plot_ctx *cx, cs__dfile *df, const char *datafile
         if (idx < 0) continue;
         cs__plot_clause(&clauses, &nclauses);
         cs__plot_quote(&clauses, datafile);
-        cs_buf_printf(&clauses, " index %d using 1:2:3:4:5:6 with boxxyerror lc rgb '%s' title ",
-                      idx, cs__plot_color(k));
-        cs__plot_quote(&clauses,
-                       k < CS_STRAT_COUNT ? cs_strategy_name((cs_strategy)k) : "none fits");
+        cs_buf_printf(&clauses, " index %d using 1:2:3:4:5:6 with boxxyerror lc rgb '%s' ", idx,
+                      cs__grid_key_color(g, k));
+        if (layouts_of(g) && k < g->nkeys) /* a lighter shade per layout */
+            cs_buf_printf(&clauses, "fs solid %.2f border lc rgb '#ffffff' ",
+                          0.9 - 0.2 * (cs__grid_key_layout(g, k) % 4));
+        cs_buf_printf(&clauses, "title ");
+        char name[96];
+        cs__plot_quote(&clauses, k < g->nkeys ? cs__grid_key_name(g, k, name, sizeof name)
+                                              : "none fits");
     }
-    if (searched && nclauses > 0) choice_labels(df, datafile, g, win, pv, &clauses, &nclauses);
+    if ((searched || layouts_of(g)) && nclauses > 0)
+        choice_labels(df, datafile, g, win, pv, searched, &clauses, &nclauses);
     cs__plot_clauses_or_empty(b, &clauses, nclauses);
     cs_buf_free(&clauses);
     free(win);

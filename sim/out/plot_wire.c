@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The points of strategy st at P index p with bytes on the wire, by N. */
-static int collect_n(const cs__grid *g, int p, cs_strategy st, double *x, double *y, int *fits)
+/* The points of series key st at P index p with bytes on the wire, by N. */
+static int collect_n(const cs__grid *g, int p, int st, double *x, double *y, int *fits)
 {
     int m = 0;
     for (int r = 0; r < g->nr; r++) {
@@ -48,12 +48,12 @@ void cs__plot_wire(const cs__plot_ctx *cx, cs__dfile *df, const char *datafile, 
     int *fits = cs_xmalloc((size_t)g->nr * sizeof *fits);
     cs_buf clauses = {0};
     int nclauses = 0, any_oom = 0;
-    for (int st = 0; st < CS_STRAT_COUNT; st++) {
+    for (int st = 0; st < g->nkeys; st++) {
         if (!g->present[st]) continue;
-        int m = collect_n(g, pmid, (cs_strategy)st, x, y, fits);
+        int m = collect_n(g, pmid, st, x, y, fits);
         int ifit, ioom;
         cs__plot_series(df, x, y, fits, m, &ifit, &ioom);
-        cs__plot_series_clauses(&clauses, &nclauses, datafile, ifit, ioom, (cs_strategy)st);
+        cs__plot_series_clauses(&clauses, &nclauses, datafile, ifit, ioom, g, st);
         if (ioom >= 0) any_oom = 1;
     }
     if (nclauses && any_oom) cs__plot_oom_key(&clauses, &nclauses, "does not fit (hollow, dashed)");

@@ -5,7 +5,13 @@
  * them per rank count for people, and the crossings: a table whose first
  * columns (CROSSING_COLUMNS) are the --crossings CSV and whose others
  * (lead, which side fits) only JSON carries; for people, one sentence per
- * crossing. Renders what study/sweep computed; computes nothing itself.
+ * crossing. With layout lists (crossover --tp / --pp) the series are
+ * strategy x layout: the grid gains the columns tp and pp after strategy
+ * (GRID_LAYOUT), the crossings tp_a, pp_a after strategy_a and tp_b, pp_b
+ * after strategy_b (CROSSING_LAYOUT_COLUMNS), people read each series by
+ * its name ("fsdp_full_shard tp4 pp2"), and the JSON is version 3; without
+ * them every byte is what it was (version 2). Renders what study/sweep
+ * computed; computes nothing itself.
  */
 #include "out/sweep_report.h"
 
@@ -16,8 +22,11 @@
 #define N(a) (sizeof a / sizeof a[0])
 #define GIB (1024.0 * 1024 * 1024)
 
-#define GRID_COLUMNS(X)                                                                            \
-    X(strategy, STR, NULL) X(ranks, INT, NULL) X(params, NUM, "%.0f") X(fits, INT, NULL)           \
+#define GRID_COLUMNS(X) GRID_HEAD(X) GRID_REST(X)
+#define GRID_HEAD(X) X(strategy, STR, NULL)
+#define GRID_LAYOUT(X) X(tp, INT, NULL) X(pp, INT, NULL)
+#define GRID_REST(X)                                                                               \
+    X(ranks, INT, NULL) X(params, NUM, "%.0f") X(fits, INT, NULL)                                  \
     X(iteration_time_s, NUM, "%.6f") X(tokens_per_s, NUM, "%.1f") X(tflops_per_gpu, NUM, "%.3f")   \
     X(mfu, NUM, "%.5f") X(peak_bytes, NUM, "%.0f") X(exposed_comm_s, NUM, "%.6f")                  \
     X(model, STR, NULL) X(capacity_bytes, NUM, "%.0f") X(wire_bytes, NUM, "%.0f")                 \
@@ -27,8 +36,11 @@
     X(cpu_wait_s, NUM, "%.6f") X(micro_batch, INT, NULL) X(grad_accum, INT, NULL)                 \
     X(activation_checkpointing, STR, NULL)
 #define CROSSING_COLUMNS(X)                                                                        \
-    X(ranks, INT, NULL) X(strategy_a, STR, NULL) X(strategy_b, STR, NULL) X(kind, STR, NULL)       \
-    X(params, NUM, "%.0f") X(margin, NUM, "%.6f")
+    X(ranks, INT, NULL) X(strategy_a, STR, NULL) X(strategy_b, STR, NULL) CROSSING_TAIL(X)
+#define CROSSING_LAYOUT_COLUMNS(X)                                                                 \
+    X(ranks, INT, NULL) X(strategy_a, STR, NULL) X(tp_a, INT, NULL) X(pp_a, INT, NULL)             \
+    X(strategy_b, STR, NULL) X(tp_b, INT, NULL) X(pp_b, INT, NULL) CROSSING_TAIL(X)
+#define CROSSING_TAIL(X) X(kind, STR, NULL) X(params, NUM, "%.0f") X(margin, NUM, "%.6f")
 
 #define COL_ROW(col, type, format) {.name = #col, .kind = CS_CELL_##type, .fmt = format},
 #define COL_HEADER(col, type, format) "," #col
@@ -36,40 +48,53 @@
 const char *cs_sweep_report_columns(void) { return GRID_COLUMNS(COL_HEADER) + 1; }
 const char *cs_sweep_report_crossing_columns(void) { return CROSSING_COLUMNS(COL_HEADER) + 1; }
 
-static const cs_col grid_cols[] = {
-    GRID_COLUMNS(COL_ROW)
-    /* for the view */
-    {.name = "fits_text", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE},
-    {.name = "mfu_pct", .kind = CS_CELL_NUM, .fmt = "%.1f", .only = CS_FOR_PEOPLE},
-    {.name = "peak_gib", .kind = CS_CELL_NUM, .fmt = "%.2f", .only = CS_FOR_PEOPLE},
+/* for the view */
+#define GRID_PEOPLE                                                                                \
+    {.name = "fits_text", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE},                             \
+    {.name = "mfu_pct", .kind = CS_CELL_NUM, .fmt = "%.1f", .only = CS_FOR_PEOPLE},                \
+    {.name = "peak_gib", .kind = CS_CELL_NUM, .fmt = "%.2f", .only = CS_FOR_PEOPLE}
+static const cs_col grid_cols[] = {GRID_COLUMNS(COL_ROW) GRID_PEOPLE};
+static const cs_col grid_cols_layout[] = {
+    GRID_HEAD(COL_ROW) GRID_LAYOUT(COL_ROW) GRID_REST(COL_ROW) GRID_PEOPLE,
+    {.name = "series", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE},
 };
+
+#define GRID_VIEW_TAIL                                                                             \
+    {.name = "fits", .of = "fits_text", .kind = CS_CELL_STR, .width = 5, .flags = CS_COL_LEFT},   \
+        CS_VIEW_NUM("iteration_s", "iteration_time_s", "%.4f", 12, NULL),                          \
+        CS_VIEW_NUM("tokens/s", "tokens_per_s", "%.0f", 14, NULL),                                 \
+        CS_VIEW_NUM("TFLOPS/GPU", "tflops_per_gpu", "%.1f", 11, NULL),                             \
+        CS_VIEW_NUM("MFU %", "mfu_pct", "%.1f", 7, NULL),                                          \
+        CS_VIEW_NUM("peak GiB", "peak_gib", "%.2f", 10, NULL),                                     \
+        CS_VIEW_NUM("exposed_s", "exposed_comm_s", "%.4f", 11, NULL),                              \
+        {.name = "micro", .of = "micro_batch", .kind = CS_CELL_INT, .width = 6},                   \
+        {.name = "accum", .of = "grad_accum", .kind = CS_CELL_INT, .width = 6},                    \
+        {.name = "ckpt", .of = "activation_checkpointing", .kind = CS_CELL_STR, .sep = "  ",       \
+         .flags = CS_COL_LEFT}
 
 static const cs_col grid_view[] = {
     {.name = "model", .kind = CS_CELL_STR, .width = 16, .flags = CS_COL_LEFT},
     {.name = "strategy", .kind = CS_CELL_STR, .width = 20, .flags = CS_COL_LEFT},
-    {.name = "fits", .of = "fits_text", .kind = CS_CELL_STR, .width = 5, .flags = CS_COL_LEFT},
-    CS_VIEW_NUM("iteration_s", "iteration_time_s", "%.4f", 12, NULL),
-    CS_VIEW_NUM("tokens/s", "tokens_per_s", "%.0f", 14, NULL),
-    CS_VIEW_NUM("TFLOPS/GPU", "tflops_per_gpu", "%.1f", 11, NULL),
-    CS_VIEW_NUM("MFU %", "mfu_pct", "%.1f", 7, NULL),
-    CS_VIEW_NUM("peak GiB", "peak_gib", "%.2f", 10, NULL),
-    CS_VIEW_NUM("exposed_s", "exposed_comm_s", "%.4f", 11, NULL),
-    {.name = "micro", .of = "micro_batch", .kind = CS_CELL_INT, .width = 6},
-    {.name = "accum", .of = "grad_accum", .kind = CS_CELL_INT, .width = 6},
-    {.name = "ckpt", .of = "activation_checkpointing", .kind = CS_CELL_STR, .sep = "  ",
-     .flags = CS_COL_LEFT},
+    GRID_VIEW_TAIL,
 };
+static const cs_col grid_view_layout[] = {
+    {.name = "model", .kind = CS_CELL_STR, .width = 16, .flags = CS_COL_LEFT},
+    {.name = "series", .kind = CS_CELL_STR, .width = 30, .flags = CS_COL_LEFT},
+    GRID_VIEW_TAIL,
+};
+#undef GRID_VIEW_TAIL
 
-static const cs_col crossing_cols[] = {
-    CROSSING_COLUMNS(COL_ROW)
-    {.name = "lead_max", .kind = CS_CELL_NUM, .fmt = "%.6f", .only = CS_FOR_TREE},
-    {.name = "lead_max_params", .kind = CS_CELL_NUM, .fmt = "%.0f", .only = CS_FOR_TREE},
-    {.name = "fits_below", .kind = CS_CELL_INT, .only = CS_FOR_TREE},
-    {.name = "micro_batch_a", .kind = CS_CELL_INT, .only = CS_FOR_TREE},
-    {.name = "activation_checkpointing_a", .kind = CS_CELL_STR, .only = CS_FOR_TREE},
-    {.name = "micro_batch_b", .kind = CS_CELL_INT, .only = CS_FOR_TREE},
-    {.name = "activation_checkpointing_b", .kind = CS_CELL_STR, .only = CS_FOR_TREE},
-};
+#define CROSSING_TREE                                                                              \
+    {.name = "lead_max", .kind = CS_CELL_NUM, .fmt = "%.6f", .only = CS_FOR_TREE},                 \
+        {.name = "lead_max_params", .kind = CS_CELL_NUM, .fmt = "%.0f", .only = CS_FOR_TREE},      \
+        {.name = "fits_below", .kind = CS_CELL_INT, .only = CS_FOR_TREE},                          \
+        {.name = "micro_batch_a", .kind = CS_CELL_INT, .only = CS_FOR_TREE},                       \
+        {.name = "activation_checkpointing_a", .kind = CS_CELL_STR, .only = CS_FOR_TREE},          \
+        {.name = "micro_batch_b", .kind = CS_CELL_INT, .only = CS_FOR_TREE},                       \
+        {.name = "activation_checkpointing_b", .kind = CS_CELL_STR, .only = CS_FOR_TREE}
+static const cs_col crossing_cols[] = {CROSSING_COLUMNS(COL_ROW) CROSSING_TREE};
+static const cs_col crossing_cols_layout[] = {CROSSING_LAYOUT_COLUMNS(COL_ROW) CROSSING_TREE};
+#undef CROSSING_TREE
 
 static const cs_col title_col[] = {CS_COL_STR("title")};
 static const cs_col cluster_col[] = {CS_COL_STR("cluster")};
@@ -119,31 +144,48 @@ static void make_title(char *buf, size_t len, const cs_sweep_spec *s)
              t->collective_engine == CS_ENGINE_DES ? ", DES collectives" : "");
 }
 
-/* The grid point of strategy st at (ranks, params), or NULL. */
-static const cs_sweep_point *point_at(const cs_sweep_point *pts, size_t n, cs_strategy st,
-                                      int ranks, double params)
+/* The grid point of strategy st at layout (tp, pp) at (ranks, params), or
+ * NULL. */
+static const cs_sweep_point *point_at(const cs_sweep_point *pts, size_t n, cs_strategy st, int tp,
+                                      int pp, int ranks, double params)
 {
     for (size_t i = 0; i < n; i++)
-        if (pts[i].strategy == st && pts[i].ranks == ranks && pts[i].params == params)
+        if (pts[i].strategy == st && pts[i].tp == tp && pts[i].pp == pp &&
+            pts[i].ranks == ranks && pts[i].params == params)
             return &pts[i];
     return NULL;
+}
+
+/* The names of a crossing's sides (cs_sweep_series_name). */
+typedef struct sides {
+    char a[96], b[96];
+} sides;
+
+static sides sides_of(const cs_sweep_spec *s, const cs_crossing *c)
+{
+    sides x;
+    cs_sweep_series_name(s, c->a, c->tp_a, c->pp_a, x.a, sizeof x.a);
+    cs_sweep_series_name(s, c->b, c->tp_b, c->pp_b, x.b, sizeof x.b);
+    return x;
 }
 
 /* Why A leads at its margin point: the part of the iteration where it
  * saves the most over B, and where it loses the most ("; there ddp saves
  * on exposed all_gather (0.0000 vs 0.0031 s) and loses on the optimizer
  * step (0.0310 vs 0.0040 s)"). */
-static void why(cs_doc *doc, const cs_crossing *c, const cs_sweep_point *pts, size_t n)
+static void why(cs_doc *doc, const cs_crossing *c, const char *name_a, const cs_sweep_point *pts,
+                size_t n)
 {
-    const cs_sweep_point *a = point_at(pts, n, c->a, c->ranks, c->margin_params);
-    const cs_sweep_point *b = point_at(pts, n, c->b, c->ranks, c->margin_params);
+    const cs_sweep_point *a =
+        point_at(pts, n, c->a, c->tp_a, c->pp_a, c->ranks, c->margin_params);
+    const cs_sweep_point *b =
+        point_at(pts, n, c->b, c->tp_b, c->pp_b, c->ranks, c->margin_params);
     if (!a || !b) return;
     char gain[48], loss[48];
     double ga, gb, la, lb;
     cs_breakdown_largest_gain(&a->time, &b->time, gain, sizeof gain, &ga, &gb);
     cs_breakdown_largest_gain(&b->time, &a->time, loss, sizeof loss, &lb, &la);
-    cs_doc_note(doc, "; there %s saves most on %s (%.4f vs %.4f s)", cs_strategy_name(c->a), gain,
-                ga, gb);
+    cs_doc_note(doc, "; there %s saves most on %s (%.4f vs %.4f s)", name_a, gain, ga, gb);
     if (la > lb)
         cs_doc_note(doc, " and loses most on %s (%.4f vs %.4f s)", loss, la, lb);
     else
@@ -173,44 +215,56 @@ static void sentence(cs_doc *doc, const cs_sweep_spec *s, const cs_crossing *c,
 {
     char p[32];
     human_params(c->params, p, sizeof p);
+    sides x = sides_of(s, c);
     cs_doc_note(doc, "  on %s with %d GPUs, ", s->cluster.name, c->ranks);
     if (c->kind == CS_CROSS_THROUGHPUT) {
         char below[32], lead[32];
         human_params(c->margin_params, below, sizeof below);
         human_params(c->lead_max_params, lead, sizeof lead);
-        cs_doc_note(doc, "%s", cs_strategy_name(c->a));
+        cs_doc_note(doc, "%s", x.a);
         choice(doc, s, c->micro_batch_a, c->ckpt_a);
-        cs_doc_note(doc, " beats %s", cs_strategy_name(c->b));
+        cs_doc_note(doc, " beats %s", x.b);
         choice(doc, s, c->micro_batch_b, c->ckpt_b);
         cs_doc_note(doc, " below %s params by %.1f%% (at %s", p, 100 * c->margin, below);
         if (c->lead_max > c->margin)
             cs_doc_note(doc, "; up to %.0f%% at %s", 100 * c->lead_max, lead);
-        cs_doc_note(doc, "); %s is faster above", cs_strategy_name(c->b));
+        cs_doc_note(doc, "); %s is faster above", x.b);
         if (c->lead_max < CS_PLAN_TIE_FRACTION)
-            cs_doc_note(doc, " (%s leads by under %.0f%%: a tie at the simulator's accuracy)",
-                        cs_strategy_name(c->a), 100 * CS_PLAN_TIE_FRACTION);
-        why(doc, c, pts, n);
+            cs_doc_note(doc, " (%s leads by under %.0f%%: a tie at the simulator's accuracy)", x.a,
+                        100 * CS_PLAN_TIE_FRACTION);
+        why(doc, c, x.a, pts, n);
         cs_doc_note(doc, "\n");
         return;
     }
     cs_doc_note(doc, c->fits_below ? "%s OOMs above %s params" : "%s fits only above %s params",
-                cs_strategy_name(c->a), p);
+                x.a, p);
     if (s->search_micro_batch || s->search_ckpt)
         cs_doc_note(doc, " (where not even micro-batch %d with %s fits)", c->micro_batch_a,
                     ckpt_words(c->ckpt_a));
     cs_doc_note(doc, "\n");
 }
 
-static cs_table *crossings_table(cs_doc *doc, unsigned audience, const cs_crossing *c, size_t nc)
+static cs_table *crossings_table(cs_doc *doc, unsigned audience, int layouts, const cs_crossing *c,
+                                 size_t nc)
 {
     cs_table *t = cs_doc_table(
-        doc, &(cs_table_spec){"crossings", crossing_cols, N(crossing_cols), audience, 0});
+        doc, layouts ? &(cs_table_spec){"crossings", crossing_cols_layout,
+                                        N(crossing_cols_layout), audience, 0}
+                     : &(cs_table_spec){"crossings", crossing_cols, N(crossing_cols), audience, 0});
     for (size_t i = 0; i < nc; i++) {
         int through = c[i].kind == CS_CROSS_THROUGHPUT;
         cs_table_row(t);
         cs_table_int(t, c[i].ranks);
         cs_table_str(t, cs_strategy_name(c[i].a));
+        if (layouts) {
+            cs_table_int(t, c[i].tp_a);
+            cs_table_int(t, c[i].pp_a);
+        }
         cs_table_str(t, cs_strategy_name(c[i].b));
+        if (layouts) {
+            cs_table_int(t, c[i].tp_b);
+            cs_table_int(t, c[i].pp_b);
+        }
         cs_table_str(t, through ? "throughput" : "oom");
         cs_table_num(t, c[i].params);
         if (through) {
@@ -232,16 +286,45 @@ static cs_table *crossings_table(cs_doc *doc, unsigned audience, const cs_crossi
     return t;
 }
 
-static cs_table *grid_table(cs_doc *doc, const cs_sweep_point *pts, size_t n)
+/* An empty point (its layout does not apply): fits 0, no numbers, its
+ * model and the capacity; "n/a" for people. */
+static void empty_row(cs_table *t, const cs_sweep_point *p, const char *series)
 {
-    cs_table *t =
-        cs_doc_table(doc, &(cs_table_spec){"points", grid_cols, N(grid_cols), CS_FOR_DATA, 0});
+    cs_table_int(t, 0);
+    for (int k = 0; k < 6; k++) cs_table_skip(t);
+    cs_table_str(t, p->model);
+    cs_table_num(t, p->capacity_bytes);
+    for (int k = 0; k < 12; k++) cs_table_skip(t); /* wire, the breakdown, the choice */
+    cs_table_str(t, "n/a");
+    cs_table_skip(t);
+    cs_table_skip(t);
+    cs_table_str(t, series);
+}
+
+static cs_table *grid_table(cs_doc *doc, const cs_sweep_spec *s, const cs_sweep_point *pts,
+                            size_t n)
+{
+    int layouts = cs_sweep_has_layouts(s);
+    cs_table *t = cs_doc_table(
+        doc, layouts ? &(cs_table_spec){"points", grid_cols_layout, N(grid_cols_layout),
+                                        CS_FOR_DATA, 0}
+                     : &(cs_table_spec){"points", grid_cols, N(grid_cols), CS_FOR_DATA, 0});
     for (size_t i = 0; i < n; i++) {
         const cs_sweep_point *p = &pts[i];
+        char series[96];
+        cs_sweep_series_name(s, p->strategy, p->tp, p->pp, series, sizeof series);
         cs_table_row(t);
         cs_table_str(t, cs_strategy_name(p->strategy));
+        if (layouts) {
+            cs_table_int(t, p->tp);
+            cs_table_int(t, p->pp);
+        }
         cs_table_int(t, p->ranks);
         cs_table_num(t, p->params);
+        if (layouts && !p->applies) {
+            empty_row(t, p, series);
+            continue;
+        }
         cs_table_int(t, p->fits);
         cs_table_num(t, p->iteration_time_s);
         cs_table_num(t, p->tokens_per_s);
@@ -263,6 +346,7 @@ static cs_table *grid_table(cs_doc *doc, const cs_sweep_point *pts, size_t n)
         cs_table_str(t, p->fits ? "yes" : "OOM");
         cs_table_num(t, 100 * p->mfu);
         cs_table_num(t, p->peak_bytes / GIB);
+        if (layouts) cs_table_str(t, series);
     }
     return t;
 }
@@ -275,7 +359,7 @@ static void batch_note(cs_doc *doc, const cs_sweep_spec *s, const cs_sweep_point
     size_t off = 0;
     long lo = 0, hi = 0;
     for (size_t i = 0; i < n; i++) {
-        if (pts[i].batch_kept) continue;
+        if (pts[i].batch_kept || (cs_sweep_has_layouts(s) && !pts[i].applies)) continue;
         long g = (long)pts[i].micro_batch * pts[i].grad_accum * pts[i].ranks;
         if (off++ == 0 || g < lo) lo = g;
         if (off == 1 || g > hi) hi = g;
@@ -297,9 +381,15 @@ static void grid_views(cs_doc *doc, const cs_sweep_spec *s, const cs_table *grid
         for (end = i + 1; end < n && pts[end].ranks == pts[i].ranks; end++) continue;
         cs_doc_note(doc, "\n%d GPUs\n", pts[i].ranks);
         batch_note(doc, s, pts + i, end - i);
-        cs_doc_view_rows(doc, grid,
-                         &(cs_table_spec){NULL, grid_view, N(grid_view), CS_FOR_PEOPLE, 0}, i,
-                         end - i);
+        if (cs_sweep_has_layouts(s))
+            cs_doc_view_rows(doc, grid,
+                             &(cs_table_spec){NULL, grid_view_layout, N(grid_view_layout),
+                                              CS_FOR_PEOPLE, 0},
+                             i, end - i);
+        else
+            cs_doc_view_rows(doc, grid,
+                             &(cs_table_spec){NULL, grid_view, N(grid_view), CS_FOR_PEOPLE, 0}, i,
+                             end - i);
     }
 }
 
@@ -315,12 +405,14 @@ void cs_sweep_report(cs_buf *b, cs_format f, const cs_sweep_spec *s, const cs_sw
 {
     char title[512];
     make_title(title, sizeof title, s);
-    cs_doc *doc = cs_doc_new_versioned("crossover", CS_SWEEP_JSON_VERSION);
+    int layouts = cs_sweep_has_layouts(s);
+    cs_doc *doc = cs_doc_new_versioned(
+        "crossover", layouts ? CS_SWEEP_JSON_VERSION : CS_SWEEP_JSON_VERSION_STRATEGIES);
     cs_doc_note(doc, "# %s\n", title);
     field(doc, title_col, title);
     field(doc, cluster_col, s->cluster.name);
-    grid_views(doc, s, grid_table(doc, pts, n), pts, n);
-    crossings_table(doc, CS_FOR_TREE, c, nc);
+    grid_views(doc, s, grid_table(doc, s, pts, n), pts, n);
+    crossings_table(doc, CS_FOR_TREE, layouts, c, nc);
     cs_doc_note(doc, "\nCrossings (throughput: Brent on log10 P, both strategies fit there; OOM: "
                      "bisection; both to 1e-4):\n");
     if (s->nmodels > 0)
@@ -333,10 +425,10 @@ void cs_sweep_report(cs_buf *b, cs_format f, const cs_sweep_spec *s, const cs_sw
     cs_doc_free(doc);
 }
 
-void cs_sweep_report_crossings(cs_buf *b, const cs_crossing *c, size_t nc)
+void cs_sweep_report_crossings(cs_buf *b, const cs_sweep_spec *s, const cs_crossing *c, size_t nc)
 {
     cs_doc *doc = cs_doc_new_as("crossings");
-    crossings_table(doc, CS_FOR_FLAT, c, nc);
+    crossings_table(doc, CS_FOR_FLAT, cs_sweep_has_layouts(s), c, nc);
     cs_doc_write(b, doc, CS_FORMAT_CSV);
     cs_doc_free(doc);
 }

@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plan.c - the planner (plan.h): the search over strategies x
- * checkpointing modes x micro-batches with the global batch kept, the recommendation and its
- * runner-up, and the rule-of-thumb check on generic models. Each
- * configuration is one cs_evaluate_config simulated iteration; nothing
- * here models anything.
+ * plan.c - the planner (plan.h): the search over layouts x checkpointing
+ * policies (plan_space.h) x micro-batches with the global batch kept,
+ * layouts pruned by their memory floor first, the recommendation, its
+ * runner-up and the best of each other kind (a table of kinds), and the
+ * rule-of-thumb check on generic models. Each configuration is one
+ * cs_evaluate_config simulated iteration; nothing here models anything.
  *
  * The rule ("DDP below 3B params; SHARD_GRAD_OP 3-7B; FULL_SHARD above 7B;
  * DDP 20-30% faster than FSDP below 3B") is the seed request's; its bands
  * include 3B and 7B in the middle one.
  */
 #include "study/plan.h"
+#include "study/plan_kinds.h"
 
 #include <limits.h>
 #include <math.h>
@@ -18,8 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/checkpoint.h"
 #include "train/evaluate.h"
 #include "train/memory.h"
+#include "train/pipeline.h"
 #include "train/tensor.h"
 
 #define MAX_MB (1 << 12) /* search cap on the micro-batch */
@@ -57,7 +61,11 @@ static int simulate(const cs_model *m, const cs_training *t, const cs_topology *
     cs_diag_clear(d);
     c->strategy = t->strategy;
     c->tp = cs_tensor_degree(t);
+    c->pp = cs_pipeline_degree(t);
+    c->virtual_stages = cs_pipeline_chunks(t);
+    c->pp_schedule = c->pp > 1 ? cs_pipeline_schedule(t)->name : NULL;
     c->checkpointing = t->checkpointing;
+    c->selective_ac = t->checkpointing == CS_CKPT_SELECTIVE ? t->selective_ac : 0;
     c->micro_batch = t->micro_batch;
     c->grad_accum = t->grad_accum;
     cs_evaluate_opts o = {.simulate = 1, .cache = cache, .unnamed = 1};
@@ -85,6 +93,7 @@ static int simulate(const cs_model *m, const cs_training *t, const cs_topology *
 
 static int fits(const cs_plan_cfg *c) { return c->ok && c->fits; }
 static int eligible(const cs_plan_cfg *c) { return fits(c) && c->batch_kept; }
+int cs__plan_eligible(const cs_plan_cfg *c) { return eligible(c); }
 
 /* Is a better than b (NULL: nothing yet)? Faster; at equal speed (1e-9
  * relative: strategies whose communication is fully hidden run exactly as
@@ -96,20 +105,32 @@ static int better(const cs_plan_cfg *a, const cs_plan_cfg *b)
     if (fabs(a->tokens_per_s - b->tokens_per_s) > tol) return a->tokens_per_s > b->tokens_per_s;
     return a->peak_bytes < b->peak_bytes;
 }
+int cs__plan_better(const cs_plan_cfg *a, const cs_plan_cfg *b) { return better(a, b); }
 
 /* ---- the search ------------------------------------------------------------- */
 
 /* The micro-batches tried under t (its micro_batch 1, grad_accum the whole
  * batch): 1, 2, 4, ... up to the largest that fits by the timeline (1 when
  * even 1 does not, to show by how much; at most MAX_MB), with `own` in its
- * place when it is no power of 2 and within. Returns the count. */
+ * place when it is no power of 2 and within. Under PP the sequences per
+ * data-parallel rank (grad_accum) bound it instead (the search stops at
+ * the first that does not fit; a larger one would leave the pipeline less
+ * than one micro-batch), and it starts at the first leaving at most
+ * CS_PLAN_PP_MICRO_MAX micro-batches. Returns the count. */
 static int micro_batches(const cs_model *m, const cs_training *t, const cs_topology *topo,
                          int own, int mbs[32])
 {
     cs_memory mem;
     cs_diag d;
     int limit = 1;
-    if (cs_memory_estimate(m, t, topo, 0, &mem, &d) == 0) {
+    if (cs_pipeline_degree(t) > 1) {
+        limit = t->grad_accum > MAX_MB ? MAX_MB : t->grad_accum;
+        int lo = 1; /* at most CS_PLAN_PP_MICRO_MAX micro-batches in the pipeline */
+        while (lo < limit && (t->grad_accum + lo - 1) / lo > CS_PLAN_PP_MICRO_MAX) lo *= 2;
+        int n = 0;
+        for (int mb = lo; mb <= limit && n < 31; mb *= 2) mbs[n++] = mb;
+        return n;
+    } else if (cs_memory_estimate(m, t, topo, 0, &mem, &d) == 0) {
         limit = cs_evaluate_max_micro_batch(m, t, topo, NULL);
         if (limit < 1) limit = 1;
         if (limit > MAX_MB) limit = MAX_MB;
@@ -135,22 +156,20 @@ static cs_plan_cfg *add_cfg(cs_plan *p, size_t *cap)
     return c;
 }
 
-/* The configurations of strategy s at TP degree tp, smaller micro-batches
- * first, up to the first that does not fit or does not apply (a larger
- * one would not either). The global batch is split over the ranks / tp
- * data-parallel ranks: S sequences each, the nearest whole count >= 1
- * where that is none (then no configuration keeps the batch). */
-static void search_strategy(cs_plan *p, cs_strategy s, int tp, cs_ckpt ck, size_t *cap)
+/* The configurations of layout and policy t (its micro-batch and
+ * grad_accum set here), smaller micro-batches first, up to the first that
+ * does not fit or does not apply (a larger one would not either). The
+ * global batch is split over the ranks / (tp x pp) data-parallel ranks: S
+ * sequences each, the nearest whole count >= 1 where that is none (then
+ * no configuration keeps the batch). */
+static void search_layout(cs_plan *p, const cs_training *lt, size_t *cap)
 {
-    int ranks = p->topo->ranks / tp;
+    int ranks = p->topo->ranks / (cs_tensor_degree(lt) * cs_pipeline_degree(lt));
     if (ranks < 1) ranks = 1;
     long G = p->global_batch;
     int S = G % ranks == 0 ? (int)(G / ranks) : (int)lround((double)G / ranks);
     if (S < 1) S = 1;
-    cs_training t = *p->training;
-    cs_training_set_strategy(&t, s);
-    t.tensor_parallel = tp;
-    t.checkpointing = ck;
+    cs_training t = *lt;
     t.micro_batch = 1;
     t.grad_accum = S;
     int mbs[32];
@@ -164,10 +183,60 @@ static void search_strategy(cs_plan *p, cs_strategy s, int tp, cs_ckpt ck, size_
         cs_plan_cfg *c = add_cfg(p, cap);
         c->batch_kept = (long)mb * ga * ranks == G;
         simulate(p->model, &t, p->topo, NULL, c, NULL);
+        p->nsimulated += c->ok;
         if (c->ok && !c->batch_kept)
             snprintf(c->note, sizeof c->note, "global batch %ld, not %ld: not recommended",
                      (long)mb * ga * ranks, G);
         if (!fits(c)) break;
+    }
+}
+
+/* Layout t (strategy, tp, pp, V, schedule) pruned when its memory floor
+ * exceeds the GPU: one row saying so, and 1. A layout whose floor cannot
+ * be computed (it does not apply) is searched, to list why. */
+static int pruned(cs_plan *p, const cs_training *t, size_t *cap)
+{
+    double floor, capacity;
+    cs_diag d;
+    if (cs_plan_memory_floor(p->model, t, p->topo, &floor, &capacity, &d) || floor <= capacity)
+        return 0;
+    cs_plan_cfg *c = add_cfg(p, cap);
+    c->strategy = t->strategy;
+    c->tp = cs_tensor_degree(t);
+    c->pp = cs_pipeline_degree(t);
+    c->virtual_stages = cs_pipeline_chunks(t);
+    c->pp_schedule = c->pp > 1 ? cs_pipeline_schedule(t)->name : NULL;
+    c->pruned = 1;
+    c->floor_bytes = floor;
+    c->capacity_bytes = capacity;
+    snprintf(c->note, sizeof c->note,
+             "pruned: parameters and optimizer states alone need %.2f GiB of %.2f GiB",
+             floor / (1024.0 * 1024.0 * 1024.0), capacity / (1024.0 * 1024.0 * 1024.0));
+    p->npruned++;
+    return 1;
+}
+
+/* Every pipeline and policy of strategy s at TP degree T and PP degree P. */
+static void search_degrees(cs_plan *p, const cs_plan_space *sp, cs_strategy s, int T, int P,
+                           size_t *cap)
+{
+    cs_plan_pipe pipes[CS_PLAN_MAX_PIPES];
+    cs_plan_policy pol[CS_PLAN_MAX_POLICIES];
+    int npipes = cs_plan_space_pipes(p->model, P, sp, pipes);
+    int npol = cs_plan_space_policies(p->training, sp, pol);
+    cs_training t = *p->training;
+    cs_training_set_strategy(&t, s);
+    t.tensor_parallel = T;
+    t.pipeline_parallel = P;
+    for (int i = 0; i < npipes; i++) {
+        t.virtual_stages = pipes[i].virtual_stages;
+        t.pipeline_schedule = pipes[i].schedule;
+        if (pruned(p, &t, cap)) continue;
+        for (int k = 0; k < npol; k++) {
+            t.checkpointing = pol[k].ckpt;
+            t.selective_ac = pol[k].ckpt == CS_CKPT_SELECTIVE ? pol[k].sac : p->training->selective_ac;
+            search_layout(p, &t, cap);
+        }
     }
 }
 
@@ -185,6 +254,36 @@ static void recommend(cs_plan *p)
     if (!p->runner) return;
     p->runner_slower_pct = 100 * (1 - p->runner->tokens_per_s / p->best->tokens_per_s);
     p->runner_as_fast = p->runner->tokens_per_s >= p->best->tokens_per_s * (1 - 1e-9);
+}
+
+/* Is a shown before b of one (strategy, TP, PP) (NULL: nothing yet)? Of
+ * those simulated the preferred that fits (ties: the earlier), else the
+ * one needing the least memory (how far from fitting); then the pruned by
+ * the lesser floor; then the first. */
+static int shown_before(const cs_plan_cfg *a, const cs_plan_cfg *b)
+{
+    if (!b) return 1;
+    if (a->ok != b->ok) return a->ok;
+    if (a->ok && a->fits != b->fits) return a->fits;
+    if (a->ok && !a->fits) return a->peak_bytes < b->peak_bytes;
+    if (a->ok) return cs_plan_cfg_preferred(a, b) && !cs_plan_cfg_preferred(b, a);
+    if (a->pruned != b->pruned) return a->pruned;
+    return a->pruned && a->floor_bytes < b->floor_bytes;
+}
+
+/* p->shown: one configuration per run of cfgs of one (strategy, TP, PP). */
+static void choose_shown(cs_plan *p)
+{
+    p->shown = cs_xmalloc((p->ncfgs ? p->ncfgs : 1) * sizeof *p->shown);
+    p->nshown = 0;
+    for (size_t i = 0, j; i < p->ncfgs; i = j) {
+        const cs_plan_cfg *a = &p->cfgs[i], *pick = NULL;
+        for (j = i; j < p->ncfgs && p->cfgs[j].strategy == a->strategy && p->cfgs[j].tp == a->tp &&
+                    p->cfgs[j].pp == a->pp;
+             j++)
+            if (shown_before(&p->cfgs[j], pick)) pick = &p->cfgs[j];
+        p->shown[p->nshown++] = pick;
+    }
 }
 
 /* ---- the fastest configuration of one strategy ---------------------------------- */
@@ -314,7 +413,7 @@ static int modes_of(const cs_training *t, const cs_plan_batch *b, cs_ckpt modes[
     }
     int n = 0;
     modes[n++] = CS_CKPT_NONE;
-    if (!t->flash_attention) modes[n++] = CS_CKPT_SELECTIVE; /* see ckpt_modes */
+    if (!t->flash_attention) modes[n++] = CS_CKPT_SELECTIVE; /* see cs_plan_space_policies */
     modes[n++] = CS_CKPT_FULL;
     return n;
 }
@@ -330,7 +429,8 @@ static void search_init(search *s, const cs_model *m, const cs_training *t,
     s->b = b;
     s->cache = cache;
     s->d = d;
-    s->dp = topo->ranks / cs_tensor_degree(t); /* a batch is split over the DP ranks */
+    /* a batch is split over the DP ranks */
+    s->dp = topo->ranks / (cs_tensor_degree(t) * cs_pipeline_degree(t));
     if (s->dp < 1) s->dp = 1;
     long per_rank = b->global_batch / s->dp;
     s->cap = per_rank < 1 ? 1 : per_rank > MAX_MB ? MAX_MB : (int)per_rank;
@@ -438,35 +538,6 @@ int cs_plan_rule_check(const cs_model *shape, const cs_training *t, const cs_top
     return 0;
 }
 
-/* The checkpointing modes sp asks for (cs_plan_space). */
-static unsigned ckpt_modes(const cs_training *t, const cs_plan_space *sp)
-{
-    if (sp && sp->ckpts) return sp->ckpts;
-    unsigned m = 1u << t->checkpointing | 1u << CS_CKPT_NONE | 1u << CS_CKPT_FULL;
-    if (!t->flash_attention) m |= 1u << CS_CKPT_SELECTIVE;
-    return m;
-}
-
-/* The TP degrees sp asks for into tps (cs_plan_space); returns the count. */
-static int tp_degrees(const cs_model *m, const cs_training *t, const cs_topology *topo,
-                      const cs_plan_space *sp, int tps[32])
-{
-    if (sp && sp->tp > 0) {
-        tps[0] = sp->tp;
-        return 1;
-    }
-    int n = 0;
-    for (int T = 1; T <= topo->cluster.gpus_per_node && T <= topo->ranks && n < 32; T *= 2) {
-        if (topo->ranks % T) continue;
-        cs_training ti = *t;
-        ti.tensor_parallel = T;
-        cs_diag d;
-        if (cs_tensor_check(m, &ti, &d) == 0) tps[n++] = T;
-    }
-    if (n == 0) tps[n++] = 1; /* T = 1 always applies: its errors are the configurations' */
-    return n;
-}
-
 int cs_plan_run(const cs_model *m, const cs_training *t, const cs_topology *topo,
                 const cs_plan_space *sp, cs_plan *out, cs_diag *d)
 {
@@ -475,22 +546,29 @@ int cs_plan_run(const cs_model *m, const cs_training *t, const cs_topology *topo
     out->training = t;
     out->topo = topo;
     out->seqs_per_rank = t->micro_batch * t->grad_accum;
-    out->dp_ranks = topo->ranks / cs_tensor_degree(t);
+    out->dp_ranks = topo->ranks / (cs_tensor_degree(t) * cs_pipeline_degree(t));
+    if (out->dp_ranks < 1) out->dp_ranks = 1;
     out->global_batch = (long)out->seqs_per_rank * out->dp_ranks;
     size_t cap = 0;
-    unsigned strats = sp && sp->strategies ? sp->strategies : ~0u, ckpts = ckpt_modes(t, sp);
-    int tps[32], ntp = tp_degrees(m, t, topo, sp, tps);
+    unsigned strats = sp && sp->strategies ? sp->strategies : ~0u;
+    int tps[CS_PLAN_MAX_DEGREES], ntp = cs_plan_space_tps(m, t, topo, sp, tps);
     for (int s = 0; s < CS_STRAT_COUNT; s++)
-        for (int j = 0; j < ntp && (strats >> s & 1); j++)
-            for (int k = 0; k < CS_CKPT_COUNT; k++)
-                if (ckpts >> k & 1) search_strategy(out, (cs_strategy)s, tps[j], (cs_ckpt)k, &cap);
+        for (int j = 0; j < ntp && (strats >> s & 1); j++) {
+            int pps[CS_PLAN_MAX_DEGREES], npp = cs_plan_space_pps(m, topo, tps[j], sp, pps);
+            for (int k = 0; k < npp; k++) search_degrees(out, sp, (cs_strategy)s, tps[j], pps[k], &cap);
+        }
     recommend(out);
+    cs__plan_kinds(out);
+    choose_shown(out);
     return cs_plan_rule_check(m, t, topo, rule_sizes, CS_PLAN_RULE_SIZES, NULL, NULL, &out->rule,
                               d);
 }
 
 void cs_plan_free(cs_plan *p)
 {
+    free(p->shown);
+    p->shown = NULL;
+    p->nshown = 0;
     free(p->cfgs);
     p->cfgs = NULL;
     p->ncfgs = 0;

@@ -1,30 +1,39 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plan.h - which data-parallel strategy and micro-batch to train a
- * configuration with, and how the seed request's rule of thumb fares on
- * its cluster (`collsim plan`). Every number is a train/evaluate.h
- * simulated iteration, exactly as `collsim simulate` computes it.
+ * plan.h - how to train a configuration: which parallel layout
+ * (data-parallel strategy x tensor-parallel degree x pipeline-parallel
+ * degree x virtual stages x pipeline schedule), checkpointing policy and
+ * micro-batch, and how the seed request's rule of thumb fares on its
+ * cluster (`collsim plan`). Every number is a train/evaluate.h simulated
+ * iteration, exactly as `collsim simulate` computes it.
  *
- * The search: every strategy x tensor-parallel degree x activation
- * checkpointing mode (cs_plan_space) x micro-batch 1, 2, 4, ... up to the largest
- * that fits by the memory estimate (and the training's own micro-batch),
- * with grad_accum chosen so that micro_batch x grad_accum (sequences per
- * rank per optimizer step) stays the training's: the global batch is
- * kept. Where no whole grad_accum >= 1 keeps it, the nearest is taken and
- * the changed batch is noted; such configurations are listed but never
- * recommended. A configuration fits when the simulated iteration's peak
- * memory is within the GPU capacity. The recommendation is the fastest
- * (tokens/s) that fits and keeps the batch (equally fast, within 1e-9
- * relative: the lower peak memory, then the earlier: strategy order, then
- * the smaller micro-batch); its runner-up is the fastest of another
- * strategy.
+ * The search: every layout and checkpointing policy of the space
+ * (study/plan_space.h) x micro-batch 1, 2, 4, ... up to the largest that
+ * fits (and the training's own micro-batch), with grad_accum chosen so
+ * that micro_batch x grad_accum (sequences per data-parallel rank per
+ * optimizer step; under PP the pipeline's micro-batches) keeps the
+ * global batch. Where no whole grad_accum >= 1 keeps it, the nearest is
+ * taken and the changed batch is noted; such configurations are listed
+ * but never recommended. A layout whose memory floor (parameters and
+ * optimizer states alone, cs_plan_memory_floor) exceeds the GPU is
+ * pruned: listed once, never simulated. A configuration fits when the
+ * simulated iteration's peak memory is within the GPU capacity. The
+ * recommendation is the fastest (tokens/s) that fits and keeps the batch
+ * (equally fast, within 1e-9 relative: the lower peak memory, then the
+ * earlier: strategy order, then TP, PP, pipeline, policy, the smaller
+ * micro-batch); its runner-up is the fastest of another strategy; and for
+ * each other kind of configuration (without / with PP, without / with TP,
+ * each other strategy, each pipeline schedule, each checkpointing mode)
+ * its best, and why it loses: throughput (how much slower), memory
+ * (nothing of the kind fits) or batch.
  *
  * The rule of thumb (cs_plan_rule_text) is checked on generic models
  * (model.h: GPT-3-like shapes with the configuration's sequence length
  * and vocabulary) at CS_PLAN_RULE_SIZES fixed sizes, with the same
  * cluster, ranks and training settings, for the rule's strategies. Cost:
- * (strategies x TP degrees x modes x ~log2(max micro-batch) + sizes x 3) simulated iterations,
- * each O(tasks log tasks).
+ * (unpruned layouts x policies x ~log2(max micro-batch) + sizes x 3)
+ * simulated iterations, each O(tasks log tasks) without PP, O(P x m x V)
+ * with it; tools/bench-plan.sh times llama3-70b on 1024 GPUs.
  */
 #ifndef CS_PLAN_H
 #define CS_PLAN_H
@@ -33,6 +42,8 @@
 
 #include "base/error.h"
 #include "coll/topology.h"
+#include "study/plan_space.h"
+#include "train/evaluate.h"
 #include "train/iteration.h"
 #include "train/model.h"
 #include "train/pricing.h"
@@ -47,15 +58,27 @@
 #define CS_PLAN_RULE_SIZES 10     /* plan's sizes (1, 2, 3, 5, 7, 10, 13, 20, 30, 70B) */
 #define CS_PLAN_RULE_MAX_SIZES 10
 #define CS_PLAN_RULE_STRATEGIES 3 /* ddp, fsdp_shard_grad_op, fsdp_full_shard */
+/* Under pipeline parallelism the executor runs every micro-batch (pipeline.c:
+ * O(P x m x V)), so plan simulates no micro-batch that leaves more than
+ * this many in the pipeline (evaluate's CS_EVALUATE_MICRO_WHOLE_MAX, the
+ * most a whole graph holds): with a bubble of (P - 1) / m that small, a
+ * larger micro-batch loses nothing to it. */
+#define CS_PLAN_PP_MICRO_MAX CS_EVALUATE_MICRO_WHOLE_MAX
 
 /* One simulated configuration. */
 typedef struct cs_plan_cfg {
     cs_strategy strategy;
-    int tp; /* the tensor-parallel degree (1: none) */
+    int tp;                  /* the tensor-parallel degree (1: none) */
+    int pp, virtual_stages;  /* the pipeline-parallel degree (1: none), chunks per stage */
+    const char *pp_schedule; /* the schedule row's name (static); NULL at pp 1 */
     cs_ckpt checkpointing;
+    int selective_ac;        /* under selective (checkpoint.h), else 0 */
     int micro_batch, grad_accum;
     int batch_kept; /* micro_batch x grad_accum = the training's */
     int ok;         /* simulated; else `note` says why not */
+    int pruned;     /* not simulated: floor_bytes > capacity_bytes (no micro-batch,
+                       policy or schedule of the layout: those fields 0) */
+    double floor_bytes; /* the layout's memory floor (cs_plan_memory_floor) */
     int fits;
     double peak_bytes, capacity_bytes;
     double iteration_time_s, tokens_per_s, tflops_per_gpu, mfu, exposed_comm_s;
@@ -129,19 +152,42 @@ typedef struct cs_plan_rule {
     int claim_checked, claim_holds;  /* sizes where the claim was checked, held */
 } cs_plan_rule;
 
+/* The best configuration of one kind the recommendation is not of. */
+#define CS_PLAN_MAX_ALTS 32
+typedef struct cs_plan_alt {
+    char kind[64];            /* "without pipeline parallelism", "strategy ddp", ... */
+    const cs_plan_cfg *cfg;   /* its fastest eligible (into cfgs); NULL: none */
+    const cs_plan_cfg *least; /* cfg NULL: the one of the kind needing the least memory
+                               * (a pruned layout by its floor); NULL: none searched */
+    const char *loses;        /* "throughput", "memory" (nothing of the kind fits),
+                               * "batch" (what fits changes the global batch), "n/a" */
+    double slower_pct;        /* cfg vs the recommendation, in % */
+} cs_plan_alt;
+
 typedef struct cs_plan {
     /* the inputs: the caller's, they must outlive the plan */
     const cs_model *model;
     const cs_training *training;
     const cs_topology *topo;
     int seqs_per_rank; /* the training's micro_batch x grad_accum */
-    int dp_ranks;      /* the data-parallel ranks (ranks / the training's tensor_parallel) */
-    long global_batch; /* seqs_per_rank x dp_ranks: kept at every TP degree */
-    cs_plan_cfg *cfgs; /* owned: strategy order, then TP degree, then mode, then micro-batch */
+    int dp_ranks;      /* the data-parallel ranks (ranks / the training's tp x pp) */
+    long global_batch; /* seqs_per_rank x dp_ranks: kept at every layout */
+    cs_plan_cfg *cfgs; /* owned: strategy order, then TP, PP, pipeline, policy, micro-batch */
     size_t ncfgs;
+    size_t nsimulated, npruned;       /* of cfgs: simulated, pruned layouts */
+    /* owned, into cfgs: for each (strategy, TP, PP) in cfgs' order, the
+     * configuration the report shows: the preferred simulated one that
+     * fits (cs_plan_cfg_preferred: keeps the batch, faster, less memory),
+     * else the simulated one with the least peak, else the pruned one with
+     * the least floor, else the first (it does not apply: its reason).
+     * best and runner are among them. */
+    const cs_plan_cfg **shown;
+    size_t nshown;
     const cs_plan_cfg *best, *runner; /* into cfgs; NULL: none */
     double runner_slower_pct;         /* runner vs best, in % */
     int runner_as_fast;               /* equally fast (best needs less memory) */
+    cs_plan_alt alts[CS_PLAN_MAX_ALTS]; /* the other kinds, in plan.c's kind table order */
+    int nalts;
     cs_plan_rule rule;                /* at CS_PLAN_RULE_SIZES sizes, the training's batch */
 } cs_plan;
 
@@ -161,30 +207,13 @@ int cs_plan_rule_check(const cs_model *shape, const cs_training *t, const cs_top
                        const double *sizes, int nsizes, const cs_plan_batch *b,
                        cs_pricing_cache *cache, cs_plan_rule *out, cs_diag *d);
 
-/* What the search varies besides the micro-batch. strategies: a bit per
- * cs_strategy (0: all). ckpts: a bit per cs_ckpt (0: the training's own,
- * none and full, and selective when attention is not fused: with fused
- * attention selective keeps what none keeps and only adds recompute, so
- * it can never win). tp: the tensor-parallel degree, pinned (> 0), or 0:
- * searched over 1, 2, 4, ... up to the GPUs per node (TP stays inside a
- * node's NVLink domain, Megatron's and torchtitan's placement), the
- * degrees that divide the ranks and that the model allows
- * (cs_tensor_check: heads, MLP width); the others are not listed. The
- * global batch is kept at every degree: each runs global / (ranks / T)
- * sequences per data-parallel rank (the nearest whole count, noted and
- * never recommended, where that is no whole number). */
-typedef struct cs_plan_space {
-    unsigned strategies, ckpts;
-    int tp;
-} cs_plan_space;
-
 /* Plans m trained with t on topo into out over the space sp (NULL: the
- * defaults of cs_plan_space, TP searched); the configurations are listed
- * in strategy order, then TP degree, then checkpointing mode, then
- * micro-batch. The recommendation and its runner-up (the fastest of
- * another strategy, at any TP degree) carry their TP degree. A configuration that does not
- * apply (a hybrid group that does not divide the ranks, ...) is listed
- * with its reason, not an error. Returns 0, or the first failure's code
+ * defaults of cs_plan_space: everything searched); the configurations are
+ * listed in strategy order, then TP degree, PP degree, pipeline (schedule
+ * row, V), checkpointing policy, micro-batch. The recommendation and its
+ * runner-up (the fastest of another strategy, at any layout) carry their
+ * layout. A configuration that does not apply (a hybrid group that does
+ * not divide the ranks, ...) is listed with its reason, not an error. Returns 0, or the first failure's code
  * with d filled (a generic model of the rule's sizes cannot be made);
  * either way free out with cs_plan_free. */
 int cs_plan_run(const cs_model *m, const cs_training *t, const cs_topology *topo,

@@ -13,6 +13,14 @@
  * in `collsim simulate`; a point that does not fit still gets its
  * iteration time (fits = 0), so curves can be drawn through OOM regions.
  *
+ * Series: a strategy, or with layout lists (crossover --tp / --pp) each
+ * strategy x tp x pp, in that order; everything below that says
+ * "strategy" means series. A series' layout that does not apply at a
+ * point (a TP degree over the generic model's heads, more stages than
+ * layers, tp x pp not dividing the ranks) leaves the point empty
+ * (applies 0, counted as not fitting); crossings are searched only
+ * between points where both series apply.
+ *
  * Crossings (generic-model grids only; a list of models has no continuous
  * axis):
  *  - throughput: for each ranks value and each pair of strategies (a, b)
@@ -66,6 +74,9 @@
 
 #include "coll/topology.h"
 #include "train/evaluate.h"
+#include "train/layout.h"
+#include "train/pipeline.h"
+#include "train/tensor.h"
 
 /* Relative tolerance in P of refined crossings: the bracket's width in
  * log10 P is below log10(1 + 1e-4). */
@@ -112,6 +123,9 @@ typedef struct picks {
 static void point_fill(const cs_model *m, const cs_plan_cfg *c, int ranks, cs_sweep_point *out)
 {
     out->strategy = c->strategy;
+    out->tp = c->tp;
+    out->pp = c->pp;
+    out->applies = 1;
     out->ranks = ranks;
     out->params = m->params;
     snprintf(out->model, sizeof out->model, "%s", m->name);
@@ -131,10 +145,22 @@ static void point_fill(const cs_model *m, const cs_plan_cfg *c, int ranks, cs_sw
     out->time = c->time;
 }
 
-/* cs_sweep_point_eval with a collective cache (NULL: none), run as how
+/* Whether series t (its layout set) applies to m on topo: 0, or
+ * CS_EINVAL with d filled (layout.c's, tensor.c's, pipeline.c's checks). */
+static int layout_applies(const cs_model *m, const cs_training *t, const cs_topology *topo,
+                          cs_diag *d)
+{
+    cs_mesh mesh;
+    int rc = cs_layout_mesh(t, topo, &mesh, d);
+    if (!rc) rc = cs_tensor_check(m, t, d);
+    if (!rc) rc = cs_pipeline_check(m, t, d);
+    return rc;
+}
+
+/* cs_sweep_series_eval with a collective cache (NULL: none), run as how
  * says (pk: PICK's choices). */
-static int point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params, int model,
-                      cs_pricing_cache *cache, point_how how, const picks *pk,
+static int point_eval(const cs_sweep_spec *s, const cs_sweep_series *se, int ranks, double params,
+                      int model, cs_pricing_cache *cache, point_how how, const picks *pk,
                       cs_sweep_point *out, cs_diag *d)
 {
     memset(out, 0, sizeof *out);
@@ -144,7 +170,22 @@ static int point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double 
     cs_topology topo;
     if ((rc = cs_topology_build(&s->cluster, ranks, 0, &topo, d))) return rc;
     cs_training t = s->training;
-    cs_training_set_strategy(&t, st);
+    cs_training_set_strategy(&t, se->strategy);
+    if (se->tp > 0) t.tensor_parallel = se->tp;
+    if (se->pp > 0) t.pipeline_parallel = se->pp;
+    if (cs_sweep_has_layouts(s)) {
+        cs_diag own;
+        if (layout_applies(&m, &t, &topo, &own)) { /* an empty point, not an error */
+            out->strategy = se->strategy;
+            out->tp = cs_tensor_degree(&t);
+            out->pp = cs_pipeline_degree(&t);
+            out->ranks = topo.ranks;
+            out->params = m.params;
+            snprintf(out->model, sizeof out->model, "%s", m.name);
+            out->capacity_bytes = s->cluster.gpu.memory_bytes;
+            return 0;
+        }
+    }
     cs_plan_batch b = cs_sweep_batch(s, topo.ranks);
     cs_plan_cfg c, ci;
     if (how == FASTEST) {
@@ -172,7 +213,14 @@ static int point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double 
 int cs_sweep_point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params,
                         int model, cs_sweep_point *out, cs_diag *d)
 {
-    return point_eval(s, st, ranks, params, model, NULL, FASTEST, NULL, out, d);
+    cs_sweep_series se = {st, 0, 0};
+    return point_eval(s, &se, ranks, params, model, NULL, FASTEST, NULL, out, d);
+}
+
+int cs_sweep_series_eval(const cs_sweep_spec *s, const cs_sweep_series *se, int ranks,
+                         double params, int model, cs_sweep_point *out, cs_diag *d)
+{
+    return point_eval(s, se, ranks, params, model, NULL, FASTEST, NULL, out, d);
 }
 
 /* A cache for one call when collectives run on the DES; NULL otherwise
@@ -189,7 +237,7 @@ static size_t npoints_p(const cs_sweep_spec *s)
 
 size_t cs_sweep_size(const cs_sweep_spec *s)
 {
-    return (size_t)s->nranks * npoints_p(s) * (size_t)s->nstrategies;
+    return (size_t)s->nranks * npoints_p(s) * (size_t)cs_sweep_nseries(s);
 }
 
 double cs_sweep_grid_params(const cs_sweep_spec *s, int k)
@@ -204,11 +252,11 @@ double cs_sweep_grid_params(const cs_sweep_spec *s, int k)
 void cs_sweep_coords(const cs_sweep_spec *s, size_t i, int *ranks, double *params, int *model,
                      cs_strategy *st)
 {
-    size_t ns = (size_t)s->nstrategies, np = npoints_p(s);
+    size_t ns = (size_t)cs_sweep_nseries(s), np = npoints_p(s);
     CS_ASSERT(i < cs_sweep_size(s));
     size_t si = i % ns, pi = (i / ns) % np, ri = i / ns / np;
     *ranks = s->ranks[ri];
-    *st = s->strategies[si];
+    *st = cs_sweep_series_at(s, (int)si).strategy;
     if (s->nmodels > 0) {
         *model = (int)pi;
         *params = s->models[pi].params;
@@ -216,6 +264,12 @@ void cs_sweep_coords(const cs_sweep_spec *s, size_t i, int *ranks, double *param
         *model = -1;
         *params = cs_sweep_grid_params(s, (int)pi);
     }
+}
+
+int cs_sweep_series_of(const cs_sweep_spec *s, size_t i)
+{
+    CS_ASSERT(i < cs_sweep_size(s));
+    return (int)(i % (size_t)cs_sweep_nseries(s));
 }
 
 int cs_sweep_run(const cs_sweep_spec *s, size_t first, size_t stride, cs_sweep_point *pts,
@@ -231,7 +285,8 @@ int cs_sweep_run(const cs_sweep_spec *s, size_t first, size_t stride, cs_sweep_p
         double p;
         cs_strategy st;
         cs_sweep_coords(s, i, &r, &p, &model, &st);
-        rc = point_eval(s, st, r, p, model, cache, FASTEST, NULL, &pts[i], d);
+        cs_sweep_series se = cs_sweep_series_at(s, cs_sweep_series_of(s, i));
+        rc = point_eval(s, &se, r, p, model, cache, FASTEST, NULL, &pts[i], d);
         if (rc) {
             if (failed) *failed = i;
             break;
@@ -247,18 +302,18 @@ int cs_sweep_run(const cs_sweep_spec *s, size_t first, size_t stride, cs_sweep_p
 typedef struct refine_ctx {
     const cs_sweep_spec *s;
     int ranks;
-    cs_strategy a, b;
+    cs_sweep_series a, b;
     picks pa, pb; /* inside a bracket: what a and b chose at its two grid ends */
     int rc;
     cs_diag *d;
     cs_pricing_cache *cache;
 } refine_ctx;
 
-/* The point of st at P = 10^x, run as how says. */
-static int eval_at(refine_ctx *c, cs_strategy st, double x, point_how how, const picks *pk,
-                   cs_sweep_point *p)
+/* The point of series se at P = 10^x, run as how says. */
+static int eval_at(refine_ctx *c, const cs_sweep_series *se, double x, point_how how,
+                   const picks *pk, cs_sweep_point *p)
 {
-    int rc = point_eval(c->s, st, c->ranks, pow(10.0, x), -1, c->cache, how, pk, p, c->d);
+    int rc = point_eval(c->s, se, c->ranks, pow(10.0, x), -1, c->cache, how, pk, p, c->d);
     if (rc && c->rc == 0) c->rc = rc;
     return rc;
 }
@@ -277,7 +332,8 @@ static double tput_diff(double x, void *vc)
 {
     refine_ctx *c = vc;
     cs_sweep_point pa, pb;
-    if (c->rc || eval_at(c, c->a, x, PICK, &c->pa, &pa) || eval_at(c, c->b, x, PICK, &c->pb, &pb))
+    if (c->rc || eval_at(c, &c->a, x, PICK, &c->pa, &pa) ||
+        eval_at(c, &c->b, x, PICK, &c->pb, &pb))
         return 0;
     double diff = pa.tokens_per_s - pb.tokens_per_s;
     return isfinite(diff) ? diff : 0;
@@ -315,8 +371,8 @@ static int refine_tput(refine_ctx *c, double x_lo, double x_hi, double *root)
 
 /* Bisection of the fits verdict of st's least-memory configuration on
  * [x_lo, x_hi] (it differs at the ends). */
-static int refine_oom(refine_ctx *c, cs_strategy st, double x_lo, double x_hi, int fits_lo,
-                      double *boundary)
+static int refine_oom(refine_ctx *c, const cs_sweep_series *st, double x_lo, double x_hi,
+                      int fits_lo, double *boundary)
 {
     while (x_hi - x_lo > log_tol()) {
         double mid = 0.5 * (x_lo + x_hi);
@@ -380,19 +436,21 @@ static const cs_sweep_point *at(const grid *g, int k, int si)
 static int tput_crossing(refine_ctx *c, const grid *g, int win, int lose, int run, int last,
                          int k, clist *l)
 {
-    c->a = c->s->strategies[win];
-    c->b = c->s->strategies[lose];
+    c->a = cs_sweep_series_at(c->s, win);
+    c->b = cs_sweep_series_at(c->s, lose);
     c->pa = picks_of(at(g, last, win), at(g, k, win));
     c->pb = picks_of(at(g, last, lose), at(g, k, lose));
     double x;
     if (refine_tput(c, log10(at(g, last, win)->params), log10(at(g, k, win)->params), &x))
         return c->rc;
     cs_sweep_point pa, pb;
-    if (eval_at(c, c->a, x, PICK, &c->pa, &pa) || eval_at(c, c->b, x, PICK, &c->pb, &pb))
+    if (eval_at(c, &c->a, x, PICK, &c->pa, &pa) || eval_at(c, &c->b, x, PICK, &c->pb, &pb))
         return c->rc;
     if (!pa.fits || !pb.fits) return 0;
     const cs_sweep_point *w = at(g, last, win), *o = at(g, last, lose);
-    cs_crossing cr = {.ranks = c->ranks, .a = c->a, .b = c->b, .kind = CS_CROSS_THROUGHPUT,
+    cs_crossing cr = {.ranks = c->ranks, .a = c->a.strategy, .b = c->b.strategy,
+                      .tp_a = w->tp, .pp_a = w->pp, .tp_b = o->tp, .pp_b = o->pp,
+                      .kind = CS_CROSS_THROUGHPUT,
                       .params = pow(10.0, x), .margin = w->tokens_per_s / o->tokens_per_s - 1,
                       .fits_below = 1, .margin_params = w->params,
                       .micro_batch_a = pa.micro_batch, .micro_batch_b = pb.micro_batch,
@@ -418,6 +476,7 @@ static int tput_crossings(refine_ctx *c, const grid *g, int ia, int ib, clist *l
     int last = -1, last_sign = 0; /* last untied grid point */
     int run = 0;                  /* where the current winner's run began */
     for (int k = 0; k < g->np; k++) {
+        if (!at(g, k, ia)->applies || !at(g, k, ib)->applies) continue; /* file header */
         int sg = sign_of(at(g, k, ia)->tokens_per_s, at(g, k, ib)->tokens_per_s);
         if (sg == 0) continue;
         if (last >= 0 && sg != last_sign) {
@@ -437,16 +496,20 @@ static int tput_crossings(refine_ctx *c, const grid *g, int ia, int ib, clist *l
  * verdict differs between adjacent grid points. */
 static int oom_crossings(refine_ctx *c, const grid *g, int si, clist *l)
 {
-    cs_strategy st = c->s->strategies[si];
+    cs_sweep_series st = cs_sweep_series_at(c->s, si);
     for (int k = 0; k + 1 < g->np; k++) {
         int f0 = at(g, k, si)->fits, f1 = at(g, k + 1, si)->fits;
-        if (f0 == f1) continue;
+        if (f0 == f1 || !at(g, k, si)->applies || !at(g, k + 1, si)->applies) continue;
         double p = 0;
-        if (refine_oom(c, st, log10(at(g, k, si)->params), log10(at(g, k + 1, si)->params), f0, &p))
+        if (refine_oom(c, &st, log10(at(g, k, si)->params), log10(at(g, k + 1, si)->params), f0,
+                       &p))
             return c->rc;
         cs_sweep_point least;
-        if (eval_at(c, st, log10(p), LEAST, NULL, &least)) return c->rc;
-        cs_crossing cr = {.ranks = c->ranks, .a = st, .b = st, .kind = CS_CROSS_OOM, .params = p,
+        if (eval_at(c, &st, log10(p), LEAST, NULL, &least)) return c->rc;
+        cs_crossing cr = {.ranks = c->ranks, .a = st.strategy, .b = st.strategy,
+                          .tp_a = at(g, k, si)->tp, .pp_a = at(g, k, si)->pp,
+                          .tp_b = at(g, k, si)->tp, .pp_b = at(g, k, si)->pp,
+                          .kind = CS_CROSS_OOM, .params = p,
                           .margin = 0, .fits_below = f0, .micro_batch_a = least.micro_batch,
                           .micro_batch_b = least.micro_batch, .ckpt_a = least.checkpointing,
                           .ckpt_b = least.checkpointing};
@@ -465,7 +528,7 @@ int cs_sweep_crossings(const cs_sweep_spec *s, const cs_sweep_point *pts, size_t
     clist l = {0};
     refine_ctx c = {.s = s, .d = d, .cache = call_cache(s)};
     for (int ri = 0; ri < s->nranks && c.rc == 0; ri++) {
-        grid g = {pts, s->params_points, s->nstrategies, ri};
+        grid g = {pts, s->params_points, cs_sweep_nseries(s), ri};
         size_t first = l.n;
         c.ranks = s->ranks[ri];
         for (int ia = 0; ia < g.ns && c.rc == 0; ia++)

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sweep.h - grids over model size P x ranks N x strategies, one simulated
- * iteration per point, and the crossovers between strategies: where one
- * strategy's throughput overtakes another's on a continuous P axis (GSL
- * root finding on the throughput difference) and where a strategy starts
- * to run out of memory (bisection on the fits verdict).
+ * sweep.h - grids over model size P x ranks N x series, one simulated
+ * iteration per point, and the crossovers between series: where one
+ * series' throughput overtakes another's on a continuous P axis (GSL
+ * root finding on the throughput difference) and where a series starts
+ * to run out of memory (bisection on the fits verdict). A series is a
+ * strategy, or, where the spec lists layouts (crossover --tp / --pp), a
+ * strategy at one tensor- and pipeline-parallel degree ("fsdp_full_shard
+ * tp4 pp2"): every strategy x tp x pp of the lists.
  *
  * A point uses a generic model of P parameters (--params) or a preset
  * (--models); everything else comes from the scenario / training defaults.
@@ -25,6 +28,8 @@
 #include "train/strategy.h"
 #include "train/training.h"
 
+#define CS_SWEEP_MAX_LAYOUT 16 /* values of one --tp / --pp list */
+
 typedef struct cs_sweep_spec {
     cs_cluster cluster;
     cs_training training;      /* strategy overwritten per point */
@@ -41,6 +46,12 @@ typedef struct cs_sweep_spec {
     int ranks[64];
     int nstrategies;
     cs_strategy strategies[CS_STRAT_COUNT];
+    /* the layouts each strategy runs at (crossover --tp, --pp): ntps > 0
+     * or npps > 0 makes every strategy x tp x pp a series (a list not
+     * given: the training's degree); both 0: one series per strategy at
+     * the training's layout, keyed by the strategy alone */
+    int ntps, tps[CS_SWEEP_MAX_LAYOUT];
+    int npps, pps[CS_SWEEP_MAX_LAYOUT];
     /* either a log grid of generic models ... */
     double params_min, params_max;
     int params_points;
@@ -49,9 +60,20 @@ typedef struct cs_sweep_spec {
     cs_model models[64];
 } cs_sweep_spec;
 
+/* One series: a strategy at a layout. */
+typedef struct cs_sweep_series {
+    cs_strategy strategy;
+    int tp, pp;
+} cs_sweep_series;
+
 /* One grid point. */
 typedef struct cs_sweep_point {
     cs_strategy strategy;
+    int tp, pp;                /* the layout it ran (the training's without lists) */
+    int applies;               /* 0: the layout does not apply to this model and rank
+                                  count (TP over the heads, PP over the layers, tp x pp
+                                  not dividing the ranks): nothing ran, fits 0, its
+                                  numbers 0; only with layout lists */
     int ranks;
     double params;
     char model[64];
@@ -71,15 +93,37 @@ typedef struct cs_sweep_point {
 } cs_sweep_point;
 
 /* Evaluates one point (generic model of `params`, or spec->models[model]
- * when model >= 0). */
+ * when model >= 0) of strategy st at the training's layout. */
 int cs_sweep_point_eval(const cs_sweep_spec *s, cs_strategy st, int ranks, double params,
                         int model, cs_sweep_point *out, cs_diag *d);
+/* The same for series se (a layout that does not apply: out->applies 0,
+ * not an error, where s lists layouts). */
+int cs_sweep_series_eval(const cs_sweep_spec *s, const cs_sweep_series *se, int ranks,
+                         double params, int model, cs_sweep_point *out, cs_diag *d);
+
+/* The series: how many (nstrategies x layouts), the i-th (strategy order,
+ * then the --tp list's, then the --pp list's; a list not given: the
+ * training's degree), whether s lists layouts,
+ * the layouts per strategy and the index of (tp, pp) among them (0
+ * without lists; -1: not listed). */
+int cs_sweep_nseries(const cs_sweep_spec *s);
+cs_sweep_series cs_sweep_series_at(const cs_sweep_spec *s, int i);
+int cs_sweep_has_layouts(const cs_sweep_spec *s);
+int cs_sweep_nlayouts(const cs_sweep_spec *s);
+int cs_sweep_layout_index(const cs_sweep_spec *s, int tp, int pp);
+/* A series' name into buf: the strategy's without layout lists
+ * ("fsdp_full_shard"), else with its layout ("fsdp_full_shard tp4 pp2");
+ * returns buf. */
+const char *cs_sweep_series_name(const cs_sweep_spec *s, cs_strategy st, int tp, int pp, char *buf,
+                                 size_t n);
 
 /* Number of points of the grid and the i-th point's coordinates, in the
- * canonical order (ranks, then P or model, then strategy). */
+ * canonical order (ranks, then P or model, then series); st is the
+ * series' strategy, *series (when not NULL) its index. */
 size_t cs_sweep_size(const cs_sweep_spec *s);
 void cs_sweep_coords(const cs_sweep_spec *s, size_t i, int *ranks, double *params, int *model,
                      cs_strategy *st);
+int cs_sweep_series_of(const cs_sweep_spec *s, size_t i);
 /* The k-th P of the log grid (0 <= k < params_points): params_min and
  * params_max exactly at the ends, 10^(log10 min + k (log10 max - log10
  * min) / (points - 1)) between. */
@@ -101,6 +145,7 @@ typedef enum cs_crossing_kind { CS_CROSS_THROUGHPUT, CS_CROSS_OOM } cs_crossing_
 typedef struct cs_crossing {
     int ranks;
     cs_strategy a, b;          /* for OOM: a = b = the strategy */
+    int tp_a, pp_a, tp_b, pp_b; /* their layouts (the series a and b) */
     cs_crossing_kind kind;
     double params;             /* where it happens */
     double margin;             /* throughput: a's advantage (fraction) just below params,

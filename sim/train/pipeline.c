@@ -102,6 +102,19 @@ int cs_pipeline_chunk_layers(int L, int P, int V, int stage, int chunk, int *fir
     return base + (v < extra);
 }
 
+/* The parameters stage s holds: its layers' and the embedding's share
+ * (file header: the input embedding on the first stage, a tied output
+ * layer's copy on the last), as stage_memory and cs_pipeline_run count
+ * them. Exported for the planner's memory floor (study/plan_space.c). */
+double cs_pipeline_stage_params(const cs_model *m, int P, int V, int s)
+{
+    int layers = 0;
+    for (int ch = 0; ch < V; ch++) layers += cs_pipeline_chunk_layers(m->layers, P, V, s, ch, NULL);
+    double emb = s == 0 ? m->embedding_params : 0;
+    if (s == P - 1 && m->tied_embeddings) emb += (double)m->vocab * m->hidden;
+    return layers * m->layer_params + emb;
+}
+
 /* ---- the executor ---- */
 
 void cs_pp_run_free(cs_pp_run *r)

@@ -40,6 +40,11 @@ int cs_pipeline_check(const cs_model *m, const cs_training *t, cs_diag *d);
  * first layer's index into *first when first is not NULL. */
 int cs_pipeline_chunk_layers(int L, int P, int V, int stage, int chunk, int *first);
 
+/* The parameters (whole, before tensor parallelism) stage s of P stages
+ * of V chunks each holds of m: its layers', the first stage's embedding,
+ * the last stage's tied output layer. O(V). */
+double cs_pipeline_stage_params(const cs_model *m, int P, int V, int s);
+
 /* ---- the executor on given pass times ---- */
 /* What one run of a schedule gives, per stage (arrays of P; caller frees
  * with cs_pp_run_free). */
