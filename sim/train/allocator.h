@@ -22,6 +22,9 @@ void cs_allocator_delete(cs_allocator *a);
  * capacity, even after freeing the cached segments, sets the
  * out-of-memory flag and is granted anyway. */
 int cs_allocator_alloc(cs_allocator *a, double bytes, int stream);
+/* The bytes allocation id was handed (its rounded size, or the whole
+ * block when not split); 0 for id < 0. */
+double cs_allocator_block_bytes(const cs_allocator *a, int id);
 /* Frees allocation id (back to the cache, not to the device). */
 void cs_allocator_release(cs_allocator *a, int id);
 

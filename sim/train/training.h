@@ -138,7 +138,9 @@ typedef struct cs_training {
     /* per-GPU overheads that are not model state */
     double cuda_context_bytes;
     double nccl_buffer_bytes;   /* < 0: derived from the cluster (memory.c) */
-    double fragmentation;       /* fraction of allocated bytes lost */
+    double fragmentation;       /* >= 0: a flat fraction of peak allocated bytes the
+                                 * allocator's cache adds, overriding the replay
+                                 * (memory.c); < 0 (default): the replay's */
     /* how the iteration's collectives are timed: CS_ENGINE_ANALYTIC
      * (default: NCCL's closed form) or CS_ENGINE_DES (the algorithm NCCL's
      * tuner picks by the closed form, timed by the discrete-event run on
@@ -173,6 +175,12 @@ cs_ckpt cs_training_running_activations(const cs_training *t);
 /* What a user should know about these settings, or NULL (static
  * storage): selective recompute with fused attention recomputes nothing. */
 const char *cs_training_note(const cs_training *t);
+
+/* The flat fraction where no allocator replay decides (pipeline stages,
+ * the executor's own peak): the user's fragmentation, else
+ * CS_TRAINING_FLAT_FRAGMENTATION (the assumed typical value of before). */
+#define CS_TRAINING_FLAT_FRAGMENTATION 0.05
+double cs_training_flat_fragmentation(const cs_training *t);
 
 /* Defaults for a strategy (everything documented in training.c). */
 void cs_training_defaults(cs_training *t, cs_strategy s);
