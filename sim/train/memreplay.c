@@ -348,8 +348,14 @@ static void reshard(rp *r, const plan *p, live *v, int u)
     v->gathered[u] = -1;
 }
 
-/* The unit's unsharded gradient reduce-scattered into its sharded one. */
-static void reduce(rp *r, const plan *p, int *grad, double in, double out, int *ugrad)
+/* The unit's unsharded gradient reduce-scattered into its sharded one.
+ * The first output stays as the unit's sharded gradient, sized as
+ * memory.c's gradient line has it (ZeRO's accounting: with FSDP's mixed
+ * precision the fp32 gradient and fp32 parameter shard are counted as a
+ * 16-bit gradient and parameter plus the master copy in the optimizer
+ * line, the same 16 bytes per parameter); later ones are accumulated into
+ * it and freed. */
+static void reduce(rp *r, const plan *p, int *grad, double in, double out, double keep, int *ugrad)
 {
     const char *was = r->phase;
     r->phase = "backward (reduce-scatter)";
@@ -357,10 +363,10 @@ static void reduce(rp *r, const plan *p, int *grad, double in, double out, int *
     if (!p->fsdp1 || cs_dtype_size(p->t->grad_reduce_dtype) != cs_dtype_size(p->t->param_dtype))
         x = take(r, in, S_REDUCE); /* FSDP1: the reduce_dtype cast; FSDP2: foreach_reduce's input */
     give(r, ugrad);
-    int o = take(r, out, S_REDUCE); /* FSDP1 new_sharded_grad; FSDP2 reduce_output */
+    int o = take(r, *grad < 0 ? keep : out, S_REDUCE); /* FSDP1 new_sharded_grad; FSDP2 reduce_output */
     give(r, &x);
     if (*grad < 0) *grad = o;
-    else give(r, &o); /* accumulated into the existing sharded gradient */
+    else give(r, &o);
     r->phase = was;
 }
 
@@ -426,13 +432,13 @@ static void backward(rp *r, const plan *p, live *v)
         if (p->gathers && i % p->unit_layers == 0) {
             double in = p->reduce_unit / p->unit_layers * unit_size(p, u);
             reshard(r, p, v, u);
-            reduce(r, p, &v->grads[u], in, in / n, &ugrad);
+            reduce(r, p, &v->grads[u], in, in / n, p->grad_layer * unit_size(p, u), &ugrad);
         }
     }
     give(r, &v->carry);
     if (p->gathers) {
         double in = p->rank->embedding_params * cs_dtype_size(t->grad_reduce_dtype);
-        reduce(r, p, &v->root_grad, in, in / n, &root_ugrad);
+        reduce(r, p, &v->root_grad, in, in / n, root_grad, &root_ugrad);
         give(r, &v->root);
         give(r, &v->fsdp1_pending);
     }
