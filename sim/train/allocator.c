@@ -170,13 +170,10 @@ static void fl_add(cs_allocator *a, int k)
     x->fpos = 1;
 }
 
-static void fl_remove(cs_allocator *a, int k)
+/* k out of class `at` of pool q */
+static void fl_remove_at(cs_allocator *a, pool *q, int at, int k)
 {
     block *x = &a->b[k];
-    if (x->fpos < 0) return;
-    pool *q = &a->p[a->s[x->seg].pool];
-    int at = lower(q, x->size);
-    CS_ASSERT(at < q->n && q->c[at].size == x->size);
     sizeclass *c = &q->c[at];
     if (x->fprev >= 0) a->b[x->fprev].fnext = x->fnext;
     else c->head = x->fnext;
@@ -186,6 +183,16 @@ static void fl_remove(cs_allocator *a, int k)
         memmove(q->c + at, q->c + at + 1, (size_t)(q->n - at - 1) * sizeof *q->c);
         q->n--;
     }
+}
+
+static void fl_remove(cs_allocator *a, int k)
+{
+    block *x = &a->b[k];
+    if (x->fpos < 0) return;
+    pool *q = &a->p[a->s[x->seg].pool];
+    int at = lower(q, x->size);
+    CS_ASSERT(at < q->n && q->c[at].size == x->size);
+    fl_remove_at(a, q, at, k);
 }
 
 static double round_up(double x, double q) { return q * (double)(long long)((x + q - 1) / q); }
@@ -201,14 +208,17 @@ static double allocation_size(double size)
     return round_up(size, KROUND_LARGE);
 }
 
-/* smallest free block of (small, stream) >= size; of equal sizes the
- * last cached (torch: the lowest address) */
+/* smallest free block of (small, stream) >= size, taken out of the cache;
+ * of equal sizes the last cached (torch: the lowest address) */
 static int best_fit(cs_allocator *a, int small, int stream, double size)
 {
     int i = pool_of(a, small, stream); /* may grow a->p */
-    const pool *q = &a->p[i];
+    pool *q = &a->p[i];
     int at = lower(q, size);
-    return at < q->n ? q->c[at].head : -1;
+    if (at == q->n) return -1;
+    int k = q->c[at].head;
+    fl_remove_at(a, q, at, k); /* handed out */
+    return k;
 }
 
 /* release_cached_blocks: every live segment with nothing in use; O(1)
@@ -227,7 +237,9 @@ static void release_cached(cs_allocator *a)
 
 static int new_segment(cs_allocator *a, double size, int small, int stream)
 {
-    if (a->capacity > 0 && a->reserved + size > a->capacity) {
+    if (a->capacity > 0 && !a->oom && a->reserved + size > a->capacity) {
+        /* (once out of memory torch has raised: the rest runs unbounded,
+         * for the peak it would have needed) */
         release_cached(a);
         if (a->reserved + size > a->capacity) a->oom = 1;
     }
@@ -237,8 +249,7 @@ static int new_segment(cs_allocator *a, double size, int small, int stream)
     }
     int g = a->ns++, q = pool_of(a, small, stream);
     a->s[g] = (segment){.size = size, .small = small, .stream = stream, .live = 1, .pool = q};
-    a->s[g].first = new_block(a, g, 0, size, -1, -1);
-    fl_add(a, a->s[g].first);
+    a->s[g].first = new_block(a, g, 0, size, -1, -1); /* handed out at once: not cached */
     a->idle++;
     a->reserved += size;
     if (a->reserved > a->peak_reserved) a->peak_reserved = a->reserved;
@@ -251,7 +262,6 @@ int cs_allocator_alloc(cs_allocator *a, double bytes, int stream)
     int small = size <= KSMALL_SIZE;
     int k = best_fit(a, small, stream, size);
     if (k < 0) k = new_segment(a, allocation_size(size), small, stream);
-    fl_remove(a, k);
     double rest = a->b[k].size - size;
     if (small ? rest >= KMIN_BLOCK : rest > KSMALL_SIZE) { /* should_split */
         int r = new_block(a, a->b[k].seg, a->b[k].off + size, rest, k, a->b[k].next);

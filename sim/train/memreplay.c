@@ -171,6 +171,8 @@ typedef struct plan {
     double param_layer, grad_layer, opt_layer, mat[NMATS], matsum;
     double unsharded_unit, shard_unit, reduce_unit, root_share;
     double logits, cast_layer;
+    double sk[2];         /* kept_scale of a block that does not / does recompute */
+    int mode[2];
 } plan;
 
 static double width(const block_op *o, const cs_model *m)
@@ -267,10 +269,23 @@ static int keeps(int mode, int k)
     return mode == 2 ? k == 0 : mode == 1 ? ops[k].op : ops[k].saved;
 }
 
+/* The two kinds of block (checkpoint.c: a block's kept bytes depend only
+ * on whether it recomputes), computed once per replay. */
+static void plan_blocks(plan *p)
+{
+    int seen[2] = {0, 0};
+    for (int i = 0; i < p->L && !(seen[0] && seen[1]); i++) {
+        int k = cs_checkpoint_layer_recomputes(p->t, i) != 0;
+        if (!seen[k]) p->sk[k] = kept_scale(p, i, &p->mode[k]), seen[k] = 1;
+    }
+}
+
+static int block_kind(const plan *p, int layer) { return cs_checkpoint_layer_recomputes(p->t, layer) != 0; }
+
 static void forward_block(rp *r, const plan *p, live *v, int layer)
 {
-    int mode;
-    double sk = kept_scale(p, layer, &mode), sr = p->running / p->wsaved;
+    int kind = block_kind(p, layer), mode = p->mode[kind];
+    double sk = p->sk[kind], sr = p->running / p->wsaved;
     int *kept = v->kept + (size_t)layer * NOPS, prev = -1;
     r->phase = "forward";
     r->layer = layer;
@@ -290,9 +305,8 @@ static void forward_block(rp *r, const plan *p, live *v, int layer)
 
 static void backward_block(rp *r, const plan *p, live *v, int layer)
 {
-    int mode;
+    int mode = p->mode[block_kind(p, layer)];
     double sr = p->running / p->wsaved;
-    (void)kept_scale(p, layer, &mode);
     int *kept = v->kept + (size_t)layer * NOPS, re[NOPS];
     r->layer = layer;
     r->phase = "backward (recompute)";
@@ -502,6 +516,7 @@ void cs_memreplay_run(const cs_model *m, const cs_training *t, const cs_layout *
     const cs_model *rank = cs_tensor_rank_model(m, t, &buf);
     plan p;
     plan_init(&p, m, rank, t, l, mem);
+    plan_blocks(&p);
     rp r = {.a = cs_allocator_new(capacity_bytes), .phase = "model states", .layer = -1};
     size_t nparams = p.nparams + 1;
     live v = {.kept = ids((size_t)p.L * NOPS), .params = ids(nparams),
