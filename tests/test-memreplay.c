@@ -111,6 +111,39 @@ START_TEST(capacity_releases_the_cache)
 }
 END_TEST
 
+/* torchtune's options on its README's single-device Llama 3.2 3B (bf16,
+ * AdamW, batch 2 x 4096, full checkpointing): optimizer_in_backward never
+ * holds every gradient at once and has no step after backward; offloading
+ * moves what blocks save to the host between their forward and backward.
+ * The first lowers peak allocated; offloading then lowers it further (alone
+ * the peak is the optimizer step after backward, which it does not touch). */
+START_TEST(torchtune_options)
+{
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-a100", "llama3-8b", CS_STRAT_DDP, 1);
+    s.t.mixed_precision = CS_MP_PURE;
+    cs_training_resolve_precision(&s.t);
+    s.t.micro_batch = 1;
+    s.t.checkpointing = CS_CKPT_FULL;
+    s.c.gpu.memory_bytes = 1024 * GiB; /* the comparison, not the verdict */
+    s.topo = cs_test_topology(&s.c, 1, 0);
+    double base = estimate(&s).peak_allocated_bytes;
+    s.t.optimizer_in_backward = 1;
+    double inbwd = estimate(&s).peak_allocated_bytes;
+    s.t.activation_offloading = 1;
+    double both = estimate(&s).peak_allocated_bytes;
+    s.t.optimizer_in_backward = 0;
+    double off = estimate(&s).peak_allocated_bytes;
+    /* offloading alone: the peak is the step after backward, which it
+     * does not touch; under optimizer_in_backward the peak is in backward */
+    ck_assert_msg(inbwd < base && off <= base && both < inbwd,
+                  "base %.4g, in backward %.4g, offloading %.4g, both %.4g", base, inbwd, off, both);
+    /* in backward the gradients live one block at a time: well under all of them */
+    cs_memory m = estimate(&s);
+    ck_assert(base - inbwd > 0.5 * m.grads_bytes);
+}
+END_TEST
+
 static Suite *memreplay_suite(void)
 {
     Suite *s = suite_create("memreplay");
@@ -119,6 +152,7 @@ static Suite *memreplay_suite(void)
     tcase_add_test(tc, reserved_above_allocated);
     tcase_add_test(tc, policies_in_order);
     tcase_add_test(tc, capacity_releases_the_cache);
+    tcase_add_test(tc, torchtune_options);
     suite_add_tcase(s, tc);
     return s;
 }

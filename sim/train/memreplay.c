@@ -63,6 +63,17 @@
  *              them after the step); the gradient buckets from the start;
  *              a gathered copy (shard_grad_op) held from forward to
  *              backward as one tensor.
+ *   options    optimizer_in_backward (torchtune optimizer_in_bwd,
+ *              recipes' _register_optim_in_bwd_hooks: a post-accumulate-
+ *              grad hook per parameter runs its optimizer step and
+ *              zero_grad): each block's gradients are stepped and freed in
+ *              backward, with its states (lazily) and that step's
+ *              intermediates; no step after backward.
+ *              activation_offloading (torchtune OffloadActivations, a
+ *              saved_tensors_hooks pair): what a block saves goes to the host
+ *              after its forward (its device blocks back to the cache) and
+ *              is fetched back before its backward. Neither one's time
+ *              (host copies, overlapped on their own stream) is modelled.
  *   step       optimizer states per parameter tensor, allocated lazily at
  *              the first step (torch/optim/adam.py _init_group: exp_avg,
  *              exp_avg_sq zeros_like), then the foreach intermediates
@@ -301,14 +312,21 @@ static void forward_block(rp *r, const plan *p, live *v, int layer)
         prev = x;
     }
     give(r, &prev);
+    if (p->t->activation_offloading) /* copied to the host: the device blocks go back to the cache */
+        for (int k = 0; k < NOPS; k++) give(r, &kept[k]);
 }
 
 static void backward_block(rp *r, const plan *p, live *v, int layer)
 {
-    int mode = p->mode[block_kind(p, layer)];
+    int kind = block_kind(p, layer), mode = p->mode[kind];
     double sr = p->running / p->wsaved;
     int *kept = v->kept + (size_t)layer * NOPS, re[NOPS];
     r->layer = layer;
+    if (p->t->activation_offloading) { /* fetched back from the host for this block */
+        r->phase = "backward (fetch offloaded)";
+        for (int k = 0; k < NOPS; k++)
+            if (p->w[k] > 0 && keeps(mode, k)) kept[k] = take(r, p->w[k] * p->sk[kind], S_COMPUTE);
+    }
     r->phase = "backward (recompute)";
     for (int k = 0; k < NOPS; k++) /* what the policy dropped, re-run */
         re[k] = mode && ops[k].saved && !keeps(mode, k) && p->w[k] > 0
@@ -384,6 +402,39 @@ static void reduce(rp *r, const plan *p, int *grad, double in, double out, doubl
     r->phase = was;
 }
 
+/* ---- the optimizer ---- */
+
+/* The optimizer states of parameter tensors k0..k1-1, where absent
+ * (torch/optim/adam.py _init_group allocates them lazily, zeros_like). */
+static void states_for(rp *r, const plan *p, live *v, size_t k0, size_t k1)
+{
+    size_t nparams = p->nparams + 1; /* the blocks' and the root's */
+    double per = p->mem->optimizer_bytes / (p->opt_states > 0 ? p->opt_states : 1) /
+                 (p->mem->params_bytes > 0 ? p->mem->params_bytes : 1);
+    for (int s = 0; s < p->opt_states; s++)
+        for (size_t k = k0; k < k1; k++) {
+            int *o = &v->opt[s * nparams + k];
+            if (*o < 0) *o = take(r, cs_allocator_block_bytes(r->a, v->params[k]) * per, S_COMPUTE);
+        }
+}
+
+/* optimizer_in_backward: parameters k0..k1-1 stepped as their gradients
+ * are made (torchtune's optimizer_in_bwd: a post-accumulate-grad hook
+ * steps one parameter's optimizer and sets its grad to None): their
+ * states, the step's intermediates over them, then their gradients
+ * freed. */
+static void step_now(rp *r, const plan *p, live *v, size_t k0, size_t k1, double share, int *grads,
+                     int ngrads)
+{
+    const char *was = r->phase;
+    r->phase = "optimizer step in backward";
+    states_for(r, p, v, k0, k1);
+    int x = take(r, p->mem->step_temp_bytes * share, S_COMPUTE);
+    give(r, &x);
+    for (int g = 0; g < ngrads; g++) give(r, &grads[g]);
+    r->phase = was;
+}
+
 /* ---- one pass ---- */
 
 static void forward(rp *r, const plan *p, live *v)
@@ -442,11 +493,21 @@ static void backward(rp *r, const plan *p, live *v)
             ugrad = take(r, p->unsharded_unit / p->unit_layers * unit_size(p, u), S_COMPUTE);
         }
         backward_block(r, p, v, i);
-        if (!p->gathers) layer_grads(r, p, v, i);
+        if (!p->gathers) {
+            layer_grads(r, p, v, i);
+            if (t->optimizer_in_backward)
+                step_now(r, p, v, (size_t)i * NMATS, (size_t)(i + 1) * NMATS, p->share,
+                         &v->grads[(size_t)i * NMATS], NMATS);
+        }
         if (p->gathers && i % p->unit_layers == 0) {
             double in = p->reduce_unit / p->unit_layers * unit_size(p, u);
             reshard(r, p, v, u);
             reduce(r, p, &v->grads[u], in, in / n, p->grad_layer * unit_size(p, u), &ugrad);
+            if (t->optimizer_in_backward) {
+                size_t k0 = p->fsdp1 ? (size_t)u : (size_t)i * NMATS;
+                size_t k1 = p->fsdp1 ? (size_t)u + 1 : (size_t)(i + unit_size(p, u)) * NMATS;
+                step_now(r, p, v, k0, k1, p->share * unit_size(p, u), &v->grads[u], 1);
+            }
         }
     }
     give(r, &v->carry);
@@ -457,6 +518,8 @@ static void backward(rp *r, const plan *p, live *v)
         give(r, &v->fsdp1_pending);
     }
     give(r, &v->copy);
+    if (t->optimizer_in_backward) /* the root's (embedding, head) last: tied, it accumulates twice */
+        step_now(r, p, v, p->nparams, p->nparams + 1, p->root_share, &v->root_grad, 1);
 }
 
 /* ---- states, the step, the driver ---- */
@@ -480,23 +543,15 @@ static void states(rp *r, const plan *p, live *v)
     for (int k = 0; k < nb; k++) v->buckets[v->nbuckets++] = take(r, b / nb, S_COMPUTE);
 }
 
-/* The optimizer step: the states at the first (torch/optim/adam.py
- * _init_group allocates them lazily), the foreach intermediates as one
- * list; then zero_grad(set_to_none=True). */
-static void step(rp *r, const plan *p, live *v, int first)
+/* The optimizer step: the states at the first, the foreach intermediates
+ * as one list; then zero_grad(set_to_none=True). With
+ * optimizer_in_backward all of it ran in backward. */
+static void step(rp *r, const plan *p, live *v)
 {
-    size_t nparams = p->nparams + 1; /* the blocks' and the root's */
     r->phase = "optimizer step";
     r->layer = -1;
-    if (first && p->opt_states > 0) {
-        double per = p->mem->optimizer_bytes / p->opt_states / (p->mem->params_bytes > 0 ? p->mem->params_bytes : 1);
-        for (int s = 0; s < p->opt_states; s++) {
-            for (size_t k = 0; k < nparams; k++) {
-                double bytes = cs_allocator_block_bytes(r->a, v->params[k]);
-                v->opt[s * nparams + k] = take(r, bytes * per, S_COMPUTE);
-            }
-        }
-    }
+    if (p->t->optimizer_in_backward) return;
+    states_for(r, p, v, 0, p->nparams + 1);
     double temp = p->mem->step_temp_bytes;
     if (temp > 0) {
         int *x = ids((size_t)p->L + 1);
@@ -531,7 +586,7 @@ void cs_memreplay_run(const cs_model *m, const cs_training *t, const cs_layout *
             forward(&r, &p, &v);
             backward(&r, &p, &v);
         }
-        step(&r, &p, &v, it == 0);
+        step(&r, &p, &v);
     }
     out->peak_allocated_bytes = cs_allocator_peak_allocated(r.a);
     out->peak_reserved_bytes = cs_allocator_peak_reserved(r.a);

@@ -153,6 +153,8 @@ void cs_training_defaults(cs_training *t, cs_strategy s)
      * (torch.cuda.memory_reserved vs memory_allocated). An assumed
      * typical value, configurable; no published constant. */
     t->fragmentation = -1; /* unset: the allocator replay decides (memory.c) */
+    t->optimizer_in_backward = 0;
+    t->activation_offloading = 0;
     /* Collectives priced by the closed form; `des` runs each distinct one
      * through the discrete-event engine instead (slower, same choice of
      * algorithm and protocol). */

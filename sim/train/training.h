@@ -79,6 +79,14 @@ typedef struct cs_training {
     cs_comm_hook ddp_comm_hook; /* DDP's register_comm_hook; default none */
     cs_optimizer optimizer;
     cs_optimizer_impl optimizer_impl; /* default foreach */
+    int optimizer_in_backward;  /* each parameter stepped, its gradient freed, as
+                                 * backward makes it (torchtune optimizer_in_bwd:
+                                 * register_post_accumulate_grad_hook); needs
+                                 * grad_accum 1; default 0 */
+    int activation_offloading;  /* saved activations moved to the host after each
+                                 * block's forward and fetched back for its
+                                 * backward (torchtune enable_activation_offloading:
+                                 * OffloadActivations); default 0 */
     /* batch */
     int micro_batch;            /* sequences per rank per micro-step */
     int grad_accum;             /* micro-steps per optimizer step */

@@ -95,10 +95,11 @@ def mapping(r, tmp):
             lacks.append("unpacked sequences (lengths below 4096 not given)")
         if "LoRA" in tech:
             lacks.append("LoRA (frozen base)")
+        extra = []
         if "optimizer_in_bwd" in r["optimizer"]:
-            lacks += OPT_IN_BWD_LACKS
+            extra += OPT_IN_BWD
         if "offloading" in r["activation_checkpointing"]:
-            lacks += OFFLOAD_LACKS
+            extra += OFFLOAD
         if "8bit" in r["optimizer"]:
             lacks.append("8-bit AdamW states")
         ck = "full" if r["activation_checkpointing"].startswith("full") else "none"
@@ -106,6 +107,7 @@ def mapping(r, tmp):
                     ("optimizer", "adamw"), ("micro_batch", r["micro_batch"]), ("grad_accum", 1),
                     ("activation_checkpointing", ck), ("gradient_as_bucket_view", "true")]
         training += LOSS_CHUNKED if "Chunked" in tech or "chunked CE" in tech else LOSS_NAIVE
+        training += extra
         head = ["cluster: dgx-a100", "ranks: 1"]
         model = LLAMA32_3B_4096
     lines = head + ["model:"] + ["  %s: %s" % kv for kv in model] + ["training:"]
@@ -118,8 +120,8 @@ def mapping(r, tmp):
 SELECTIVE_EVERY_2 = [("selective_ac", 2)]  # torchtitan 2024-03 default selective_ac_option "2"
 LOSS_NAIVE = [("loss_impl", "naive")]  # torchtitan: F.cross_entropy of output(h).float()
 LOSS_CHUNKED = [("loss_impl", "chunked")]  # torchtune CEWithChunkedOutputLoss
-OPT_IN_BWD_LACKS = ["optimizer in backward"]
-OFFLOAD_LACKS = ["activation offloading"]
+OPT_IN_BWD = [("optimizer_in_backward", "true")]  # torchtune optimizer_in_bwd
+OFFLOAD = [("activation_offloading", "true")]  # torchtune enable_activation_offloading
 
 
 def predicted(sim):
