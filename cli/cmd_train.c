@@ -68,8 +68,11 @@ static void memory_help(FILE *f)
     fprintf(f, "Usage: collsim memory [SCENARIO] [options] [--model-states-only]\n\n"
                "Per-GPU memory of a data-parallel strategy: parameters, gradients, optimizer\n"
                "states (each divided by its sharding degree), activations, FSDP unsharded units,\n"
-               "DDP buckets, temporary buffers, CUDA context, NCCL buffers, fragmentation; the\n"
-               "peak, the OOM verdict and the largest micro-batch that fits.\n\n");
+               "DDP buckets, temporary buffers, CUDA context, NCCL buffers; then one rank's\n"
+               "iteration replayed through PyTorch's caching allocator: peak allocated, peak\n"
+               "reserved (what the cache holds beyond the tensors), the peak (reserved + CUDA\n"
+               "context + NCCL buffers), the OOM verdict on it and the largest micro-batch that\n"
+               "fits.\n\n");
     common_help(f);
     fprintf(f, "  --model-states-only    parameters + gradients + optimizer states only (the ZeRO\n"
                "                         paper's view, Rajbhandari et al. 2020 Table 1)\n\n"

@@ -81,6 +81,23 @@ START_TEST(merge_within_segment)
 }
 END_TEST
 
+/* A freed block merges with the free block before it as well as after
+ * (try_merge_blocks tries prev and next): a merge with the next alone
+ * would leave two 4 MiB blocks and cut a new segment. */
+START_TEST(merge_with_previous)
+{
+    cs_allocator *a = cs_allocator_new(0);
+    int x = cs_allocator_alloc(a, 4 * MiB, 0), y = cs_allocator_alloc(a, 4 * MiB, 0);
+    cs_allocator_alloc(a, 4 * MiB, 0); /* z keeps y's next neighbour busy */
+    cs_allocator_release(a, x);
+    cs_allocator_release(a, y);
+    ck_assert_double_eq(cs_allocator_block_bytes(a, x), 8 * MiB);
+    cs_allocator_alloc(a, 8 * MiB, 0);
+    ck_assert_double_eq(cs_allocator_reserved(a), 20 * MiB);
+    cs_allocator_delete(a);
+}
+END_TEST
+
 START_TEST(capacity)
 {
     cs_allocator *a = cs_allocator_new(30 * MiB);
@@ -103,6 +120,7 @@ static Suite *allocator_suite(void)
     tcase_add_test(tc, large_pool);
     tcase_add_test(tc, no_merge_across_segments);
     tcase_add_test(tc, merge_within_segment);
+    tcase_add_test(tc, merge_with_previous);
     tcase_add_test(tc, capacity);
     suite_add_tcase(s, tc);
     return s;

@@ -135,9 +135,9 @@ START_TEST(point_matches_the_simulate_path)
     ck_assert_int_eq(cs_iteration_run(w, &t, &it, &d), 0);
     ck_assert(p.iteration_time_s == it.iteration_time_s);
     ck_assert(p.tokens_per_s == it.tokens_per_s);
-    ck_assert(p.peak_bytes == it.peak_bytes);
+    ck_assert(p.peak_bytes == cs_workload_memory(w)->peak_bytes); /* the allocator replay's */
     ck_assert(p.capacity_bytes == cs_workload_memory(w)->capacity_bytes);
-    ck_assert_int_eq(p.fits, it.peak_bytes <= p.capacity_bytes);
+    ck_assert_int_eq(p.fits, cs_workload_memory(w)->fits);
     ck_assert(p.params == 13e9);
     ck_assert_str_eq(p.model, m.name);
     cs_iteration_free(&it);
@@ -308,7 +308,7 @@ START_TEST(where_ddp_beats_fsdp)
     cs_sweep_point d = eval(s, CS_STRAT_DDP, 8, 1e9), f = eval(s, CS_STRAT_FSDP_FULL_SHARD, 8, 1e9);
     double lead = d.tokens_per_s / f.tokens_per_s - 1;
     ck_assert_msg(fabs(lead) < 0.02, "8 GPUs, 1B: DDP leads by %.3f", lead);
-    ck_assert_int_eq(d.micro_batch, f.micro_batch);
+    ck_assert_int_le(d.micro_batch, f.micro_batch); /* FSDP's sharded states leave more room */
     ck_assert_int_eq(d.grad_accum * d.micro_batch * 8, 1024);
     ck_assert(eval(s, CS_STRAT_DDP, 8, 3e9).fits && !eval(s, CS_STRAT_DDP, 8, 3.5e9).fits);
     free(s);

@@ -90,7 +90,7 @@ START_TEST(defaults)
     ck_assert_double_eq(t.comm_compute_slowdown, -1.0); /* unset: the SM-share model */
     ck_assert_double_eq(t.cuda_context_bytes, 512 * MiB);
     ck_assert(t.nccl_buffer_bytes < 0);
-    ck_assert_double_eq(t.fragmentation, 0.05);
+    ck_assert_double_eq(t.fragmentation, -1); /* unset: the allocator replay decides */
 }
 END_TEST
 
@@ -539,6 +539,10 @@ START_TEST(scenario_errors)
     expect_edit_error("", "  micro_batch: 0\n", 7, 3, "duplicate");
     expect_edit_error("  micro_batch: 2\n", "  micro_batch: 0\n", 6, 16, "'micro_batch' must be");
     expect_edit_error("", "  fragmentation: 1\n", 7, 18, "'fragmentation' must be");
+    /* optimizer_in_backward frees each gradient as it is made: no accumulation */
+    expect_edit_error("", "  grad_accum: 4\n  optimizer_in_backward: true\n", 8, 3,
+                      "needs grad_accum 1, got 4");
+    expect_edit_error("", "  activation_offloading: maybe\n", 7, 26, "'activation_offloading'");
     expect_edit_error("", "  compute_efficiency: 0\n", 7, 23, "'compute_efficiency' must be");
     expect_edit_error("", "  limit_all_gathers: maybe\n", 7, 22, "false (no limit)");
     expect_edit_error("", "  nccl_buffers: lots\n", 7, 17, "'nccl_buffers'");

@@ -40,6 +40,14 @@ void cs_stage_report_card(cs_table *t, const cs_pp_memory *mem)
                  s == mem->peak_stage ? "  <- peak" : "");
         line(t, label, text);
     }
+    /* pipeline.c prices a stage's reserved memory as allocated plus the
+     * flat fraction (training.h): say so where the card shows it */
+    const cs_memory *pk = &mem->stage[mem->peak_stage];
+    if (pk->peak_allocated_bytes > 0) {
+        snprintf(text, sizeof text, "allocated + %.0f%% (stages are not replayed through the allocator)",
+                 100 * pk->fragmentation_bytes / pk->peak_allocated_bytes);
+        line(t, "  reserved", text);
+    }
 }
 
 static const cs_col stage_cols[] = {

@@ -26,7 +26,7 @@
 
 /* name, kind, data format, value: an expression of r (the row), m (its
  * memory estimate), it (its iteration, zero for memory) and peak (the
- * simulated timeline's, else the estimate's). */
+ * allocator replay's, memory.h). */
 #define MEMORY_COLUMNS(X)                                                                          \
     X(strategy, STR, NULL, cs_strategy_name(r->strategy))                                          \
     X(ranks, INT, NULL, h->topo->ranks)                                                            \
@@ -75,17 +75,27 @@
     X(tp_nodes, INT, NULL, r->ev->tp_nodes)                                                        \
     X(tp_spans_nodes, INT, NULL, r->ev->tp_nodes > 1)
 
+/* The caching allocator's peaks (issue 23; names fixed), after the
+ * layout's for the same reason: the replay's peak allocated and peak
+ * reserved (memory.h, memreplay.h), without the CUDA context and NCCL. */
+#define ALLOCATOR_COLUMNS(X)                                                                       \
+    X(peak_allocated_bytes, NUM, "%.0f", m->peak_allocated_bytes)                                  \
+    X(peak_reserved_bytes, NUM, "%.0f", m->peak_reserved_bytes)
+
 #define COL_ID(col, type, format, value) COL_##col,
-enum { MEMORY_COLUMNS(COL_ID) SIMULATE_COLUMNS(COL_ID) LAYOUT_COLUMNS(COL_ID) NCOLS };
+enum {
+    MEMORY_COLUMNS(COL_ID) SIMULATE_COLUMNS(COL_ID) LAYOUT_COLUMNS(COL_ID) ALLOCATOR_COLUMNS(COL_ID)
+        NCOLS
+};
 #define COL_COUNT(col, type, format, value) +1
 enum { NMEMORY = 0 MEMORY_COLUMNS(COL_COUNT), NSIMULATE = 0 SIMULATE_COLUMNS(COL_COUNT) };
 
 #define COL_ROW(col, type, format, value) {.name = #col, .kind = CS_CELL_##type, .fmt = format},
 static const cs_col cols[NCOLS] = {MEMORY_COLUMNS(COL_ROW) SIMULATE_COLUMNS(COL_ROW)
-                                       LAYOUT_COLUMNS(COL_ROW)};
+                                       LAYOUT_COLUMNS(COL_ROW) ALLOCATOR_COLUMNS(COL_ROW)};
 /* memory's: without the simulation's */
-static const cs_col memory_cols[NCOLS - NSIMULATE] = {MEMORY_COLUMNS(COL_ROW)
-                                                          LAYOUT_COLUMNS(COL_ROW)};
+static const cs_col memory_cols[NCOLS - NSIMULATE] = {
+    MEMORY_COLUMNS(COL_ROW) LAYOUT_COLUMNS(COL_ROW) ALLOCATOR_COLUMNS(COL_ROW)};
 
 /* Is column c one of simulate's alone? */
 static int simulate_only(size_t c) { return c >= NMEMORY && c < NMEMORY + NSIMULATE; }
@@ -94,9 +104,10 @@ static int simulate_only(size_t c) { return c >= NMEMORY && c < NMEMORY + NSIMUL
 
 const char *cs_train_report_columns(int simulated)
 {
-    static const char memory[] = MEMORY_COLUMNS(COL_HEADER) LAYOUT_COLUMNS(COL_HEADER);
-    static const char simulate[] =
-        MEMORY_COLUMNS(COL_HEADER) SIMULATE_COLUMNS(COL_HEADER) LAYOUT_COLUMNS(COL_HEADER);
+    static const char memory[] =
+        MEMORY_COLUMNS(COL_HEADER) LAYOUT_COLUMNS(COL_HEADER) ALLOCATOR_COLUMNS(COL_HEADER);
+    static const char simulate[] = MEMORY_COLUMNS(COL_HEADER) SIMULATE_COLUMNS(COL_HEADER)
+        LAYOUT_COLUMNS(COL_HEADER) ALLOCATOR_COLUMNS(COL_HEADER);
     return (simulated ? simulate : memory) + 1;
 }
 
@@ -114,9 +125,9 @@ static void values(const cs_train_report_head *h, const cs_train_row *r, value o
 {
     const cs_memory *m = &r->ev->memory;
     const cs_iteration *it = &r->ev->iteration;
-    double peak = h->simulated ? it->peak_bytes : m->peak_bytes;
+    double peak = m->peak_bytes; /* the replay's, in both commands (evaluate.c) */
     const value v[NCOLS] = {MEMORY_COLUMNS(COL_VALUE) SIMULATE_COLUMNS(COL_VALUE)
-                                LAYOUT_COLUMNS(COL_VALUE)};
+                                LAYOUT_COLUMNS(COL_VALUE) ALLOCATOR_COLUMNS(COL_VALUE)};
     memcpy(out, v, sizeof v);
 }
 
@@ -161,8 +172,10 @@ static const card_line memory_card[] = {
     {"temporary buffers (loss, casts)", NULL, COL_temp_bytes, &in_gib},
     {"CUDA context", NULL, COL_cuda_context_bytes, &in_gib},
     {"NCCL buffers", NULL, COL_nccl_bytes, &in_gib},
-    {"allocator fragmentation", NULL, COL_fragmentation_bytes, &in_gib},
-    {"peak", "peak (simulated timeline)", COL_peak_bytes, &in_gib},
+    {"peak allocated", NULL, COL_peak_allocated_bytes, &in_gib},
+    {"peak reserved (caching allocator)", NULL, COL_peak_reserved_bytes, &in_gib},
+    {"  cached beyond the tensors", NULL, COL_fragmentation_bytes, &in_gib},
+    {"peak (reserved + context + NCCL)", NULL, COL_peak_bytes, &in_gib},
     {"GPU capacity", NULL, COL_capacity_bytes, &in_gib},
 };
 /* then the verdict and the largest micro-batch; simulate goes on with */

@@ -20,8 +20,12 @@ void cs_allocator_delete(cs_allocator *a);
  * keys its pools' blocks by stream) and returns its id (>= 0) for
  * cs_allocator_release. Never fails: a request that cannot be met within
  * capacity, even after freeing the cached segments, sets the
- * out-of-memory flag and is granted anyway. */
+ * out-of-memory flag and is granted anyway; from then on nothing is
+ * released (torch would have raised: the peak is what it would need). */
 int cs_allocator_alloc(cs_allocator *a, double bytes, int stream);
+/* The bytes allocation id was handed (its rounded size, or the whole
+ * block when not split); 0 for id < 0. */
+double cs_allocator_block_bytes(const cs_allocator *a, int id);
 /* Frees allocation id (back to the cache, not to the device). */
 void cs_allocator_release(cs_allocator *a, int id);
 

@@ -4,14 +4,17 @@
  * groups and their topologies, built once and handed to every stage), the
  * memory estimate (memory.c), then the iteration graph (workload.c, given
  * that estimate) run by the executor (iteration.c). One
- * memory peak per configuration: the timeline's, since it alone sees
- * which FSDP units are gathered at once and when the loss buffers, cast
- * copies and optimizer intermediates are freed; the estimate's lines (its
- * closed form, the same terms) are kept alongside, and agree with the
- * timeline wherever nothing overlaps by timing (tests/test-workload.c).
+ * memory peak per configuration: the allocation timeline replayed through
+ * the caching allocator (memory.c, memreplay.c: peak reserved + CUDA
+ * context + NCCL buffers), which sees which FSDP units are gathered at
+ * once, when the loss buffers, cast copies and optimizer intermediates are
+ * freed, and what the allocator's per-stream caches hold; the executor's
+ * own memory timeline is kept for its peak task and checked against it
+ * (tests/test-workload.c). Without o->simulate nothing is run.
  * `memory`, `simulate` and `plan` all evaluate here, so they report the
  * same peak and verdict, and the largest micro-batch by the same rule.
- * Cost: O(1) for the estimate; a build and a run, O(tasks log tasks).
+ * Cost: O(layers x ops) for the estimate and its replay; a build and a
+ * run, O(tasks log tasks).
  *
  * Gradient accumulation: micro-steps after the first are alike (the same
  * tasks, and from the first on the timeline repeats with one period), so
@@ -35,14 +38,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The timeline's peak replaces the estimate's. */
-static void take_peak(cs_evaluation *out, const cs_iteration *it)
+/* The allocator replay's peak (memory.c) is the one peak: the run's
+ * copy of it too, so that every reader of the iteration sees it. */
+static void take_peak(cs_evaluation *out, cs_iteration *it)
 {
-    cs_memory *m = &out->memory;
-    m->peak_bytes = it->peak_bytes;
-    m->fits = out->fits = it->peak_bytes <= m->capacity_bytes;
-    if (it->peak_task[0])
-        snprintf(m->peak_phase, sizeof m->peak_phase, "%s", it->peak_task);
+    it->peak_bytes = out->memory.peak_bytes;
 }
 
 /* it (a run of k micro-steps) extended to `more` micro-steps more, each
@@ -202,7 +202,7 @@ int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topolog
     if (rc == 0) rc = cs_memory_estimate_layout(m, t, l, o->model_states_only, &out->memory, d);
     if (rc) goto done;
     take_estimate(out, t, l);
-    if (!o->simulate && o->model_states_only) goto done;
+    if (!o->simulate) goto done; /* the peak is the replay's: no run needed */
     /* the graph's static footprint is this estimate, unless it is the ZeRO view */
     cs_workload_opts wo = {.cache = o->cache, .unnamed = o->unnamed,
                            .memory = o->model_states_only ? NULL : &out->memory};

@@ -45,11 +45,11 @@ typedef struct cs_evaluate_opts {
 
 typedef struct cs_evaluation {
     cs_memory memory;           /* the analytic estimate's lines; peak_bytes, fits and
-                                 * peak_phase are the timeline's (below) unless
+                                 * peak_phase are the allocator replay's unless
                                  * model_states_only */
     int simulated;              /* iteration holds a run */
     cs_iteration iteration;     /* simulated: the run, owned (cs_evaluate_free) */
-    int fits;                   /* the timeline's peak is within the GPU's memory
+    int fits;                   /* the replay's peak is within the GPU's memory
                                    (model_states_only: the estimate's verdict) */
     double estimate_peak_bytes; /* the closed form's own peak (memory.c) */
     const char *note;           /* cs_training_note, or NULL */
@@ -63,20 +63,20 @@ typedef struct cs_evaluation {
  * parameters, a hybrid group that does not divide the ranks), then the
  * memory estimate (micro_batch < 1), then the graph build on that layout
  * and estimate, and the run. One memory peak per
- * configuration: the simulated timeline's (it sees which gathered units,
- * buffers and temporaries overlap), reported by memory, simulate and plan
- * alike; without o->simulate the run is made for the peak alone (the
- * evaluation holds no iteration). o may be NULL (memory only). Returns 0,
+ * configuration: the allocator replay's (memory.h, memreplay.h: it sees
+ * which gathered units, buffers and temporaries overlap and what the
+ * caching allocator reserves), reported by memory, simulate and plan
+ * alike; without o->simulate nothing is run (the evaluation holds no
+ * iteration). o may be NULL (memory only). Returns 0,
  * or the first failure's code with d filled; on failure nothing is left
  * to free. */
 int cs_evaluate_config(const cs_model *m, const cs_training *t, const cs_topology *topo,
                        const cs_evaluate_opts *o, cs_evaluation *out, cs_diag *d);
 void cs_evaluate_free(cs_evaluation *e);
 
-/* Largest micro-batch (>= 1) whose timeline peak fits, or 0 if even 1
- * does not: the estimate's answer (cs_memory_max_micro_batch) corrected
- * by runs of the timeline (the peak grows with the micro-batch), a few
- * builds in all. cache as in cs_evaluate_opts (NULL: none). */
+/* Largest micro-batch (>= 1) whose replayed peak fits, or 0 if even 1
+ * does not: the analytic guess (cs_memory_max_micro_batch) corrected
+ * by replays (the peak grows with the micro-batch), a few in all. cache as in cs_evaluate_opts (NULL: none). */
 int cs_evaluate_max_micro_batch(const cs_model *m, const cs_training *t, const cs_topology *topo,
                                 cs_pricing_cache *cache);
 

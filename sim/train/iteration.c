@@ -360,7 +360,7 @@ static void exec_finish(exec *x)
     out->dyn_peak_bytes = x->mem_peak;
     const cs_memory *m = cs_workload_memory(j->w);
     double states = m->params_bytes + m->grads_bytes + m->optimizer_bytes + m->buckets_bytes;
-    out->peak_bytes = (states + x->mem_peak) * (1.0 + j->t->fragmentation) + m->cuda_context_bytes +
+    out->peak_bytes = (states + x->mem_peak) * (1.0 + cs_training_flat_fragmentation(j->t)) + m->cuda_context_bytes +
                       m->nccl_bytes;
     if (it > 0) {
         out->tokens_per_s = cs_workload_tokens(j->w) / it;

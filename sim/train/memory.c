@@ -46,13 +46,16 @@
  *                the size of the shard in the states' dtype; fused and SGD
  *                keep none). Activations are freed by then, so the peak is
  *                the larger of the two phases.
- *   overheads    CUDA context (a configuration value), NCCL buffers
- *                (below) and allocator fragmentation = fraction x
- *                everything PyTorch allocates (states, activations,
- *                unsharded, buckets, temp); each a separate line.
- * The simulated timeline (workload.c, iteration.c) allocates the same
- * terms on its tasks; where gathers overlap (FSDP) its peak is the
- * authoritative one (evaluate.c) and this estimate the closed form.
+ *   overheads    CUDA context (a configuration value) and NCCL buffers
+ *                (below), outside the caching allocator.
+ * The lines above are the analytic breakdown; the peak is not their sum
+ * but the allocation timeline of an iteration replayed through the
+ * caching allocator (memreplay.c, allocator.c): peak allocated and peak
+ * reserved as torch reports them, the tensors sized from these lines.
+ * fits = peak reserved + CUDA context + NCCL buffers <= GPU memory; the
+ * fragmentation line is what the cache holds beyond the tensors (peak
+ * reserved - peak allocated). A `fragmentation` set in the scenario
+ * overrides the replay's reserved with peak allocated x (1 + fraction).
  * Tensor parallelism (train/tensor.h): activations per Korthikanti
  * Table 2's rows with T and SP, the rest of the model as one rank holds
  * it (parameters / T, vocab / T: logits and the head's cast).
@@ -68,6 +71,7 @@
 
 #include "train/checkpoint.h"
 #include "train/loss.h"
+#include "train/memreplay.h"
 #include "train/strategy.h"
 #include "train/tensor.h"
 
@@ -121,8 +125,10 @@ int cs_memory_estimate(const cs_model *m, const cs_training *t, const cs_topolog
     return rc;
 }
 
-int cs_memory_estimate_layout(const cs_model *m, const cs_training *t, const cs_layout *l,
-                              int model_states_only, cs_memory *out, cs_diag *d)
+/* The lines, and the peak from the replay (replay) or, as a guess for
+ * searches, from the lines' sum with the flat fraction (no replay). */
+static int estimate(const cs_model *m, const cs_training *t, const cs_layout *l,
+                    int model_states_only, int replay, cs_memory *out, cs_diag *d)
 {
     cs_diag_clear(d);
     if (t->micro_batch < 1)
@@ -146,6 +152,7 @@ int cs_memory_estimate_layout(const cs_model *m, const cs_training *t, const cs_
     }
 
     int b = t->micro_batch;
+    const cs_model *whole = m;
     out->activations_bytes = cs_checkpoint_peak_bytes(m, t); /* the policy's (checkpoint.c) */
     cs_model rank; /* the rest as one tensor-parallel rank holds the model */
     m = cs_tensor_rank_model(m, t, &rank);
@@ -166,25 +173,39 @@ int cs_memory_estimate_layout(const cs_model *m, const cs_training *t, const cs_
                                                 : cs_memory_nccl_buffer_bytes(t, l);
     double backward = out->activations_bytes + out->unsharded_bytes + out->temp_bytes;
     int step_peak = out->step_temp_bytes > backward;
-    double allocated =
-        out->model_states_bytes + out->buckets_bytes + (step_peak ? out->step_temp_bytes : backward);
-    out->fragmentation_bytes = t->fragmentation * allocated;
-    out->overhead_bytes = out->cuda_context_bytes + out->nccl_bytes + out->fragmentation_bytes;
-    out->peak_bytes = allocated + out->overhead_bytes;
+    double outside = out->cuda_context_bytes + out->nccl_bytes;
+    cs_memreplay rp = {0};
+    if (replay) {
+        cs_memreplay_run(whole, t, l, out, out->capacity_bytes - outside, &rp);
+    } else {
+        rp.peak_allocated_bytes = out->model_states_bytes + out->buckets_bytes +
+                                  (step_peak ? out->step_temp_bytes : backward);
+        rp.peak_reserved_bytes = rp.peak_allocated_bytes * (1 + cs_training_flat_fragmentation(t));
+        snprintf(rp.peak_phase, sizeof rp.peak_phase, "analytic guess");
+    }
+    out->peak_allocated_bytes = rp.peak_allocated_bytes;
+    out->peak_reserved_bytes = t->fragmentation >= 0 /* the user's flat override */
+                                   ? rp.peak_allocated_bytes * (1.0 + t->fragmentation)
+                                   : rp.peak_reserved_bytes;
+    out->fragmentation_bytes = out->peak_reserved_bytes - out->peak_allocated_bytes;
+    out->overhead_bytes = outside + out->fragmentation_bytes;
+    out->peak_bytes = out->peak_reserved_bytes + outside;
     out->fits = out->peak_bytes <= out->capacity_bytes;
-    snprintf(out->peak_phase, sizeof out->peak_phase, "%s",
-             step_peak ? "optimizer step (foreach intermediates)"
-             : cs_checkpoint_recomputing_layers(m, t) > 0 && t->checkpointing != CS_CKPT_SELECTIVE
-                 ? "start of backward (last layer recomputed)"
-             : cs_checkpoint_recomputing_layers(m, t) > 0 && t->selective_ac != 0
-                 ? "start of backward (last checkpointed layer recomputed)"
-                 : "start of backward (all activations held)");
+    snprintf(out->peak_phase, sizeof out->peak_phase, "%s", rp.peak_phase);
     return 0;
+}
+
+int cs_memory_estimate_layout(const cs_model *m, const cs_training *t, const cs_layout *l,
+                              int model_states_only, cs_memory *out, cs_diag *d)
+{
+    return estimate(m, t, l, model_states_only, 1, out, d);
 }
 
 /* Peak memory grows with the micro-batch (activations and logits are
  * linear in it, everything else constant), so a binary search finds the
- * largest that fits. O(log 2^16) estimates. */
+ * largest that fits. A guess (the lines' sum with the flat fraction, no
+ * replay): callers correct it with the replay (evaluate.c). O(log 2^16)
+ * estimates. */
 int cs_memory_max_micro_batch(const cs_model *m, const cs_training *t, const cs_topology *topo)
 {
     cs_training tt = *t;
@@ -193,13 +214,13 @@ int cs_memory_max_micro_batch(const cs_model *m, const cs_training *t, const cs_
     cs_layout *l = cs_xmalloc(sizeof *l); /* the micro-batch changes no group */
     int lo = 0;
     if (cs_layout_build(m, &tt, topo, l, NULL) == 0 &&
-        cs_memory_estimate_layout(m, &tt, l, 0, &mem, NULL) == 0 && mem.fits) {
+        estimate(m, &tt, l, 0, 0, &mem, NULL) == 0 && mem.fits) {
         lo = 1;
         int hi = 1 << 16; /* lo fits; answer in [lo, hi] */
         while (lo < hi) {
             int mid = lo + (hi - lo + 1) / 2;
             tt.micro_batch = mid;
-            if (!cs_memory_estimate_layout(m, &tt, l, 0, &mem, NULL) && mem.fits)
+            if (!estimate(m, &tt, l, 0, 0, &mem, NULL) && mem.fits)
                 lo = mid;
             else
                 hi = mid - 1;

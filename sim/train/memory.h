@@ -5,9 +5,10 @@
  * optimizer states, each divided by the sharding degree where the strategy
  * shards it), dynamic terms (activations, FSDP unsharded units, DDP
  * buckets, temporary buffers) and the overheads a real GPU has (CUDA
- * context, NCCL buffers, allocator fragmentation), each a separate line.
- * The analytic peak here and the peak of the simulated memory timeline
- * (workload/iteration) use the same accounting and are tested to agree.
+ * context, NCCL buffers, the caching allocator's cache), each a separate
+ * line. The peak and the verdict are the allocation timeline's replayed
+ * through the caching allocator (memreplay.h): fits = peak reserved +
+ * CUDA context + NCCL buffers <= the GPU's memory.
  */
 #ifndef CS_MEMORY_H
 #define CS_MEMORY_H
@@ -31,9 +32,12 @@ typedef struct cs_memory {
                                  * implementation's intermediates */
     double cuda_context_bytes;
     double nccl_bytes;
-    double fragmentation_bytes;
+    double fragmentation_bytes; /* the allocator's cache at its peak: peak
+                                 * reserved - peak allocated */
     double overhead_bytes;      /* context + NCCL + fragmentation */
-    double peak_bytes;
+    double peak_allocated_bytes; /* the replayed timeline's (memreplay.h) */
+    double peak_reserved_bytes;
+    double peak_bytes;          /* peak reserved + context + NCCL */
     double capacity_bytes;
     int fits;
     char peak_phase[64];        /* where the peak happens, e.g. "start of backward" */
@@ -67,7 +71,9 @@ double cs_memory_logit_backward_bytes(const cs_training *t);
 double cs_memory_autocast_copy_bytes(const cs_training *t, double params);
 double cs_memory_optimizer_temp_bytes(const cs_training *t, double params);
 
-/* Largest micro-batch (>= 1) that fits, or 0 if even 1 does not. */
+/* Largest micro-batch (>= 1) that fits by the lines' sum with the flat
+ * fraction (cs_training_flat_fragmentation), or 0 if even 1 does not: a
+ * guess, without the replay; cs_evaluate_max_micro_batch corrects it. */
 int cs_memory_max_micro_batch(const cs_model *m, const cs_training *t, const cs_topology *topo);
 
 #endif

@@ -337,7 +337,9 @@ static int stage_memory(const cs_model *m, const cs_training *t, const cs_layout
     allocated += out->step_temp_bytes > backward ? out->step_temp_bytes : backward;
     out->activations_bytes = act;
     out->temp_bytes = temp;
-    out->fragmentation_bytes = t->fragmentation * allocated;
+    out->fragmentation_bytes = cs_training_flat_fragmentation(t) * allocated;
+    out->peak_allocated_bytes = allocated; /* no replay of stages yet */
+    out->peak_reserved_bytes = allocated + out->fragmentation_bytes;
     out->overhead_bytes = out->cuda_context_bytes + out->nccl_bytes + out->fragmentation_bytes;
     out->peak_bytes = allocated + out->overhead_bytes;
     out->fits = out->peak_bytes <= out->capacity_bytes;

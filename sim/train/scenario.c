@@ -130,6 +130,8 @@ static const cs_yfield training_fields[] = {
     {ROW("master_weights", CS_YF_BOOL, OFF(master_weights_fp32), 0)},
     {ROW("optimizer", CS_YF_ENUM, OFF(optimizer), 0), .names = cs_optimizer_names},
     {ROW("optimizer_impl", CS_YF_ENUM, OFF(optimizer_impl), 0), .names = cs_optimizer_impl_names},
+    {ROW("optimizer_in_backward", CS_YF_BOOL, OFF(optimizer_in_backward), 0)},
+    {ROW("activation_offloading", CS_YF_BOOL, OFF(activation_offloading), 0)},
     {ROW("micro_batch", CS_YF_INT, OFF(micro_batch), 0), .lo = CS_LIMIT_LO_MICRO_BATCH, .hi = CS_LIMIT_HI_MICRO_BATCH},
     {ROW("grad_accum", CS_YF_INT, OFF(grad_accum), 0), .lo = CS_LIMIT_LO_GRAD_ACCUM, .hi = CS_LIMIT_HI_GRAD_ACCUM},
     {ROW("activation_checkpointing", CS_YF_ENUM, OFF(checkpointing), 0), .names = cs_ckpt_names},
@@ -254,6 +256,12 @@ static int read_training(const cs_yctx *c, const cs_yfield *f, const cs_ynode *v
         return cs_yamlnode_error(c, find_key(v, "async_tp"),
                                  "async_tp overlaps the sequence-parallel all-gathers and "
                                  "reduce-scatters with the GEMMs: it needs sequence_parallel");
+    if (t.optimizer_in_backward && t.grad_accum > 1)
+        return cs_yamlnode_error(c, find_key(v, "optimizer_in_backward"),
+                                 "optimizer_in_backward steps each parameter and frees its "
+                                 "gradient as backward makes it (torchtune raises on "
+                                 "optimizer_in_bwd with gradient accumulation): it needs "
+                                 "grad_accum 1, got %d", t.grad_accum);
     sc->training = t;
     return 0;
 }

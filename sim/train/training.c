@@ -152,7 +152,9 @@ void cs_training_defaults(cs_training *t, cs_strategy s)
     /* Caching-allocator waste as a fraction of what PyTorch allocates
      * (torch.cuda.memory_reserved vs memory_allocated). An assumed
      * typical value, configurable; no published constant. */
-    t->fragmentation = 0.05;
+    t->fragmentation = -1; /* unset: the allocator replay decides (memory.c) */
+    t->optimizer_in_backward = 0;
+    t->activation_offloading = 0;
     /* Collectives priced by the closed form; `des` runs each distinct one
      * through the discrete-event engine instead (slower, same choice of
      * algorithm and protocol). */
@@ -346,4 +348,9 @@ cs_ckpt cs_training_kept_activations(const cs_training *t)
 {
     if (t->checkpointing == CS_CKPT_NONE) return cs_training_running_activations(t);
     return t->checkpointing;
+}
+
+double cs_training_flat_fragmentation(const cs_training *t)
+{
+    return t->fragmentation >= 0 ? t->fragmentation : CS_TRAINING_FLAT_FRAGMENTATION;
 }

@@ -79,6 +79,14 @@ typedef struct cs_training {
     cs_comm_hook ddp_comm_hook; /* DDP's register_comm_hook; default none */
     cs_optimizer optimizer;
     cs_optimizer_impl optimizer_impl; /* default foreach */
+    int optimizer_in_backward;  /* each parameter stepped, its gradient freed, as
+                                 * backward makes it (torchtune optimizer_in_bwd:
+                                 * register_post_accumulate_grad_hook); needs
+                                 * grad_accum 1; default 0 */
+    int activation_offloading;  /* saved activations moved to the host after each
+                                 * block's forward and fetched back for its
+                                 * backward (torchtune enable_activation_offloading:
+                                 * OffloadActivations); default 0 */
     /* batch */
     int micro_batch;            /* sequences per rank per micro-step */
     int grad_accum;             /* micro-steps per optimizer step */
@@ -142,7 +150,9 @@ typedef struct cs_training {
     /* per-GPU overheads that are not model state */
     double cuda_context_bytes;
     double nccl_buffer_bytes;   /* < 0: derived from the cluster (memory.c) */
-    double fragmentation;       /* fraction of allocated bytes lost */
+    double fragmentation;       /* >= 0: a flat fraction of peak allocated bytes the
+                                 * allocator's cache adds, overriding the replay
+                                 * (memory.c); < 0 (default): the replay's */
     /* how the iteration's collectives are timed: CS_ENGINE_ANALYTIC
      * (default: NCCL's closed form) or CS_ENGINE_DES (the algorithm NCCL's
      * tuner picks by the closed form, timed by the discrete-event run on
@@ -177,6 +187,12 @@ cs_ckpt cs_training_running_activations(const cs_training *t);
 /* What a user should know about these settings, or NULL (static
  * storage): selective recompute with fused attention recomputes nothing. */
 const char *cs_training_note(const cs_training *t);
+
+/* The flat fraction where no allocator replay decides (pipeline stages,
+ * the executor's own peak): the user's fragmentation, else
+ * CS_TRAINING_FLAT_FRAGMENTATION (the assumed typical value of before). */
+#define CS_TRAINING_FLAT_FRAGMENTATION 0.05
+double cs_training_flat_fragmentation(const cs_training *t);
 
 /* Defaults for a strategy (everything documented in training.c). */
 void cs_training_defaults(cs_training *t, cs_strategy s);

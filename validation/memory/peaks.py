@@ -8,8 +8,8 @@ Imported by validation/run (not a command of its own). Two checks:
       which is what torchtitan and torchtune print), its predicted peak reserved bytes with a
       measured peak *reserved*. Neither includes the CUDA context or NCCL's buffers (they are not
       the caching allocator's), so the prediction is compared without them.
-  (2) every run of the llm-foundry throughput tables (validation/training/, the scenarios of
-      throughput.py): each ran, so each must be predicted to fit.
+  (2) every run of the llm-foundry and fms-fsdp throughput tables (validation/training/, the
+      scenarios of throughput.py): each ran, so each must be predicted to fit.
 Scores: median and max absolute % error of the reserved rows and of the active rows that collsim
 can express (a row with a mechanism collsim lacks is printed, marked, and not scored), and the
 number of runs that ran predicted out of memory. --check (validation/run) fails when an error
@@ -95,10 +95,11 @@ def mapping(r, tmp):
             lacks.append("unpacked sequences (lengths below 4096 not given)")
         if "LoRA" in tech:
             lacks.append("LoRA (frozen base)")
+        extra = []
         if "optimizer_in_bwd" in r["optimizer"]:
-            lacks += OPT_IN_BWD_LACKS
+            extra += OPT_IN_BWD
         if "offloading" in r["activation_checkpointing"]:
-            lacks += OFFLOAD_LACKS
+            extra += OFFLOAD
         if "8bit" in r["optimizer"]:
             lacks.append("8-bit AdamW states")
         ck = "full" if r["activation_checkpointing"].startswith("full") else "none"
@@ -106,6 +107,7 @@ def mapping(r, tmp):
                     ("optimizer", "adamw"), ("micro_batch", r["micro_batch"]), ("grad_accum", 1),
                     ("activation_checkpointing", ck), ("gradient_as_bucket_view", "true")]
         training += LOSS_CHUNKED if "Chunked" in tech or "chunked CE" in tech else LOSS_NAIVE
+        training += extra
         head = ["cluster: dgx-a100", "ranks: 1"]
         model = LLAMA32_3B_4096
     lines = head + ["model:"] + ["  %s: %s" % kv for kv in model] + ["training:"]
@@ -118,8 +120,8 @@ def mapping(r, tmp):
 SELECTIVE_EVERY_2 = [("selective_ac", 2)]  # torchtitan 2024-03 default selective_ac_option "2"
 LOSS_NAIVE = [("loss_impl", "naive")]  # torchtitan: F.cross_entropy of output(h).float()
 LOSS_CHUNKED = [("loss_impl", "chunked")]  # torchtune CEWithChunkedOutputLoss
-OPT_IN_BWD_LACKS = ["optimizer in backward"]
-OFFLOAD_LACKS = ["activation offloading"]
+OPT_IN_BWD = [("optimizer_in_backward", "true")]  # torchtune optimizer_in_bwd
+OFFLOAD = [("activation_offloading", "true")]  # torchtune enable_activation_offloading
 
 
 def predicted(sim):
@@ -148,15 +150,18 @@ def simulate(collsim, run, tmp):
 
 
 def runs_that_ran(collsim, run, tmp, throughput):
-    """[(row, fits, peak_bytes)] for every llm-foundry run (throughput.py's scenarios)."""
+    """[(row, fits, peak_bytes)] for every run of the throughput tables (throughput.py's
+    scenarios: llm-foundry's and fms-fsdp's, each with its stack's settings)."""
     out = []
-    data, settings = throughput.SOURCES[0]  # llm-foundry's table, with its stack's settings
-    for i, r in enumerate(dict(r, _settings=settings) for r in throughput.read_rows(data)):
-        path = os.path.join(tmp, "ran-%03d.yaml" % i)
-        with open(path, "w") as f:
-            f.write(throughput.scenario_yaml(r))
-        sim = next(csv.DictReader(io.StringIO(run([collsim, "simulate", path, "--format", "csv"]))))
-        out.append((r, sim["fits"] == "1", float(sim["peak_bytes"])))
+    i = 0
+    for data, settings in throughput.SOURCES:
+        for r in (dict(r, _settings=settings, _source=data) for r in throughput.read_rows(data)):
+            path = os.path.join(tmp, "ran-%03d.yaml" % i)
+            i += 1
+            with open(path, "w") as f:
+                f.write(throughput.scenario_yaml(r))
+            sim = next(csv.DictReader(io.StringIO(run([collsim, "simulate", path, "--format", "csv"]))))
+            out.append((r, sim["fits"] == "1", float(sim["peak_bytes"])))
     return out
 
 
@@ -178,8 +183,12 @@ def scores(results, ran):
         errs = [abs(x["err_pct"]) for x in results if pick(x) and not x["lacks"]]
         med, mx = stats(errs)
         sc.append({"set": name, "n": len(errs), "median_pct": med, "max_pct": mx})
-    oom = sum(1 for _, fits, _ in ran if not fits)
-    sc.append({"set": "runs_that_ran_predicted_oom", "n": len(ran), "median_pct": float(oom), "max_pct": float(oom)})
+    # the issue's set (llm-foundry's tables), then fms-fsdp's, each guarded not to grow
+    for name, pick in [("runs_that_ran_predicted_oom", lambda r: "fms" not in r["_source"]),
+                       ("fms_runs_that_ran_predicted_oom", lambda r: "fms" in r["_source"])]:
+        rows = [fits for r, fits, _ in ran if pick(r)]
+        oom = sum(1 for fits in rows if not fits)
+        sc.append({"set": name, "n": len(rows), "median_pct": float(oom), "max_pct": float(oom)})
     return sc
 
 
@@ -187,8 +196,9 @@ def scores_csv(sc):
     f = io.StringIO()
     f.write("# Written by validation/run: collsim simulate against validation/memory/%s.\n"
             "# Per set: absolute %% error of the predicted peak (reserved rows: peak reserved; active rows:\n"
-            "# peak allocated), median and max, over the rows collsim can express; the last row counts the\n"
-            "# llm-foundry runs (validation/training/) predicted out of memory (in both columns).\n"
+            "# peak allocated), median and max, over the rows collsim can express; the last two rows count the\n"
+            "# llm-foundry and the fms-fsdp runs (validation/training/) predicted out of memory (in both\n"
+            "# columns; neither may grow).\n"
             "# tests/validation-scores.sh fails when a score grows by more than %.0f point.\n" % (DATA, TOLERANCE))
     w = csv.DictWriter(f, COLUMNS, lineterminator="\n")
     w.writeheader()
@@ -209,7 +219,7 @@ def check(sc, path):
             lines.append("FAIL memory %s: no longer scored" % r["set"])
             bad += 1
             continue
-        tol = 0.0 if r["set"] == "runs_that_ran_predicted_oom" else TOLERANCE
+        tol = 0.0 if r["set"].endswith("runs_that_ran_predicted_oom") else TOLERANCE
         for m in ("median_pct", "max_pct"):
             new = now[r["set"]][m]
             if r[m] in ("", "nan") or math.isnan(new):
@@ -246,12 +256,17 @@ def report_lines(results, ran, sc):
     L.append("")
     L.append("| set | rows scored | median abs error | max abs error |")
     L.append("|---|---|---|---|")
-    for s in sc[:-1]:
+    for s in sc[:-2]:
         L.append("| %s | %d | %.1f%% | %.1f%% |" % (s["set"], s["n"], s["median_pct"], s["max_pct"]))
     oom = [(r, p) for r, fits, p in ran if not fits]
+    lf, fms = sc[-2], sc[-1]
     L.append("")
     L.append("**Runs that ran, predicted out of memory: %d of %d** (the llm-foundry tables of "
-             "`validation/training/`, each of which ran and was measured; target 0)." % (len(oom), len(ran)))
+             "`validation/training/`, the issue's set, each of which ran and was measured; target 0); "
+             "fms-fsdp's table: %d of %d (its block-level \"Selective AC\" checkpoints 1 of every k "
+             "blocks, k not printed, and maps to collsim's Megatron selective, which with fused "
+             "attention recomputes nothing: validation/training/fms_fsdp.csv)."
+             % (int(lf["median_pct"]), lf["n"], int(fms["median_pct"]), fms["n"]))
     if oom:
         L.append("")
         L.append("| table | model | seq | GPUs | micro-batch | checkpointing | predicted peak GiB |")
