@@ -17,8 +17,9 @@
  *
  * Passes. A chunk's forward of one micro-batch is its layers' forward
  * kernels (compute.c, on the tensor-parallel rank's model) and the TP
- * collectives tensor.c puts after each (cs__tensor_layer's counts); its
- * backward the backward and recompute kernels and their collectives; the
+ * collectives tensor.c puts after each (cs_tensor_layer_collectives: the
+ * rows the graph issues too); its backward the backward and recompute
+ * kernels and their collectives; the
  * last virtual stage adds the head (the compute model prices embedding,
  * final norm, logits and loss as one head: all on the last stage here, a
  * departure: the embedding lookup is on the first in Megatron and costs
@@ -247,46 +248,31 @@ static int price(cs_pricing_cache *cache, const cs_layout *l, cs_group g, cs_op 
     return cs_pricing_price(cache, slot, &x->topo, op, size, e, &a, &p, out_s, d);
 }
 
-/* The TP collectives of one layer's forward or backward, as
- * tensor.c cs__tensor_layer issues them: their summed time. */
-static int tp_layer_s(cs_pricing_cache *cache, const cs_layout *l, const cs_training *t,
-                      double act_bytes, int backward, double *out_s, cs_diag *d)
+/* The summed time of a block's TP collectives (tensor.h's rows for one
+ * layer's or the head's forward or backward, as the graph issues them). */
+static int tp_block_s(cs_pricing_cache *cache, const cs_layout *l, const cs_training *t,
+                      const cs_tensor_coll *row, int n, double *out_s, cs_diag *d)
 {
     *out_s = 0;
-    if (cs_tensor_degree(t) == 1) return 0;
-    double again = backward && t->checkpointing == CS_CKPT_FULL ? 1 : 0, ar, ag, rs;
-    int rc;
-    if (!cs_tensor_sequence_parallel(t)) {
-        if ((rc = price(cache, l, CS_GROUP_TP, CS_OP_ALL_REDUCE, act_bytes, t->collective_engine, &ar, d)))
-            return rc;
-        *out_s = (2 + 2 * again) * ar;
-        return 0;
+    for (int r = 0; r < n; r++) {
+        double one;
+        int rc = price(cache, l, CS_GROUP_TP, row[r].op, row[r].size_bytes, t->collective_engine,
+                       &one, d);
+        if (rc) return rc;
+        *out_s += row[r].count * one;
     }
-    if ((rc = price(cache, l, CS_GROUP_TP, CS_OP_ALL_GATHER, act_bytes, t->collective_engine, &ag, d)) ||
-        (rc = price(cache, l, CS_GROUP_TP, CS_OP_REDUCE_SCATTER, act_bytes, t->collective_engine, &rs, d)))
-        return rc;
-    *out_s = ((backward ? 4 : 2) + 2 * again) * ag + (2 + 2 * again) * rs;
     return 0;
 }
 
-/* The head's TP collectives (tensor.c cs__tensor_head). */
-static int tp_head_s(cs_pricing_cache *cache, const cs_layout *l, const cs_training *t,
-                     const cs_model *m, double act_bytes, int backward, double *out_s, cs_diag *d)
+/* The TP collectives' time of one layer's (head = 0) or the head's
+ * forward or backward on the whole model. */
+static int tp_s(cs_pricing_cache *cache, const cs_layout *l, const cs_training *t,
+                const cs_model *whole, int head, int backward, double *out_s, cs_diag *d)
 {
-    *out_s = 0;
-    if (cs_tensor_degree(t) == 1) return 0;
-    int sp = cs_tensor_sequence_parallel(t), rc;
-    double a, g = 0, loss = 0;
-    cs_engine_kind e = t->collective_engine;
-    if ((rc = price(cache, l, CS_GROUP_TP, sp ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE, act_bytes, e, &a, d)))
-        return rc;
-    if (sp && (rc = price(cache, l, CS_GROUP_TP, CS_OP_ALL_GATHER, act_bytes, e, &g, d))) return rc;
-    if (!backward &&
-        (rc = price(cache, l, CS_GROUP_TP, CS_OP_ALL_REDUCE,
-                    4.0 * t->micro_batch * m->seq_len, e, &loss, d)))
-        return rc;
-    *out_s = a + g + 3 * loss;
-    return 0;
+    cs_tensor_coll row[CS_TENSOR_COLLS_MAX];
+    int n = head ? cs_tensor_head_collectives(whole, t, backward, row)
+                 : cs_tensor_layer_collectives(whole, t, backward, row);
+    return tp_block_s(cache, l, t, row, n, out_s, d);
 }
 
 /* Seconds of the wgrad kernels of one layer's backward; their FLOPs into
@@ -399,9 +385,8 @@ int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const 
     if ((rc = cs_compute_price(m, t, c, &comp, d))) return rc;
     double act = (double)t->micro_batch * whole->seq_len * whole->hidden * cs_dtype_size(t->param_dtype);
     double tpf, tpb, hf, hb;
-    if ((rc = tp_layer_s(cache, l, t, act, 0, &tpf, d)) || (rc = tp_layer_s(cache, l, t, act, 1, &tpb, d)) ||
-        (rc = tp_head_s(cache, l, t, whole, act, 0, &hf, d)) ||
-        (rc = tp_head_s(cache, l, t, whole, act, 1, &hb, d)))
+    if ((rc = tp_s(cache, l, t, whole, 0, 0, &tpf, d)) || (rc = tp_s(cache, l, t, whole, 0, 1, &tpb, d)) ||
+        (rc = tp_s(cache, l, t, whole, 1, 0, &hf, d)) || (rc = tp_s(cache, l, t, whole, 1, 1, &hb, d)))
         return rc;
     double wgf = 0, wg = row->split_backward ? wgrad_s(m, t, c, &wgf) : 0;
     if (tl) {
