@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pipeline.c - pipeline parallelism (pipeline.h): stages, the executor of
- * a schedule row, each stage's closing synchronisation and its memory.
+ * pipeline.c - pipeline parallelism (pipeline.h): stages, the passes'
+ * times a configuration gives the executor (pipeline_exec.c), each
+ * stage's closing synchronisation and its memory.
  *
  * Stages. Megatron-LM's split (megatron/core/transformer/
  * transformer_block.py get_num_layers_to_build): L / (P x V) layers per
@@ -40,9 +41,8 @@
  * on its requests before the next pass) and the receiver starts no
  * earlier than its end.
  *
- * Executor. Each stage runs its order (the schedule row) one pass at a
- * time; a pass starts when the stage is free and its input has arrived.
- * The bubble is whatever idle time results: nothing is added on top.
+ * Executor (pipeline_exec.c): each stage runs its order one pass at a
+ * time; the iteration's idle time (the bubble) is whatever results.
  * Then each stage synchronises its gradients over the data-parallel
  * group: DDP / ZeRO-1 one all-reduce of its gradients after the flush
  * (Megatron's local DDP: finalize_model_grads after the last backward);
@@ -116,177 +116,6 @@ double cs_pipeline_stage_params(const cs_model *m, int P, int V, int s)
     return layers * m->layer_params + emb;
 }
 
-/* ---- the executor ---- */
-
-void cs_pp_run_free(cs_pp_run *r)
-{
-    free(r->end_s);
-    free(r->busy_s);
-    free(r->held_max);
-    free(r->held_peak);
-    memset(r, 0, sizeof *r);
-}
-
-void cs_pipeline_simulate(const cs_pp_schedule_row *row, int P, int V, int m, const double *f,
-                          const double *b, const double *w, double p2p_s, double w_frac,
-                          cs_pp_run *out)
-{
-    cs_pipeline_simulate_record(row, P, V, m, f, b, w, p2p_s, w_frac, out, NULL, NULL);
-}
-
-/* The executor's state: each stage's orders and progress, when each
- * (virtual stage, micro-batch) pass ended (< 0: not yet), what each stage
- * holds. */
-typedef struct pp_sim {
-    const cs_pp_schedule_row *row;
-    int P, V, m, nv, cap;
-    const double *f, *b, *w;
-    double p2p_s, w_frac;
-    cs_pp_op **order;
-    int *n, *next, *held, *pend; /* pend: B run, W not yet */
-    double *free_s, *fend, *bend;
-} pp_sim;
-
-/* When a pass may start, how long it runs, and its transfers (from / to:
- * the neighbouring stages, -1 for none; arrived: its input's arrival). */
-typedef struct pp_step {
-    double ready, dur, arrived;
-    int from, to;
-} pp_step;
-
-static void sim_init(pp_sim *x, const cs_pp_schedule_row *row, int P, int V, int m,
-                     const double *f, const double *b, const double *w, double p2p_s,
-                     double w_frac)
-{
-    *x = (pp_sim){.row = row, .P = P, .V = V, .m = m, .nv = P * V, .cap = 3 * m * V,
-                  .f = f, .b = b, .w = w, .p2p_s = p2p_s, .w_frac = w_frac};
-    x->pend = cs_xcalloc((size_t)P, sizeof *x->pend);
-    x->order = cs_xmalloc(sizeof *x->order * (size_t)P);
-    x->n = cs_xmalloc(sizeof *x->n * (size_t)P);
-    x->next = cs_xcalloc((size_t)P, sizeof *x->next);
-    x->held = cs_xcalloc((size_t)P, sizeof *x->held);
-    x->free_s = cs_xcalloc((size_t)P, sizeof *x->free_s);
-    x->fend = cs_xmalloc(sizeof *x->fend * (size_t)x->nv * m);
-    x->bend = cs_xmalloc(sizeof *x->bend * (size_t)x->nv * m);
-    for (long i = 0; i < (long)x->nv * m; i++) x->fend[i] = x->bend[i] = -1;
-    for (int s = 0; s < P; s++) {
-        x->order[s] = cs_xmalloc(sizeof **x->order * (size_t)x->cap);
-        x->n[s] = row->order(P, V, m, s, x->order[s]);
-        CS_ASSERT(x->n[s] <= x->cap);
-    }
-}
-
-static void sim_free(pp_sim *x)
-{
-    for (int s = 0; s < x->P; s++) free(x->order[s]);
-    free(x->order), free(x->n), free(x->next), free(x->held), free(x->pend);
-    free(x->free_s), free(x->fend), free(x->bend);
-}
-
-/* 0 with st filled when stage s's pass o may run (its input has ended), -1
- * when it waits on another stage. */
-static int sim_step(const pp_sim *x, int s, cs_pp_op o, pp_step *st)
-{
-    int P = x->P, m = x->m, nv = x->nv, v = o.chunk * P + s, k = s * x->V + o.chunk;
-    double p2p_s = x->p2p_s;
-    *st = (pp_step){.ready = x->free_s[s], .from = -1, .to = -1};
-    if (o.pass == CS_PP_F) {
-        if (v > 0) {
-            double e = x->fend[(long)(v - 1) * m + o.micro];
-            if (e < 0) return -1;
-            if (e + p2p_s > st->ready) st->ready = e + p2p_s;
-            st->arrived = e + p2p_s, st->from = (v - 1) % P;
-        }
-        if (v < nv - 1) st->to = (v + 1) % P;
-        st->dur = x->f[k];
-    } else if (o.pass == CS_PP_B) {
-        double e = v < nv - 1 ? x->bend[(long)(v + 1) * m + o.micro] : x->fend[(long)v * m + o.micro];
-        if (e < 0) return -1;
-        if (v < nv - 1 && e + p2p_s > st->ready) st->ready = e + p2p_s;
-        if (v < nv - 1) st->arrived = e + p2p_s, st->from = (v + 1) % P;
-        if (v > 0) st->to = (v - 1) % P;
-        st->dur = x->row->split_backward ? x->b[k] : x->b[k] + x->w[k];
-    } else {
-        st->dur = x->w[k];
-    }
-    return 0;
-}
-
-/* The pass as it ran, and its transfers (pipeline.h tags), at rec's slot. */
-static void sim_record(const pp_sim *x, int s, cs_pp_op o, const pp_step *st, cs_pp_slice *rec,
-                       int *nrec)
-{
-    int nv = x->nv, v = o.chunk * x->P + s, dir = o.pass == CS_PP_B;
-    cs_pp_slice *r = &rec[(long)s * x->cap + x->next[s]];
-    *r = (cs_pp_slice){.stage = s, .chunk = o.chunk, .micro = o.micro, .pass = o.pass,
-                       .start_s = st->ready, .end_s = st->ready + st->dur,
-                       .ready_s = st->arrived, .send_s = st->to >= 0 ? x->p2p_s : 0,
-                       .from_stage = st->from, .to_stage = st->to, .tag = -1, .recv_tag = -1};
-    if (st->to >= 0) r->tag = (o.micro * nv + v) * 2 + dir;
-    if (st->from >= 0) r->recv_tag = (o.micro * nv + (dir ? v + 1 : v - 1)) * 2 + dir;
-    nrec[s] = x->next[s] + 1;
-}
-
-/* Stage s runs pass o as st says: its end, the sender's wait, what it holds. */
-static void sim_run(pp_sim *x, int s, cs_pp_op o, const pp_step *st, cs_pp_run *out)
-{
-    int v = o.chunk * x->P + s;
-    double end = st->ready + st->dur;
-    out->busy_s[s] += st->dur;
-    x->free_s[s] = end;
-    if (o.pass == CS_PP_F) {
-        x->fend[(long)v * x->m + o.micro] = end;
-        if (++x->held[s] > out->held_max[s]) out->held_max[s] = x->held[s];
-        if (v < x->nv - 1) x->free_s[s] += x->p2p_s; /* the sender waits for its send */
-    } else if (o.pass == CS_PP_B) {
-        x->bend[(long)v * x->m + o.micro] = end;
-        if (!x->row->split_backward) x->held[s]--;
-        else x->pend[s]++;
-        if (v > 0) x->free_s[s] += x->p2p_s;
-    } else {
-        x->held[s]--;
-        x->pend[s]--;
-    }
-    double h = x->held[s] - x->pend[s] + x->w_frac * x->pend[s];
-    if (h > out->held_peak[s]) out->held_peak[s] = h;
-    out->end_s[s] = end;
-    x->next[s]++;
-}
-
-void cs_pipeline_simulate_record(const cs_pp_schedule_row *row, int P, int V, int m,
-                                 const double *f, const double *b, const double *w, double p2p_s,
-                                 double w_frac, cs_pp_run *out, cs_pp_slice *rec, int *nrec)
-{
-    out->P = P;
-    out->time_s = 0;
-    out->end_s = cs_xcalloc((size_t)P, sizeof *out->end_s);
-    out->busy_s = cs_xcalloc((size_t)P, sizeof *out->busy_s);
-    out->held_max = cs_xcalloc((size_t)P, sizeof *out->held_max);
-    out->held_peak = cs_xcalloc((size_t)P, sizeof *out->held_peak);
-    pp_sim x;
-    sim_init(&x, row, P, V, m, f, b, w, p2p_s, w_frac);
-    long left = 0;
-    for (int s = 0; s < P; s++) left += x.n[s];
-    while (left > 0) {
-        long progress = 0;
-        for (int s = 0; s < P; s++) {
-            pp_step st;
-            while (x.next[s] < x.n[s]) {
-                cs_pp_op o = x.order[s][x.next[s]];
-                if (sim_step(&x, s, o, &st)) break;
-                if (rec) sim_record(&x, s, o, &st, rec, nrec);
-                sim_run(&x, s, o, &st, out);
-                left--;
-                progress++;
-            }
-        }
-        CS_ASSERT(progress > 0); /* a schedule row whose order deadlocks */
-    }
-    for (int s = 0; s < P; s++)
-        if (out->end_s[s] > out->time_s) out->time_s = out->end_s[s];
-    sim_free(&x);
-}
-
 /* ---- one configuration ---- */
 
 /* The duration of op x size on group g (0 for a group of one rank). */
@@ -350,20 +179,17 @@ static double wgrad_s(const cs_model *m, const cs_training *t, const cs_cluster 
  * of the model, with `held` (micro-batch, chunk) activations of chunks of
  * `chunk_layers` layers. */
 static int stage_memory(const cs_model *m, const cs_training *t, const cs_layout *l, int s,
-                        int stage_layers, int chunk_layers, double held, cs_memory *out, cs_diag *d)
+                        int chunk_layers, double held, cs_memory *out, cs_diag *d)
 {
     int P = cs_pipeline_degree(t);
     cs_model sm = *m; /* the stage's share of the model */
     sm.layers = chunk_layers;
-    double emb = m->embedding_params;
-    /* tied embeddings: the first stage's lookup and the last stage's output
-     * layer each hold a copy (Megatron keeps both, synchronised) */
-    double stage_emb = s == 0 ? emb : 0;
-    if (s == P - 1) stage_emb += m->tied_embeddings ? (double)m->vocab * m->hidden : 0;
     /* the stage's parameters: what DDP's buckets and FSDP's unsharded
      * units and gradients are sized by (strategy_ddp.c, strategy_fsdp.c),
-     * not the whole model's */
-    sm.params = stage_layers * m->layer_params + stage_emb;
+     * not the whole model's; with tied embeddings the first stage's lookup
+     * and the last stage's output layer each hold a copy (Megatron keeps
+     * both, synchronised) */
+    sm.params = cs_pipeline_stage_params(m, P, cs_pipeline_chunks(t), s);
     cs_layout sl = *l;
     sl.params_per_rank = sm.params / cs_tensor_degree(t);
     int rc = cs_memory_estimate_layout(&sm, t, &sl, 0, out, d);
@@ -422,6 +248,191 @@ static void timeline_alloc(cs_pp_timeline *tl, int P, int V, int m, const char *
     tl->layers = cs_xcalloc((size_t)P, sizeof(int));
 }
 
+/* One layer's and the head's passes on one rank (the rank's kernels and
+ * tensor.h's TP collectives), priced once for every chunk. */
+typedef struct pass_prices {
+    cs_compute comp;
+    double lf, lb, lr;  /* a layer's forward, backward (less W), recompute */
+    double wg, wgf;     /* a layer's W: seconds, FLOPs (0 unless split) */
+    double hf, hb;      /* the head's TP collectives, forward and backward */
+} pass_prices;
+
+static int price_passes(const cs_model *whole, const cs_model *m, const cs_training *t,
+                        const cs_layout *l, const cs_cluster *c, const cs_pp_schedule_row *row,
+                        cs_pricing_cache *cache, pass_prices *pp, cs_diag *d)
+{
+    memset(pp, 0, sizeof *pp);
+    double tpf, tpb;
+    int rc;
+    if ((rc = cs_compute_price(m, t, c, &pp->comp, d))) return rc;
+    if ((rc = tp_s(cache, l, t, whole, 0, 0, &tpf, d)) || (rc = tp_s(cache, l, t, whole, 0, 1, &tpb, d)) ||
+        (rc = tp_s(cache, l, t, whole, 1, 0, &pp->hf, d)) || (rc = tp_s(cache, l, t, whole, 1, 1, &pp->hb, d)))
+        return rc;
+    pp->wg = row->split_backward ? wgrad_s(m, t, c, &pp->wgf) : 0;
+    pp->lf = pp->comp.pass[CS_KPASS_FORWARD].time_s + tpf;
+    pp->lb = pp->comp.pass[CS_KPASS_BACKWARD].time_s + tpb - pp->wg;
+    pp->lr = pp->comp.pass[CS_KPASS_RECOMPUTE].time_s;
+    return 0;
+}
+
+/* Each chunk's F, B, W for one micro-batch: its layers' passes (a
+ * recomputing layer's backward adds its forward again), the head on the
+ * last virtual stage; their FLOPs into tl when given. */
+static void chunk_passes(const cs_model *whole, const cs_training *t, int P, int V,
+                         const pass_prices *pp, double *f, double *b, double *w, cs_pp_timeline *tl)
+{
+    const cs_compute_pass *cp = pp->comp.pass;
+    int nk = P * V;
+    for (int s = 0; s < P; s++)
+        for (int ch = 0; ch < V; ch++) {
+            int first, n = cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, &first), k = s * V + ch;
+            for (int i = first; i < first + n; i++) {
+                int again = cs_checkpoint_layer_recomputes(t, i);
+                f[k] += pp->lf;
+                b[k] += pp->lb + (again ? pp->lr : 0);
+                w[k] += pp->wg;
+                if (tl) {
+                    tl->f_flops[k] += cp[CS_KPASS_FORWARD].flops;
+                    tl->b_flops[k] += cp[CS_KPASS_BACKWARD].flops - pp->wgf +
+                                      (again ? cp[CS_KPASS_RECOMPUTE].flops : 0);
+                    tl->w_flops[k] += pp->wgf;
+                }
+            }
+            if (ch * P + s == nk - 1) {
+                f[k] += cp[CS_KPASS_HEAD_FORWARD].time_s + pp->hf;
+                b[k] += cp[CS_KPASS_HEAD_BACKWARD].time_s + pp->hb;
+                if (tl) {
+                    tl->f_flops[k] += cp[CS_KPASS_HEAD_FORWARD].flops;
+                    tl->b_flops[k] += cp[CS_KPASS_HEAD_BACKWARD].flops;
+                }
+            }
+        }
+}
+
+/* What W keeps of a micro-batch's activations, as a fraction of what F
+ * kept: the weight GEMMs' inputs and output gradients, 32 s b h bytes a
+ * layer in 16 bits against F's 34 s b h + 5 a s^2 b (Qi et al. 2024
+ * Table 1; sail-sg's zero-bubble code: mem_w = -32 h, mem_f = 34 h + 5 a
+ * s), over T. 1 for rows that do not split the backward. */
+static double w_fraction(const cs_pp_schedule_row *row, const cs_model *whole, const cs_model *m,
+                         const cs_training *t, int T)
+{
+    if (!row->split_backward) return 1;
+    double kept = cs_checkpoint_kept_bytes(m, t, 0);
+    double wk = 16.0 * t->micro_batch * whole->seq_len * whole->hidden *
+                cs_dtype_size(t->param_dtype) / T;
+    return kept > 0 && wk < kept ? wk / kept : 1;
+}
+
+/* Stage s's closing synchronisation (the file header): the sharded
+ * strategies' gather before the first pass, the gradients' reduction
+ * after the flush, the optimizer step over the stage's shard. */
+typedef struct stage_close {
+    int layers;
+    double gather_s, sync_s, opt_s;
+    double gather_bytes, sync_bytes, opt_bytes;
+} stage_close;
+
+static int close_stage(const cs_model *whole, const cs_training *t, const cs_layout *l,
+                       cs_pricing_cache *cache, int s, stage_close *sc, cs_diag *d)
+{
+    const int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t), T = cs_tensor_degree(t);
+    const cs_cluster *c = &l->group[CS_GROUP_WORLD].topo.cluster;
+    const cs_strategy_row *sr = cs_strategy_row_of(t->strategy);
+    int sharded = sr->shards_params || sr->shards_grads, rc;
+    cs_dtype wire = sharded ? t->grad_reduce_dtype : cs_training_bucket_wire_dtype(t);
+    memset(sc, 0, sizeof *sc);
+    for (int ch = 0; ch < V; ch++) sc->layers += cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, NULL);
+    double params = cs_pipeline_stage_params(whole, P, V, s) / T;
+    sc->sync_bytes = params * cs_dtype_size(wire);
+    sc->gather_bytes = sr->shards_params ? params * cs_dtype_size(t->param_dtype) : 0;
+    rc = price(cache, l, l->shard, sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE,
+               sc->sync_bytes, t->collective_engine, &sc->sync_s, d);
+    if (!rc && sr->shards_params)
+        rc = price(cache, l, l->shard, CS_OP_ALL_GATHER, sc->gather_bytes, t->collective_engine,
+                   &sc->gather_s, d);
+    if (rc) return rc;
+    double shard = params / l->optimizer_degree;
+    sc->opt_bytes = shard * cs_training_optimizer_traffic_per_param(t);
+    double eff = cs_compute_hbm_efficiency(c, sc->opt_bytes);
+    sc->opt_s = sc->opt_bytes > 0 && eff > 0 ? sc->opt_bytes / (c->gpu.hbm_Bps * eff) : 0;
+    return 0;
+}
+
+/* The iteration's metrics from the slowest stage: its end (worst), its
+ * passes (busiest), its optimizer step and its synchronisation. */
+static void fill_iteration(const cs_model *whole, const cs_training *t, const cs_layout *l,
+                           double worst, double busiest, double opt_worst, double sync_worst,
+                           cs_iteration *it)
+{
+    const cs_cluster *c = &l->group[CS_GROUP_WORLD].topo.cluster;
+    const cs_strategy_row *sr = cs_strategy_row_of(t->strategy);
+    int sharded = sr->shards_params || sr->shards_grads;
+    double ranks = l->group[CS_GROUP_WORLD].size;
+    double tokens = l->tokens_per_step;
+    double mflops = cs_model_flops_per_token(whole) * tokens / ranks;
+    double recompute = cs_checkpoint_recomputes_whole(t)
+                           ? cs_model_layer_forward_flops(whole, tokens) *
+                                 cs_checkpoint_recomputing_layers(whole, t) / ranks
+                           : 0;
+    double peak = c->gpu.peak_flops[t->param_dtype];
+    it->iteration_time_s = worst;
+    it->compute_s = busiest + opt_worst;
+    it->optimizer_s = opt_worst;
+    it->recompute_s = 0;
+    it->exposed_comm_s = worst - busiest - opt_worst; /* the bubble, transfers, sync */
+    it->exposed_by_op_s[sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE] = sync_worst;
+    it->exposed_by_op_s[CS_OP_SEND_RECV] = it->exposed_comm_s - sync_worst;
+    it->tokens_per_s = tokens / worst;
+    it->tflops_per_gpu = mflops / worst / 1e12;
+    it->mfu = peak > 0 ? mflops / worst / peak : 0;
+    it->hfu = peak > 0 ? (mflops + recompute) / worst / peak : 0;
+}
+
+/* Each stage's close after the run, into tl and mem when given; the
+ * slowest stage's metrics into it. */
+static int close_stages(const cs_model *whole, const cs_training *t, const cs_layout *l,
+                        cs_pricing_cache *cache, const cs_pp_run *run, cs_iteration *it,
+                        cs_pp_memory *mem, cs_pp_timeline *tl, cs_diag *d)
+{
+    const int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t);
+    const cs_strategy_row *sr = cs_strategy_row_of(t->strategy);
+    int sharded = sr->shards_params || sr->shards_grads, rc = 0;
+    double worst = 0, busiest = 0, opt_worst = 0, sync_worst = 0;
+    for (int s = 0; s < P && !rc; s++) {
+        stage_close sc;
+        if ((rc = close_stage(whole, t, l, cache, s, &sc, d))) break;
+        double end = sc.gather_s + run->end_s[s] + sc.sync_s + sc.opt_s;
+        if (tl) {
+            tl->sync_op = sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE;
+            tl->sync_group = l->shard;
+            tl->gather_s[s] = sc.gather_s, tl->sync_s[s] = sc.sync_s, tl->optimizer_s[s] = sc.opt_s;
+            tl->sync_bytes[s] = sc.sync_bytes;
+            tl->gather_bytes[s] = sc.gather_bytes;
+            tl->optimizer_bytes[s] = sc.opt_bytes;
+            tl->layers[s] = sc.layers;
+        }
+        if (end > worst) {
+            worst = end;
+            opt_worst = sc.opt_s;
+            sync_worst = sc.sync_s + sc.gather_s;
+            busiest = run->busy_s[s];
+        }
+        if (mem && s < CS_PIPELINE_STAGES_MAX) {
+            int chunk_layers = cs_pipeline_chunk_layers(whole->layers, P, V, s, 0, NULL);
+            mem->layers[s] = sc.layers;
+            mem->held[s] = run->held_max[s];
+            rc = stage_memory(whole, t, l, s, chunk_layers, run->held_peak[s], &mem->stage[s], d);
+            if (!rc && mem->stage[s].peak_bytes > mem->stage[mem->peak_stage].peak_bytes)
+                mem->peak_stage = s;
+        }
+    }
+    if (rc) return rc;
+    fill_iteration(whole, t, l, worst, busiest, opt_worst, sync_worst, it);
+    if (mem) it->peak_bytes = mem->stage[mem->peak_stage].peak_bytes;
+    return 0;
+}
+
 int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const cs_layout *l,
                              cs_pricing_cache *cache, cs_iteration *it, cs_pp_memory *mem,
                              cs_pp_timeline *tl, cs_diag *d)
@@ -431,71 +442,29 @@ int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const 
     int rc = cs_pipeline_check(whole, t, d);
     if (rc) return rc;
     const int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t), M = t->grad_accum;
+    const int T = cs_tensor_degree(t), nk = P * V;
     const cs_pp_schedule_row *row = cs_pipeline_schedule(t);
     const cs_cluster *c = &l->group[CS_GROUP_WORLD].topo.cluster;
     cs_model rbuf;
     const cs_model *m = cs_tensor_rank_model(whole, t, &rbuf);
-    cs_compute comp;
-    if ((rc = cs_compute_price(m, t, c, &comp, d))) return rc;
-    double act = (double)t->micro_batch * whole->seq_len * whole->hidden * cs_dtype_size(t->param_dtype);
-    double tpf, tpb, hf, hb;
-    if ((rc = tp_s(cache, l, t, whole, 0, 0, &tpf, d)) || (rc = tp_s(cache, l, t, whole, 0, 1, &tpb, d)) ||
-        (rc = tp_s(cache, l, t, whole, 1, 0, &hf, d)) || (rc = tp_s(cache, l, t, whole, 1, 1, &hb, d)))
-        return rc;
-    double wgf = 0, wg = row->split_backward ? wgrad_s(m, t, c, &wgf) : 0;
+    pass_prices pp;
+    if ((rc = price_passes(whole, m, t, l, c, row, cache, &pp, d))) return rc;
     if (tl) {
         timeline_alloc(tl, P, V, M, row->name);
         tl->layout = cs_xmalloc(sizeof *tl->layout);
         *tl->layout = *l;
     }
-    double lf = comp.pass[CS_KPASS_FORWARD].time_s + tpf;
-    double lb = comp.pass[CS_KPASS_BACKWARD].time_s + tpb - wg;
-    double lr = comp.pass[CS_KPASS_RECOMPUTE].time_s;
-    int nk = P * V;
     double *f = cs_xcalloc((size_t)nk, sizeof *f), *b = cs_xcalloc((size_t)nk, sizeof *b);
     double *w = cs_xcalloc((size_t)nk, sizeof *w);
-    for (int s = 0; s < P; s++)
-        for (int ch = 0; ch < V; ch++) {
-            int first, n = cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, &first), k = s * V + ch;
-            for (int i = first; i < first + n; i++) {
-                int again = cs_checkpoint_layer_recomputes(t, i);
-                f[k] += lf;
-                b[k] += lb + (again ? lr : 0);
-                w[k] += wg;
-                if (tl) {
-                    tl->f_flops[k] += comp.pass[CS_KPASS_FORWARD].flops;
-                    tl->b_flops[k] += comp.pass[CS_KPASS_BACKWARD].flops - wgf +
-                                      (again ? comp.pass[CS_KPASS_RECOMPUTE].flops : 0);
-                    tl->w_flops[k] += wgf;
-                }
-            }
-            if (ch * P + s == nk - 1) {
-                f[k] += comp.pass[CS_KPASS_HEAD_FORWARD].time_s + hf;
-                b[k] += comp.pass[CS_KPASS_HEAD_BACKWARD].time_s + hb;
-                if (tl) {
-                    tl->f_flops[k] += comp.pass[CS_KPASS_HEAD_FORWARD].flops;
-                    tl->b_flops[k] += comp.pass[CS_KPASS_HEAD_BACKWARD].flops;
-                }
-            }
-        }
+    chunk_passes(whole, t, P, V, &pp, f, b, w, tl);
     /* one transfer between neighbouring stages (the file header) */
+    double act = (double)t->micro_batch * whole->seq_len * whole->hidden * cs_dtype_size(t->param_dtype);
     double p2p = 0, gather = 0;
-    int T = cs_tensor_degree(t);
     if ((rc = price(cache, l, CS_GROUP_PP, CS_OP_SEND_RECV, act / T, t->collective_engine, &p2p, d)) ||
         (T > 1 && (rc = price(cache, l, CS_GROUP_TP, CS_OP_ALL_GATHER, act, t->collective_engine, &gather, d))))
         goto out;
     p2p += gather;
-    /* what W keeps of a micro-batch's activations: the weight GEMMs' inputs
-     * and output gradients, 32 s b h bytes a layer in 16 bits against
-     * F's 34 s b h + 5 a s^2 b (Qi et al. 2024 Table 1; sail-sg's
-     * zero-bubble code: mem_w = -32 h, mem_f = 34 h + 5 a s), over T */
-    double w_frac = 1;
-    if (row->split_backward) {
-        double kept = cs_checkpoint_kept_bytes(m, t, 0);
-        double wk = 16.0 * t->micro_batch * whole->seq_len * whole->hidden *
-                    cs_dtype_size(t->param_dtype) / T;
-        w_frac = kept > 0 && wk < kept ? wk / kept : 1;
-    }
+    double w_frac = w_fraction(row, whole, m, t, T);
     cs_pp_run run;
     if (tl) {
         cs_pipeline_simulate_record(row, P, V, M, f, b, w, p2p, w_frac, &run, tl->slice, tl->nslices);
@@ -504,90 +473,13 @@ int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const 
     } else {
         cs_pipeline_simulate(row, P, V, M, f, b, w, p2p, w_frac, &run);
     }
-
-    /* each stage's gradient synchronisation and optimizer step */
-    const cs_strategy_row *sr = cs_strategy_row_of(t->strategy);
-    int sharded = sr->shards_params || sr->shards_grads;
-    cs_dtype wire = sharded ? t->grad_reduce_dtype : cs_training_bucket_wire_dtype(t);
-    double worst = 0, busiest = 0, opt_worst = 0, sync_worst = 0;
     if (mem) {
         memset(mem, 0, sizeof *mem);
         mem->P = P;
         mem->V = V;
         mem->schedule = row->name;
     }
-    for (int s = 0; s < P && !rc; s++) {
-        int layers = 0;
-        for (int ch = 0; ch < V; ch++) layers += cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, NULL);
-        double emb = s == 0 ? whole->embedding_params : 0;
-        if (s == P - 1 && whole->tied_embeddings) emb += (double)whole->vocab * whole->hidden;
-        double params = (layers * whole->layer_params + emb) / T;
-        double sync = 0, gather0 = 0;
-        if (sharded) {
-            rc = price(cache, l, l->shard, CS_OP_REDUCE_SCATTER, params * cs_dtype_size(wire),
-                       t->collective_engine, &sync, d);
-            if (!rc && sr->shards_params)
-                rc = price(cache, l, l->shard, CS_OP_ALL_GATHER,
-                           params * cs_dtype_size(t->param_dtype), t->collective_engine, &gather0, d);
-        } else {
-            rc = price(cache, l, l->shard, CS_OP_ALL_REDUCE, params * cs_dtype_size(wire),
-                       t->collective_engine, &sync, d);
-        }
-        if (rc) break;
-        double shard = params / l->optimizer_degree;
-        double bytes = shard * cs_training_optimizer_traffic_per_param(t);
-        double eff = cs_compute_hbm_efficiency(c, bytes);
-        double opt = bytes > 0 && eff > 0 ? bytes / (c->gpu.hbm_Bps * eff) : 0;
-        double end = gather0 + run.end_s[s] + sync + opt;
-        if (tl) {
-            tl->sync_op = sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE;
-            tl->sync_group = l->shard;
-            tl->gather_s[s] = gather0, tl->sync_s[s] = sync, tl->optimizer_s[s] = opt;
-            tl->sync_bytes[s] = params * cs_dtype_size(wire);
-            tl->gather_bytes[s] = sr->shards_params ? params * cs_dtype_size(t->param_dtype) : 0;
-            tl->optimizer_bytes[s] = bytes;
-            tl->layers[s] = layers;
-        }
-        if (end > worst) {
-            worst = end;
-            opt_worst = opt;
-            sync_worst = sync + gather0;
-            busiest = run.busy_s[s];
-        }
-        if (mem && s < CS_PIPELINE_STAGES_MAX) {
-            int chunk_layers = cs_pipeline_chunk_layers(whole->layers, P, V, s, 0, NULL);
-            mem->layers[s] = layers;
-            mem->held[s] = run.held_max[s];
-            rc = stage_memory(whole, t, l, s, layers, chunk_layers, run.held_peak[s], &mem->stage[s], d);
-            if (!rc && mem->stage[s].peak_bytes > mem->stage[mem->peak_stage].peak_bytes)
-                mem->peak_stage = s;
-        }
-    }
-    if (!rc) {
-        double ranks = l->group[CS_GROUP_WORLD].size;
-        double tokens = l->tokens_per_step;
-        double mflops = cs_model_flops_per_token(whole) * tokens / ranks;
-        double recompute = cs_checkpoint_recomputes_whole(t)
-                               ? cs_model_layer_forward_flops(whole, tokens) *
-                                     cs_checkpoint_recomputing_layers(whole, t) / ranks
-                               : 0;
-        double peak = c->gpu.peak_flops[t->param_dtype];
-        it->iteration_time_s = worst;
-        it->compute_s = busiest + opt_worst;
-        it->optimizer_s = opt_worst;
-        it->recompute_s = 0;
-        it->exposed_comm_s = worst - busiest - opt_worst; /* the bubble, transfers, sync */
-        it->exposed_by_op_s[sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE] = sync_worst;
-        it->exposed_by_op_s[CS_OP_SEND_RECV] = it->exposed_comm_s - sync_worst;
-        it->tokens_per_s = tokens / worst;
-        it->tflops_per_gpu = mflops / worst / 1e12;
-        it->mfu = peak > 0 ? mflops / worst / peak : 0;
-        it->hfu = peak > 0 ? (mflops + recompute) / worst / peak : 0;
-        if (mem) {
-            const cs_memory *pk = &mem->stage[mem->peak_stage];
-            it->peak_bytes = pk->peak_bytes;
-        }
-    }
+    rc = close_stages(whole, t, l, cache, &run, it, mem, tl, d);
     cs_pp_run_free(&run);
 out:
     free(f), free(b), free(w);
