@@ -15,7 +15,7 @@
  */
 #include "out/sweep_report.h"
 
-#include "out/plan_report.h"
+#include "out/rule_report.h"
 
 #include <stdio.h>
 
@@ -420,7 +420,7 @@ void cs_sweep_report(cs_buf *b, cs_format f, const cs_sweep_spec *s, const cs_sw
     else if (nc == 0)
         cs_doc_note(doc, "  none in this range\n");
     for (size_t i = 0; i < nc; i++) sentence(doc, s, &c[i], pts, n);
-    if (rules) cs_plan_report_rules(doc, rules, (size_t)s->nranks);
+    if (rules) cs_rule_report_ranks(doc, rules, (size_t)s->nranks);
     cs_doc_write(b, doc, f);
     cs_doc_free(doc);
 }
