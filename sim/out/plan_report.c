@@ -150,13 +150,7 @@ static const cs_col fields[F_COUNT] = {
 
 /* A member of the tree on its own line: a fields table of field k, its
  * row begun. */
-static cs_table *member(cs_doc *doc, int k)
-{
-    cs_table *t =
-        cs_doc_table(doc, &(cs_table_spec){NULL, &fields[k], 1, CS_FOR_TREE, CS_TABLE_FIELDS});
-    cs_table_row(t);
-    return t;
-}
+static cs_table *member(cs_doc *doc, int k) { return cs_doc_field(doc, &fields[k]); }
 
 static void member_str(cs_doc *doc, int k, const char *v) { cs_table_str(member(doc, k), v); }
 static void member_int(cs_doc *doc, int k, long long v) { cs_table_int(member(doc, k), v); }

@@ -158,24 +158,15 @@ static const cs_col fields[F_COUNT] = {
     [F_SIZES] = CS_COL_INT("sizes"),
 };
 
-/* Member k of the group g, its row begun. */
-static cs_table *member(cs_doc *g, int k)
-{
-    cs_table *t =
-        cs_doc_table(g, &(cs_table_spec){NULL, &fields[k], 1, CS_FOR_TREE, CS_TABLE_FIELDS});
-    cs_table_row(t);
-    return t;
-}
-
 /* The group "rule_of_thumb" for the tree; returns its rows table. */
 static const cs_table *rule_group(cs_doc *doc, const cs_plan_rule *r, const cs_rule_columns *rc)
 {
     cs_doc *g = cs_doc_group(doc, "rule_of_thumb");
-    cs_table_str(member(g, F_TEXT), cs_plan_rule_text());
-    cs_table_int(member(g, F_MICRO_BATCH), r->micro_batch);
-    cs_table_int(member(g, F_GRAD_ACCUM), r->grad_accum);
-    cs_table_int(member(g, F_AGREES), r->agrees);
-    cs_table_int(member(g, F_SIZES), r->nsizes);
+    cs_table_str(cs_doc_field(g, &fields[F_TEXT]), cs_plan_rule_text());
+    cs_table_int(cs_doc_field(g, &fields[F_MICRO_BATCH]), r->micro_batch);
+    cs_table_int(cs_doc_field(g, &fields[F_GRAD_ACCUM]), r->grad_accum);
+    cs_table_int(cs_doc_field(g, &fields[F_AGREES]), r->agrees);
+    cs_table_int(cs_doc_field(g, &fields[F_SIZES]), r->nsizes);
     cs_table *t = cs_doc_table(g, &(cs_table_spec){"rows", rc->cols, rc->ncols, CS_FOR_TREE, 0});
     rule_rows(t, rc, r);
     return t;

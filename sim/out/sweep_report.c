@@ -395,9 +395,7 @@ static void grid_views(cs_doc *doc, const cs_sweep_spec *s, const cs_table *grid
 
 static void field(cs_doc *doc, const cs_col *col, const char *v)
 {
-    cs_table *t = cs_doc_table(doc, &(cs_table_spec){NULL, col, 1, CS_FOR_TREE, CS_TABLE_FIELDS});
-    cs_table_row(t);
-    cs_table_str(t, v);
+    cs_table_str(cs_doc_field(doc, col), v);
 }
 
 void cs_sweep_report(cs_buf *b, cs_format f, const cs_sweep_spec *s, const cs_sweep_point *pts,
