@@ -72,28 +72,41 @@ static const cs_col cfg_view[] = {
     {.name = "note", .of = "remark", .kind = CS_CELL_STR, .sep = "  ", .flags = CS_COL_LEFT},
 };
 
-/* Appends c as a row of t; mark ("" or "<- recommended") for people. */
-static void cfg_row(cs_table *t, const cs_plan_cfg *c, const char *mark)
+/* c's layout cells (configs' and alternatives' columns alike): strategy,
+ * tp, pp, virtual_stages, pipeline_schedule (null at pp 1). */
+static void layout_cells(cs_table *t, const cs_plan_cfg *c)
 {
-    cs_table_row(t);
     cs_table_str(t, cs_strategy_name(c->strategy));
     cs_table_int(t, c->tp);
     cs_table_int(t, c->pp);
     cs_table_int(t, c->virtual_stages);
     if (c->pp_schedule) cs_table_str(t, c->pp_schedule);
     else cs_table_skip(t);
+}
+
+/* c's policy cells: checkpointing, selective_ac (null unless selective),
+ * micro_batch, grad_accum. */
+static void policy_cells(cs_table *t, const cs_plan_cfg *c)
+{
     char sac[32];
-    if (c->pruned) {
+    cs_table_str(t, cs_ckpt_name(c->checkpointing));
+    if (c->checkpointing == CS_CKPT_SELECTIVE)
+        cs_table_str(t, cs_checkpoint_selective_name(c->selective_ac, sac, sizeof sac));
+    else
+        cs_table_skip(t);
+    cs_table_int(t, c->micro_batch);
+    cs_table_int(t, c->grad_accum);
+}
+
+/* Appends c as a row of t; mark ("" or "<- recommended") for people. */
+static void cfg_row(cs_table *t, const cs_plan_cfg *c, const char *mark)
+{
+    cs_table_row(t);
+    layout_cells(t, c);
+    if (c->pruned)
         for (int i = 0; i < 4; i++) cs_table_skip(t); /* no policy, micro-batch */
-    } else {
-        cs_table_str(t, cs_ckpt_name(c->checkpointing));
-        if (c->checkpointing == CS_CKPT_SELECTIVE)
-            cs_table_str(t, cs_checkpoint_selective_name(c->selective_ac, sac, sizeof sac));
-        else
-            cs_table_skip(t);
-        cs_table_int(t, c->micro_batch);
-        cs_table_int(t, c->grad_accum);
-    }
+    else
+        policy_cells(t, c);
     cs_table_bool(t, c->batch_kept);
     cs_table_bool(t, c->ok);
     if (c->ok) {
@@ -254,21 +267,9 @@ static void alt_row(cs_table *t, const cs_plan_alt *a)
         cs_table_skip(t);
     }
     if (!c) return;
-    char sac[32];
-    cs_table_str(t, cs_strategy_name(c->strategy));
-    cs_table_int(t, c->tp);
-    cs_table_int(t, c->pp);
-    cs_table_int(t, c->virtual_stages);
-    if (c->pp_schedule) cs_table_str(t, c->pp_schedule);
-    else cs_table_skip(t);
+    layout_cells(t, c);
     if (c->pruned) return;
-    cs_table_str(t, cs_ckpt_name(c->checkpointing));
-    if (c->checkpointing == CS_CKPT_SELECTIVE)
-        cs_table_str(t, cs_checkpoint_selective_name(c->selective_ac, sac, sizeof sac));
-    else
-        cs_table_skip(t);
-    cs_table_int(t, c->micro_batch);
-    cs_table_int(t, c->grad_accum);
+    policy_cells(t, c);
     if (!c->ok) return;
     cs_table_num(t, c->tokens_per_s);
     cs_table_num(t, c->peak_bytes);
