@@ -265,8 +265,10 @@ static int price_passes(const cs_model *whole, const cs_model *m, const cs_train
     double tpf, tpb;
     int rc;
     if ((rc = cs_compute_price(m, t, c, &pp->comp, d))) return rc;
-    if ((rc = tp_s(cache, l, t, whole, 0, 0, &tpf, d)) || (rc = tp_s(cache, l, t, whole, 0, 1, &tpb, d)) ||
-        (rc = tp_s(cache, l, t, whole, 1, 0, &pp->hf, d)) || (rc = tp_s(cache, l, t, whole, 1, 1, &pp->hb, d)))
+    if ((rc = tp_s(cache, l, t, whole, 0, 0, &tpf, d)) ||
+        (rc = tp_s(cache, l, t, whole, 0, 1, &tpb, d)) ||
+        (rc = tp_s(cache, l, t, whole, 1, 0, &pp->hf, d)) ||
+        (rc = tp_s(cache, l, t, whole, 1, 1, &pp->hb, d)))
         return rc;
     pp->wg = row->split_backward ? wgrad_s(m, t, c, &pp->wgf) : 0;
     pp->lf = pp->comp.pass[CS_KPASS_FORWARD].time_s + tpf;
@@ -334,15 +336,16 @@ typedef struct stage_close {
 } stage_close;
 
 static int close_stage(const cs_model *whole, const cs_training *t, const cs_layout *l,
-                       cs_pricing_cache *cache, int s, stage_close *sc, cs_diag *d)
+                       const cs_strategy_row *sr, cs_pricing_cache *cache, int s, stage_close *sc,
+                       cs_diag *d)
 {
     const int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t), T = cs_tensor_degree(t);
     const cs_cluster *c = &l->group[CS_GROUP_WORLD].topo.cluster;
-    const cs_strategy_row *sr = cs_strategy_row_of(t->strategy);
     int sharded = sr->shards_params || sr->shards_grads, rc;
     cs_dtype wire = sharded ? t->grad_reduce_dtype : cs_training_bucket_wire_dtype(t);
     memset(sc, 0, sizeof *sc);
-    for (int ch = 0; ch < V; ch++) sc->layers += cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, NULL);
+    for (int ch = 0; ch < V; ch++)
+        sc->layers += cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, NULL);
     double params = cs_pipeline_stage_params(whole, P, V, s) / T;
     sc->sync_bytes = params * cs_dtype_size(wire);
     sc->gather_bytes = sr->shards_params ? params * cs_dtype_size(t->param_dtype) : 0;
@@ -360,14 +363,13 @@ static int close_stage(const cs_model *whole, const cs_training *t, const cs_lay
 }
 
 /* The iteration's metrics from the slowest stage: its end (worst), its
- * passes (busiest), its optimizer step and its synchronisation. */
+ * passes (busiest), its optimizer step and its synchronisation (sync_op:
+ * the gradients' reduction). */
 static void fill_iteration(const cs_model *whole, const cs_training *t, const cs_layout *l,
-                           double worst, double busiest, double opt_worst, double sync_worst,
-                           cs_iteration *it)
+                           cs_op sync_op, double worst, double busiest, double opt_worst,
+                           double sync_worst, cs_iteration *it)
 {
     const cs_cluster *c = &l->group[CS_GROUP_WORLD].topo.cluster;
-    const cs_strategy_row *sr = cs_strategy_row_of(t->strategy);
-    int sharded = sr->shards_params || sr->shards_grads;
     double ranks = l->group[CS_GROUP_WORLD].size;
     double tokens = l->tokens_per_step;
     double mflops = cs_model_flops_per_token(whole) * tokens / ranks;
@@ -381,7 +383,7 @@ static void fill_iteration(const cs_model *whole, const cs_training *t, const cs
     it->optimizer_s = opt_worst;
     it->recompute_s = 0;
     it->exposed_comm_s = worst - busiest - opt_worst; /* the bubble, transfers, sync */
-    it->exposed_by_op_s[sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE] = sync_worst;
+    it->exposed_by_op_s[sync_op] = sync_worst;
     it->exposed_by_op_s[CS_OP_SEND_RECV] = it->exposed_comm_s - sync_worst;
     it->tokens_per_s = tokens / worst;
     it->tflops_per_gpu = mflops / worst / 1e12;
@@ -397,14 +399,16 @@ static int close_stages(const cs_model *whole, const cs_training *t, const cs_la
 {
     const int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t);
     const cs_strategy_row *sr = cs_strategy_row_of(t->strategy);
-    int sharded = sr->shards_params || sr->shards_grads, rc = 0;
+    int sharded = sr->shards_params || sr->shards_grads;
+    cs_op sync_op = sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE;
+    int rc = 0;
     double worst = 0, busiest = 0, opt_worst = 0, sync_worst = 0;
     for (int s = 0; s < P && !rc; s++) {
         stage_close sc;
-        if ((rc = close_stage(whole, t, l, cache, s, &sc, d))) break;
+        if ((rc = close_stage(whole, t, l, sr, cache, s, &sc, d))) break;
         double end = sc.gather_s + run->end_s[s] + sc.sync_s + sc.opt_s;
         if (tl) {
-            tl->sync_op = sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE;
+            tl->sync_op = sync_op;
             tl->sync_group = l->shard;
             tl->gather_s[s] = sc.gather_s, tl->sync_s[s] = sc.sync_s, tl->optimizer_s[s] = sc.opt_s;
             tl->sync_bytes[s] = sc.sync_bytes;
@@ -428,7 +432,7 @@ static int close_stages(const cs_model *whole, const cs_training *t, const cs_la
         }
     }
     if (rc) return rc;
-    fill_iteration(whole, t, l, worst, busiest, opt_worst, sync_worst, it);
+    fill_iteration(whole, t, l, sync_op, worst, busiest, opt_worst, sync_worst, it);
     if (mem) it->peak_bytes = mem->stage[mem->peak_stage].peak_bytes;
     return 0;
 }

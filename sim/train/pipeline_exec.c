@@ -105,7 +105,8 @@ static int sim_step(const pp_sim *x, int s, cs_pp_op o, pp_step *st)
         if (v < nv - 1) st->to = (v + 1) % P;
         st->dur = x->f[k];
     } else if (o.pass == CS_PP_B) {
-        double e = v < nv - 1 ? x->bend[(long)(v + 1) * m + o.micro] : x->fend[(long)v * m + o.micro];
+        double e = v < nv - 1 ? x->bend[(long)(v + 1) * m + o.micro]
+                              : x->fend[(long)v * m + o.micro];
         if (e < 0) return -1;
         if (v < nv - 1 && e + p2p_s > st->ready) st->ready = e + p2p_s;
         if (v < nv - 1) st->arrived = e + p2p_s, st->from = (v + 1) % P;
