@@ -25,17 +25,17 @@ static const struct command {
 } commands[] = {
     {"collective", "time one collective per size (ring/tree/nvls, LL/LL128/Simple), nccl-tests style",
      cs_cmd_collective},
-    {"memory", "per-GPU memory of DDP / ZeRO-1 / FSDP strategies, peak and OOM verdict",
+    {"memory", "per-GPU memory of DDP / ZeRO-1 / FSDP x TP x PP (per stage), peak and OOM verdict",
      cs_cmd_memory},
     {"simulate", "one training iteration: overlap, exposed communication, tokens/s, MFU",
      cs_cmd_simulate},
-    {"plan", "recommend a strategy and micro-batch for a scenario; check the rule of thumb",
+    {"plan", "recommend strategy x tp x pp, checkpointing and micro-batch; check the rule of thumb",
      cs_cmd_plan},
     {"calibrate", "fit the cluster's cost model to nccl-tests / collsim-hw measurements",
      cs_cmd_calibrate},
     {"compare", "predicted vs measured collectives: per-row and per-dataset % errors",
      cs_cmd_compare},
-    {"crossover", "sweep P x N x strategies: where DDP and FSDP overtake each other, OOM limits",
+    {"crossover", "sweep P x N x strategies (x tp x pp): where one overtakes another, OOM limits",
      cs_cmd_crossover},
 };
 
@@ -55,8 +55,9 @@ void cs_cli_exit_help(FILE *f)
 static void main_help(FILE *f)
 {
     fprintf(f, "Usage: collsim COMMAND [options]\n       collsim --help | --version\n\n"
-               "Simulates collective communication and data-parallel training (DDP, FSDP)\n"
-               "on a cluster described in YAML.\n\nCommands:\n");
+               "Simulates collective communication and distributed training (data-parallel\n"
+               "DDP / ZeRO-1 / FSDP, with tensor and pipeline parallelism) on a cluster\n"
+               "described in YAML.\n\nCommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'collsim COMMAND --help' describes each command; `man collsim-COMMAND` too.\n"

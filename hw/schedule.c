@@ -204,68 +204,55 @@ static int check_p2p(const cs_hw_schedule *s, const char *file, cs_diag *d)
     return rc;
 }
 
-static int parse_task(const cs_json *o, cs_hw_schedule *s, size_t idx, const char *file,
+/* A collective task's op, dtype, group, size, and algorithm and protocol
+ * ("auto" when absent). */
+static int parse_collective(const cs_json *o, cs_hw_schedule *s, cs_hw_stask *t, const char *file,
+                            cs_diag *d)
+{
+    int rc = 0;
+    const cs_json *v = member(o, "op", CS_JSON_STRING, 0, file, d, &rc);
+    if (rc) return rc;
+    if (cs_op_parse(v->string, &t->op))
+        return at(d, file, v, "'%s' must be one of %s", "op",
+                  "all_reduce, all_gather, reduce_scatter, broadcast, reduce");
+    v = member(o, "dtype", CS_JSON_STRING, 0, file, d, &rc);
+    if (rc) return rc;
+    if (cs_dtype_parse(v->string, &t->dtype) || t->dtype == CS_DTYPE_TF32)
+        return at(d, file, v, "'%s' must be one of %s", "dtype", "fp32, bf16, fp16, fp8, fp64");
+    if ((rc = task_group(o, s, t, file, d))) return rc;
+    if ((rc = number(o, "size_bytes", 0, 0, &t->size_bytes, file, d))) return rc;
+    v = member(o, "algo", CS_JSON_STRING, 1, file, d, &rc);
+    if (rc) return rc;
+    snprintf(t->algo, sizeof t->algo, "%s", v ? v->string : "auto");
+    v = member(o, "proto", CS_JSON_STRING, 1, file, d, &rc);
+    if (rc) return rc;
+    snprintf(t->proto, sizeof t->proto, "%s", v ? v->string : "auto");
+    return 0;
+}
+
+/* "count": a task standing for several runs of itself (collsim's folded
+ * bucket runs, cs_task.count) is not replayed one NCCL call per run yet;
+ * only 1 is accepted. */
+static int check_count(const cs_json *o, const char *file, cs_diag *d)
+{
+    double count = 1;
+    int rc = number(o, "count", 1, 1, &count, file, d);
+    if (rc || count == 1) return rc;
+    char runs[32];
+    snprintf(runs, sizeof runs, "%.0f", count);
+    return at(d, file, cs_json_get(o, "count"),
+              "a task of %s runs (a folded run of equal buckets) cannot be replayed; emit "
+              "the schedule with a larger bucket_cap_mb%s",
+              runs, "");
+}
+
+/* Task idx's "deps" (at most 4 {task, when}), as indices of earlier tasks
+ * of the same stage. */
+static int parse_deps(const cs_json *o, cs_hw_schedule *s, size_t idx, const char *file,
                       cs_diag *d)
 {
     cs_hw_stask *t = &s->tasks[idx];
     int rc = 0;
-    if (o->type != CS_JSON_OBJECT) return at(d, file, o, "a task must be an object%s%s", "", "");
-    double id = -1;
-    if ((rc = number(o, "id", 0, 0, &id, file, d))) return rc;
-    if (id != floor(id) || id > 1e9)
-        return at(d, file, cs_json_get(o, "id"), "'id' must be an integer%s%s", "", "");
-    t->id = (int)id;
-    int k, st;
-    const cs_json *kv = cs_json_get(o, "kind");
-    int p2p = s->stages > 0 && kv && kv->type == CS_JSON_STRING && !strcmp(kv->string, "p2p");
-    if (p2p) k = CS_TASK_COLLECTIVE;
-    else if ((rc = enum_member(o, "kind", kind_names, 3, "compute, memory, collective", &k, file, d)))
-        return rc;
-    if ((rc = enum_member(o, "stream", stream_names, 4, "compute, comm, comm_reduce, tp", &st, file, d)))
-        return rc;
-    t->kind = (cs_task_kind)k;
-    t->stream = (cs_stream)st;
-    const cs_json *nm = member(o, "name", CS_JSON_STRING, 0, file, d, &rc);
-    if (rc) return rc;
-    snprintf(t->name, sizeof t->name, "%s", nm->string);
-    if ((rc = number(o, "predicted_s", 0, 0, &t->predicted_s, file, d))) return rc;
-    if ((rc = task_stage(o, s, t, file, d))) return rc;
-    if (p2p) {
-        if ((rc = parse_p2p(o, s, t, file, d))) return rc;
-    } else if (t->kind == CS_TASK_COLLECTIVE) {
-        const cs_json *v = member(o, "op", CS_JSON_STRING, 0, file, d, &rc);
-        if (rc) return rc;
-        if (cs_op_parse(v->string, &t->op))
-            return at(d, file, v, "'%s' must be one of %s", "op",
-                      "all_reduce, all_gather, reduce_scatter, broadcast, reduce");
-        v = member(o, "dtype", CS_JSON_STRING, 0, file, d, &rc);
-        if (rc) return rc;
-        if (cs_dtype_parse(v->string, &t->dtype) || t->dtype == CS_DTYPE_TF32)
-            return at(d, file, v, "'%s' must be one of %s", "dtype", "fp32, bf16, fp16, fp8, fp64");
-        if ((rc = task_group(o, s, t, file, d))) return rc;
-        if ((rc = number(o, "size_bytes", 0, 0, &t->size_bytes, file, d))) return rc;
-        v = member(o, "algo", CS_JSON_STRING, 1, file, d, &rc);
-        if (rc) return rc;
-        snprintf(t->algo, sizeof t->algo, "%s", v ? v->string : "auto");
-        v = member(o, "proto", CS_JSON_STRING, 1, file, d, &rc);
-        if (rc) return rc;
-        snprintf(t->proto, sizeof t->proto, "%s", v ? v->string : "auto");
-    } else {
-        if ((rc = number(o, "flops", 1, 0, &t->flops, file, d))) return rc;
-        if ((rc = number(o, "mem_bytes", 1, 0, &t->mem_bytes, file, d))) return rc;
-    }
-    /* a task standing for several runs of itself (collsim's folded bucket
-     * runs, cs_task.count): not replayed one NCCL call per run yet */
-    double count = 1;
-    if ((rc = number(o, "count", 1, 1, &count, file, d))) return rc;
-    if (count != 1) {
-        char runs[32];
-        snprintf(runs, sizeof runs, "%.0f", count);
-        return at(d, file, cs_json_get(o, "count"),
-                  "a task of %s runs (a folded run of equal buckets) cannot be replayed; emit "
-                  "the schedule with a larger bucket_cap_mb%s",
-                  runs, "");
-    }
     const cs_json *deps = member(o, "deps", CS_JSON_ARRAY, 1, file, d, &rc);
     if (rc) return rc;
     if (deps && deps->n > 4) return at(d, file, deps, "at most 4 dependencies per task%s%s", "", "");
@@ -294,6 +281,42 @@ static int parse_task(const cs_json *o, cs_hw_schedule *s, size_t idx, const cha
         t->on_start[t->ndeps] = (char)w;
         t->ndeps++;
     }
+    return 0;
+}
+
+/* Task idx: its id, kind, stream, name, prediction and stage, then what
+ * its kind carries, its count and its dependencies; ids are unique. */
+static int parse_task(const cs_json *o, cs_hw_schedule *s, size_t idx, const char *file,
+                      cs_diag *d)
+{
+    cs_hw_stask *t = &s->tasks[idx];
+    int rc = 0;
+    if (o->type != CS_JSON_OBJECT) return at(d, file, o, "a task must be an object%s%s", "", "");
+    double id = -1;
+    if ((rc = number(o, "id", 0, 0, &id, file, d))) return rc;
+    if (id != floor(id) || id > 1e9)
+        return at(d, file, cs_json_get(o, "id"), "'id' must be an integer%s%s", "", "");
+    t->id = (int)id;
+    int k, st;
+    const cs_json *kv = cs_json_get(o, "kind");
+    int p2p = s->stages > 0 && kv && kv->type == CS_JSON_STRING && !strcmp(kv->string, "p2p");
+    if (p2p) k = CS_TASK_COLLECTIVE;
+    else if ((rc = enum_member(o, "kind", kind_names, 3, "compute, memory, collective", &k, file, d)))
+        return rc;
+    if ((rc = enum_member(o, "stream", stream_names, 4, "compute, comm, comm_reduce, tp", &st, file, d)))
+        return rc;
+    t->kind = (cs_task_kind)k;
+    t->stream = (cs_stream)st;
+    const cs_json *nm = member(o, "name", CS_JSON_STRING, 0, file, d, &rc);
+    if (rc) return rc;
+    snprintf(t->name, sizeof t->name, "%s", nm->string);
+    if ((rc = number(o, "predicted_s", 0, 0, &t->predicted_s, file, d))) return rc;
+    if ((rc = task_stage(o, s, t, file, d))) return rc;
+    if (p2p) rc = parse_p2p(o, s, t, file, d);
+    else if (t->kind == CS_TASK_COLLECTIVE) rc = parse_collective(o, s, t, file, d);
+    else if (!(rc = number(o, "flops", 1, 0, &t->flops, file, d)))
+        rc = number(o, "mem_bytes", 1, 0, &t->mem_bytes, file, d);
+    if (rc || (rc = check_count(o, file, d)) || (rc = parse_deps(o, s, idx, file, d))) return rc;
     for (size_t j = 0; j < idx; j++)
         if (s->tasks[j].id == t->id) {
             char buf[32];

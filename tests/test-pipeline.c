@@ -11,17 +11,22 @@
  * (1F1B P - s, GPipe m, interleaved Megatron's warm-up + 1); the first
  * stage's activation memory against Korthikanti et al. 2022 Eq. 5 (and
  * its interleaving factor 1 + (P - 1) / (P V), Sec 4.2.3); the layer
- * split; a stage's DDP buckets are its own gradients; the layout's pp
- * dimension (outermost, absent at P = 1).
+ * split; a stage's DDP buckets are its own gradients; a stage's forward
+ * carries its layers' TP collectives; the layout's pp dimension
+ * (outermost, absent at P = 1).
  */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype.h"
+#include "train/compute.h"
 #include "train/layout.h"
 #include "train/pipeline.h"
 #include "train/pipeline_sched.h"
+#include "train/pricing.h"
+#include "train/tensor.h"
 #include "testutil.h"
 
 /* Runs row on P uniform stages; returns the bubble over m x stage work. */
@@ -250,6 +255,51 @@ START_TEST(stage_buckets_are_the_stages)
 }
 END_TEST
 
+/* A stage's forward carries its layers' TP collectives as the graph
+ * issues them (tensor.h's rows, tensor.c): without SP two all-reduces of
+ * b x s x h per layer forward (Megatron's f / g operators), priced on the
+ * tp group. Stage 0's first forward of 1F1B with T = 2 on 2 stages is its
+ * layers x (the rank's forward kernels + 2 all-reduces), derived here
+ * from first principles, not from tensor.h's list. */
+START_TEST(stage_forward_has_tp_collectives)
+{
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-h100", "llama3-8b", CS_STRAT_DDP, 32);
+    s.t.tensor_parallel = 2;
+    s.t.sequence_parallel = 0;
+    s.t.pipeline_parallel = 2;
+    s.t.checkpointing = CS_CKPT_NONE;
+    s.t.grad_accum = 4;
+    cs_layout l;
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    cs_iteration it;
+    cs_pp_timeline tl;
+    cs_test_diag_ok(cs_pipeline_run_timeline(&s.m, &s.t, &l, NULL, &it, NULL, &tl, &d), &d,
+                    "pipeline run");
+    const cs_pp_slice *f0 = &tl.slice[tl.first[0]];
+    ck_assert_int_eq(f0->pass, CS_PP_F);
+    cs_model rbuf;
+    const cs_model *rm = cs_tensor_rank_model(&s.m, &s.t, &rbuf);
+    cs_compute comp;
+    cs_test_diag_ok(cs_compute_price(rm, &s.t, &l.group[CS_GROUP_WORLD].topo.cluster, &comp, &d),
+                    &d, "compute");
+    double act = (double)s.t.micro_batch * s.m.seq_len * s.m.hidden * cs_dtype_size(s.t.param_dtype);
+    cs_algo_id a;
+    cs_proto p;
+    double ar = 0;
+    cs_test_diag_ok(cs_pricing_price(NULL, -1, &l.group[CS_GROUP_TP].topo, CS_OP_ALL_REDUCE, act,
+                                     s.t.collective_engine, &a, &p, &ar, &d),
+                    &d, "all-reduce");
+    ck_assert(ar > 0);
+    int layers = cs_pipeline_chunk_layers(s.m.layers, 2, 1, 0, 0, NULL);
+    double want = layers * (comp.pass[CS_KPASS_FORWARD].time_s + 2 * ar);
+    double got = f0->end_s - f0->start_s;
+    ck_assert_double_eq_tol(got, want, 1e-9 * want);
+    cs_pp_timeline_free(&tl);
+}
+END_TEST
+
 START_TEST(layout_pp_outermost)
 {
     cs_test_setup s;
@@ -284,6 +334,7 @@ static Suite *suite(void)
     tcase_add_test(tc, first_stage_memory_korthikanti_eq5);
     tcase_add_test(tc, zero_bubble_peak_matches_1f1b);
     tcase_add_test(tc, stage_buckets_are_the_stages);
+    tcase_add_test(tc, stage_forward_has_tp_collectives);
     tcase_add_test(tc, layout_pp_outermost);
     suite_add_tcase(s, tc);
     return s;

@@ -72,7 +72,7 @@ def main():
     usage, body = split_help(top)
     with open(os.path.join(outdir, "collsim.1"), "w") as f:
         f.write(page("collsim", "collsim manual",
-                     "simulate NCCL collectives and data-parallel training", usage, body,
+                     "simulate NCCL collectives and distributed training (DDP, FSDP, TP, PP)", usage, body,
                      version, see[1:]))
     for c in commands:
         usage, body = split_help(run([collsim, c, "--help"]))

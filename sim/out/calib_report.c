@@ -44,9 +44,7 @@ static void view(cs_doc *doc, const cs_table *src, const cs_col *cols, size_t n)
 /* One document field (a JSON member on its own line): a string. */
 static void str_field(cs_doc *doc, const cs_col *col, const char *v)
 {
-    cs_table *t = table(doc, NULL, col, 1, CS_FOR_TREE, CS_TABLE_FIELDS);
-    cs_table_row(t);
-    cs_table_str(t, v);
+    cs_table_str(cs_doc_field(doc, col), v);
 }
 
 /* ---- compare: rows ------------------------------------------------------- */

@@ -2,8 +2,8 @@
 /*
  * plan_report.h - the report of a plan (`collsim plan`, study/plan.h): the
  * best configuration of each strategy x tp x pp, the recommendation, its
- * runner-up and the best of each other kind, and the
- * rule-of-thumb check, in every format of out/table.h but CSV (a plan is
+ * runner-up and the best of each other kind, and the rule-of-thumb check
+ * (out/rule_report.h), in every format of out/table.h but CSV (a plan is
  * no one flat table). Appends to a caller-owned buffer.
  */
 #ifndef CS_PLAN_REPORT_H
@@ -18,12 +18,5 @@
  * path (or built-in name) the plan's inputs came from, named in both;
  * NULL: none (the options alone; JSON "scenario": null). */
 void cs_plan_report(cs_buf *b, cs_format f, const char *scenario, const cs_plan *p);
-
-/* The rule checked at n rank counts (crossover's), appended to doc: for
- * people, per rank count the sizes (each strategy's tokens/s with the
- * micro-batch and checkpointing it chose) and the verdict, as plan words
- * them; JSON: one table "rule_of_thumb", plan's rule rows after a "ranks"
- * column. rules must outlive doc. */
-void cs_plan_report_rules(cs_doc *doc, const cs_plan_rule *rules, size_t n);
 
 #endif

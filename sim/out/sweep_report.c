@@ -15,7 +15,7 @@
  */
 #include "out/sweep_report.h"
 
-#include "out/plan_report.h"
+#include "out/rule_report.h"
 
 #include <stdio.h>
 
@@ -395,9 +395,7 @@ static void grid_views(cs_doc *doc, const cs_sweep_spec *s, const cs_table *grid
 
 static void field(cs_doc *doc, const cs_col *col, const char *v)
 {
-    cs_table *t = cs_doc_table(doc, &(cs_table_spec){NULL, col, 1, CS_FOR_TREE, CS_TABLE_FIELDS});
-    cs_table_row(t);
-    cs_table_str(t, v);
+    cs_table_str(cs_doc_field(doc, col), v);
 }
 
 void cs_sweep_report(cs_buf *b, cs_format f, const cs_sweep_spec *s, const cs_sweep_point *pts,
@@ -420,7 +418,7 @@ void cs_sweep_report(cs_buf *b, cs_format f, const cs_sweep_spec *s, const cs_sw
     else if (nc == 0)
         cs_doc_note(doc, "  none in this range\n");
     for (size_t i = 0; i < nc; i++) sentence(doc, s, &c[i], pts, n);
-    if (rules) cs_plan_report_rules(doc, rules, (size_t)s->nranks);
+    if (rules) cs_rule_report_ranks(doc, rules, (size_t)s->nranks);
     cs_doc_write(b, doc, f);
     cs_doc_free(doc);
 }

@@ -48,6 +48,13 @@ cs_doc *cs_doc_new(void) { return cs_xcalloc(1, sizeof(cs_doc)); }
 
 cs_doc *cs_doc_new_as(const char *format) { return cs_doc_new_versioned(format, CS_JSON_VERSION); }
 
+cs_table *cs_doc_field(cs_doc *doc, const cs_col *col)
+{
+    cs_table *t = cs_doc_table(doc, &(cs_table_spec){NULL, col, 1, CS_FOR_TREE, CS_TABLE_FIELDS});
+    cs_table_row(t);
+    return t;
+}
+
 cs_doc *cs_doc_new_versioned(const char *format, int version)
 {
     static const cs_col cols[] = {CS_COL_STR("format"), CS_COL_INT("version")};

@@ -144,6 +144,10 @@ cs_table *cs_doc_view(cs_doc *doc, const cs_table *src, const cs_table_spec *spe
  * them when the doc is written). */
 cs_table *cs_doc_view_rows(cs_doc *doc, const cs_table *src, const cs_table_spec *spec,
                            size_t first, size_t n);
+/* Appends one member of the tree on its own line: a table of the one
+ * column col (CS_TABLE_FIELDS, seen by the tree alone), its row begun;
+ * the caller adds the cell. col must outlive doc. */
+cs_table *cs_doc_field(cs_doc *doc, const cs_col *col);
 /* Appends a group, seen by the tree alone: a member NAME (copied)
  * holding an object of the parts added to the group it returns, as to a
  * doc. doc owns the group: it lives until cs_doc_free(doc). */

@@ -108,8 +108,8 @@ static void add_timeline(cs_buf *b, int pid, int tid0, const cs_rank_class *rc,
     }
 }
 
-void cs_trace_add(cs_buf *b, int pid, const char *name, const cs_workload *w,
-                  const cs_iteration *it)
+/* The process's metadata: its name, and its place (pid) in the list. */
+static void process_meta(cs_buf *b, int pid, const char *name)
 {
     next(b);
     cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"name\": \"process_name\", \"args\": {\"name\": ",
@@ -119,6 +119,12 @@ void cs_trace_add(cs_buf *b, int pid, const char *name, const cs_workload *w,
     next(b);
     cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"name\": \"process_sort_index\", "
                      "\"args\": {\"sort_index\": %d}}", pid, pid);
+}
+
+void cs_trace_add(cs_buf *b, int pid, const char *name, const cs_workload *w,
+                  const cs_iteration *it)
+{
+    process_meta(b, pid, name);
     if (it->nclasses == 0) add_timeline(b, pid, 0, NULL, w, it);
     for (int k = 0; k < it->nclasses; k++)
         add_timeline(b, pid, k * shown_streams(w), &it->classes[k].ranks, w, &it->classes[k].it);
@@ -152,14 +158,7 @@ static const char *const pass_names[] = {"F", "B", "W"};
  * and optimizer step after its last pass and send. */
 void cs_trace_add_pipeline(cs_buf *b, int pid, const char *name, const cs_pp_timeline *tl)
 {
-    next(b);
-    cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"name\": \"process_name\", \"args\": {\"name\": ",
-                  pid);
-    cs_buf_json_string(b, name);
-    cs_buf_printf(b, "}}");
-    next(b);
-    cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"name\": \"process_sort_index\", "
-                     "\"args\": {\"sort_index\": %d}}", pid, pid);
+    process_meta(b, pid, name);
     for (int s = 0; s < tl->P; s++) {
         next(b);
         cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"name\": \"thread_name\", "

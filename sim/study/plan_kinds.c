@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plan_kinds.c - the next best of each other kind (plan_kinds.h): kinds
- * are rows of one table (a dimension of the layout or policy, how many
- * kinds it has, a kind's name and membership); for each kind the
- * recommendation is not of, the fastest eligible configuration of that
- * kind (how much slower: it loses on throughput), else why none is
- * eligible: nothing of the kind fits (memory: the least it needs, a
- * pruned layout by its floor), or what fits changes the global batch.
- * Adding a kind = a row.
+ * plan_kinds.c - the next best of each other kind (plan_kinds.h): for
+ * each kind of configuration the recommendation is not of, its fastest
+ * eligible configuration, or why none is.
+ *
+ * Kinds are rows of one table (a dimension of the layout or policy, how
+ * many kinds it has, a kind's name and membership). A kind loses on
+ * throughput (how much slower its best is), on memory (nothing of it
+ * fits: the least it needs, a pruned layout by its floor) or on the batch
+ * (what fits changes the global batch). Adding a kind = a row.
  */
 #include "study/plan_kinds.h"
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sweep_series.c - the series of a sweep (sweep.h): a strategy, or with
- * layout lists (crossover --tp / --pp) a strategy at one tensor- and
- * pipeline-parallel degree, every strategy x tp x pp of the lists in
- * strategy, then --tp, then --pp order (a list not given: the training's
- * degree); their count, their order, the index of a layout, and their
- * names. Without lists a series is its strategy and is named by it alone,
+ * sweep_series.c - the series of a sweep (sweep.h): their count, order
+ * and names, and the index of a layout.
+ *
+ * A series is a strategy, or with layout lists (crossover --tp / --pp) a
+ * strategy at one tensor- and pipeline-parallel degree: every strategy x
+ * tp x pp of the lists in strategy, then --tp, then --pp order (a list
+ * not given: the training's degree). Without lists a series is its strategy and is named by it alone,
  * so every output reads as before layouts.
  */
 #include "study/sweep.h"

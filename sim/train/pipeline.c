@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pipeline.c - pipeline parallelism (pipeline.h): stages, the executor of
- * a schedule row, each stage's closing synchronisation and its memory.
+ * pipeline.c - pipeline parallelism (pipeline.h): stages, the passes'
+ * times a configuration gives the executor (pipeline_exec.c), each
+ * stage's closing synchronisation and its memory.
  *
  * Stages. Megatron-LM's split (megatron/core/transformer/
  * transformer_block.py get_num_layers_to_build): L / (P x V) layers per
@@ -17,8 +18,9 @@
  *
  * Passes. A chunk's forward of one micro-batch is its layers' forward
  * kernels (compute.c, on the tensor-parallel rank's model) and the TP
- * collectives tensor.c puts after each (cs__tensor_layer's counts); its
- * backward the backward and recompute kernels and their collectives; the
+ * collectives tensor.c puts after each (cs_tensor_layer_collectives: the
+ * rows the graph issues too); its backward the backward and recompute
+ * kernels and their collectives; the
  * last virtual stage adds the head (the compute model prices embedding,
  * final norm, logits and loss as one head: all on the last stage here, a
  * departure: the embedding lookup is on the first in Megatron and costs
@@ -39,9 +41,8 @@
  * on its requests before the next pass) and the receiver starts no
  * earlier than its end.
  *
- * Executor. Each stage runs its order (the schedule row) one pass at a
- * time; a pass starts when the stage is free and its input has arrived.
- * The bubble is whatever idle time results: nothing is added on top.
+ * Executor (pipeline_exec.c): each stage runs its order one pass at a
+ * time; the iteration's idle time (the bubble) is whatever results.
  * Then each stage synchronises its gradients over the data-parallel
  * group: DDP / ZeRO-1 one all-reduce of its gradients after the flush
  * (Megatron's local DDP: finalize_model_grads after the last backward);
@@ -115,123 +116,6 @@ double cs_pipeline_stage_params(const cs_model *m, int P, int V, int s)
     return layers * m->layer_params + emb;
 }
 
-/* ---- the executor ---- */
-
-void cs_pp_run_free(cs_pp_run *r)
-{
-    free(r->end_s);
-    free(r->busy_s);
-    free(r->held_max);
-    free(r->held_peak);
-    memset(r, 0, sizeof *r);
-}
-
-void cs_pipeline_simulate(const cs_pp_schedule_row *row, int P, int V, int m, const double *f,
-                          const double *b, const double *w, double p2p_s, double w_frac,
-                          cs_pp_run *out)
-{
-    cs_pipeline_simulate_record(row, P, V, m, f, b, w, p2p_s, w_frac, out, NULL, NULL);
-}
-
-void cs_pipeline_simulate_record(const cs_pp_schedule_row *row, int P, int V, int m,
-                                 const double *f, const double *b, const double *w, double p2p_s,
-                                 double w_frac, cs_pp_run *out, cs_pp_slice *rec, int *nrec)
-{
-    int nv = P * V, cap = 3 * m * V;
-    out->P = P;
-    out->time_s = 0;
-    out->end_s = cs_xcalloc((size_t)P, sizeof *out->end_s);
-    out->busy_s = cs_xcalloc((size_t)P, sizeof *out->busy_s);
-    out->held_max = cs_xcalloc((size_t)P, sizeof *out->held_max);
-    out->held_peak = cs_xcalloc((size_t)P, sizeof *out->held_peak);
-    int *pend = cs_xcalloc((size_t)P, sizeof *pend); /* B run, W not yet */
-    cs_pp_op **order = cs_xmalloc(sizeof *order * (size_t)P);
-    int *n = cs_xmalloc(sizeof *n * (size_t)P), *next = cs_xcalloc((size_t)P, sizeof *next);
-    int *held = cs_xcalloc((size_t)P, sizeof *held);
-    double *free_s = cs_xcalloc((size_t)P, sizeof *free_s);
-    /* when virtual stage v's F / B of micro-batch i ended (< 0: not yet) */
-    double *fend = cs_xmalloc(sizeof *fend * (size_t)nv * m);
-    double *bend = cs_xmalloc(sizeof *bend * (size_t)nv * m);
-    for (long i = 0; i < (long)nv * m; i++) fend[i] = bend[i] = -1;
-    long left = 0;
-    for (int s = 0; s < P; s++) {
-        order[s] = cs_xmalloc(sizeof **order * (size_t)cap);
-        n[s] = row->order(P, V, m, s, order[s]);
-        CS_ASSERT(n[s] <= cap);
-        left += n[s];
-    }
-    while (left > 0) {
-        long progress = 0;
-        for (int s = 0; s < P; s++) {
-            while (next[s] < n[s]) {
-                cs_pp_op o = order[s][next[s]];
-                int v = o.chunk * P + s, k = s * V + o.chunk, from = -1, to = -1;
-                double ready = free_s[s], dur, arrived = 0;
-                if (o.pass == CS_PP_F) {
-                    if (v > 0) {
-                        double e = fend[(long)(v - 1) * m + o.micro];
-                        if (e < 0) break;
-                        if (e + p2p_s > ready) ready = e + p2p_s;
-                        arrived = e + p2p_s, from = (v - 1) % P;
-                    }
-                    if (v < nv - 1) to = (v + 1) % P;
-                    dur = f[k];
-                } else if (o.pass == CS_PP_B) {
-                    double e = v < nv - 1 ? bend[(long)(v + 1) * m + o.micro]
-                                          : fend[(long)v * m + o.micro];
-                    if (e < 0) break;
-                    if (v < nv - 1 && e + p2p_s > ready) ready = e + p2p_s;
-                    if (v < nv - 1) arrived = e + p2p_s, from = (v + 1) % P;
-                    if (v > 0) to = (v - 1) % P;
-                    dur = row->split_backward ? b[k] : b[k] + w[k];
-                } else {
-                    dur = w[k];
-                }
-                double end = ready + dur;
-                if (rec) { /* the pass as it ran, and its transfers (pipeline.h tags) */
-                    int dir = o.pass == CS_PP_B;
-                    cs_pp_slice *r = &rec[(long)s * cap + next[s]];
-                    *r = (cs_pp_slice){.stage = s, .chunk = o.chunk, .micro = o.micro,
-                                       .pass = o.pass, .start_s = ready, .end_s = end,
-                                       .ready_s = arrived, .send_s = to >= 0 ? p2p_s : 0,
-                                       .from_stage = from, .to_stage = to, .tag = -1,
-                                       .recv_tag = -1};
-                    if (to >= 0) r->tag = (o.micro * nv + v) * 2 + dir;
-                    if (from >= 0) r->recv_tag = (o.micro * nv + (dir ? v + 1 : v - 1)) * 2 + dir;
-                    nrec[s] = next[s] + 1;
-                }
-                out->busy_s[s] += dur;
-                free_s[s] = end;
-                if (o.pass == CS_PP_F) {
-                    fend[(long)v * m + o.micro] = end;
-                    if (++held[s] > out->held_max[s]) out->held_max[s] = held[s];
-                    if (v < nv - 1) free_s[s] += p2p_s; /* the sender waits for its send */
-                } else if (o.pass == CS_PP_B) {
-                    bend[(long)v * m + o.micro] = end;
-                    if (!row->split_backward) held[s]--;
-                    else pend[s]++;
-                    if (v > 0) free_s[s] += p2p_s;
-                } else {
-                    held[s]--;
-                    pend[s]--;
-                }
-                double h = held[s] - pend[s] + w_frac * pend[s];
-                if (h > out->held_peak[s]) out->held_peak[s] = h;
-                out->end_s[s] = end;
-                next[s]++;
-                left--;
-                progress++;
-            }
-        }
-        CS_ASSERT(progress > 0); /* a schedule row whose order deadlocks */
-    }
-    for (int s = 0; s < P; s++) {
-        if (out->end_s[s] > out->time_s) out->time_s = out->end_s[s];
-        free(order[s]);
-    }
-    free(order), free(n), free(next), free(held), free(pend), free(free_s), free(fend), free(bend);
-}
-
 /* ---- one configuration ---- */
 
 /* The duration of op x size on group g (0 for a group of one rank). */
@@ -247,46 +131,31 @@ static int price(cs_pricing_cache *cache, const cs_layout *l, cs_group g, cs_op 
     return cs_pricing_price(cache, slot, &x->topo, op, size, e, &a, &p, out_s, d);
 }
 
-/* The TP collectives of one layer's forward or backward, as
- * tensor.c cs__tensor_layer issues them: their summed time. */
-static int tp_layer_s(cs_pricing_cache *cache, const cs_layout *l, const cs_training *t,
-                      double act_bytes, int backward, double *out_s, cs_diag *d)
+/* The summed time of a block's TP collectives (tensor.h's rows for one
+ * layer's or the head's forward or backward, as the graph issues them). */
+static int tp_block_s(cs_pricing_cache *cache, const cs_layout *l, const cs_training *t,
+                      const cs_tensor_coll *row, int n, double *out_s, cs_diag *d)
 {
     *out_s = 0;
-    if (cs_tensor_degree(t) == 1) return 0;
-    double again = backward && t->checkpointing == CS_CKPT_FULL ? 1 : 0, ar, ag, rs;
-    int rc;
-    if (!cs_tensor_sequence_parallel(t)) {
-        if ((rc = price(cache, l, CS_GROUP_TP, CS_OP_ALL_REDUCE, act_bytes, t->collective_engine, &ar, d)))
-            return rc;
-        *out_s = (2 + 2 * again) * ar;
-        return 0;
+    for (int r = 0; r < n; r++) {
+        double one;
+        int rc = price(cache, l, CS_GROUP_TP, row[r].op, row[r].size_bytes, t->collective_engine,
+                       &one, d);
+        if (rc) return rc;
+        *out_s += row[r].count * one;
     }
-    if ((rc = price(cache, l, CS_GROUP_TP, CS_OP_ALL_GATHER, act_bytes, t->collective_engine, &ag, d)) ||
-        (rc = price(cache, l, CS_GROUP_TP, CS_OP_REDUCE_SCATTER, act_bytes, t->collective_engine, &rs, d)))
-        return rc;
-    *out_s = ((backward ? 4 : 2) + 2 * again) * ag + (2 + 2 * again) * rs;
     return 0;
 }
 
-/* The head's TP collectives (tensor.c cs__tensor_head). */
-static int tp_head_s(cs_pricing_cache *cache, const cs_layout *l, const cs_training *t,
-                     const cs_model *m, double act_bytes, int backward, double *out_s, cs_diag *d)
+/* The TP collectives' time of one layer's (head = 0) or the head's
+ * forward or backward on the whole model. */
+static int tp_s(cs_pricing_cache *cache, const cs_layout *l, const cs_training *t,
+                const cs_model *whole, int head, int backward, double *out_s, cs_diag *d)
 {
-    *out_s = 0;
-    if (cs_tensor_degree(t) == 1) return 0;
-    int sp = cs_tensor_sequence_parallel(t), rc;
-    double a, g = 0, loss = 0;
-    cs_engine_kind e = t->collective_engine;
-    if ((rc = price(cache, l, CS_GROUP_TP, sp ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE, act_bytes, e, &a, d)))
-        return rc;
-    if (sp && (rc = price(cache, l, CS_GROUP_TP, CS_OP_ALL_GATHER, act_bytes, e, &g, d))) return rc;
-    if (!backward &&
-        (rc = price(cache, l, CS_GROUP_TP, CS_OP_ALL_REDUCE,
-                    4.0 * t->micro_batch * m->seq_len, e, &loss, d)))
-        return rc;
-    *out_s = a + g + 3 * loss;
-    return 0;
+    cs_tensor_coll row[CS_TENSOR_COLLS_MAX];
+    int n = head ? cs_tensor_head_collectives(whole, t, backward, row)
+                 : cs_tensor_layer_collectives(whole, t, backward, row);
+    return tp_block_s(cache, l, t, row, n, out_s, d);
 }
 
 /* Seconds of the wgrad kernels of one layer's backward; their FLOPs into
@@ -310,20 +179,17 @@ static double wgrad_s(const cs_model *m, const cs_training *t, const cs_cluster 
  * of the model, with `held` (micro-batch, chunk) activations of chunks of
  * `chunk_layers` layers. */
 static int stage_memory(const cs_model *m, const cs_training *t, const cs_layout *l, int s,
-                        int stage_layers, int chunk_layers, double held, cs_memory *out, cs_diag *d)
+                        int chunk_layers, double held, cs_memory *out, cs_diag *d)
 {
     int P = cs_pipeline_degree(t);
     cs_model sm = *m; /* the stage's share of the model */
     sm.layers = chunk_layers;
-    double emb = m->embedding_params;
-    /* tied embeddings: the first stage's lookup and the last stage's output
-     * layer each hold a copy (Megatron keeps both, synchronised) */
-    double stage_emb = s == 0 ? emb : 0;
-    if (s == P - 1) stage_emb += m->tied_embeddings ? (double)m->vocab * m->hidden : 0;
     /* the stage's parameters: what DDP's buckets and FSDP's unsharded
      * units and gradients are sized by (strategy_ddp.c, strategy_fsdp.c),
-     * not the whole model's */
-    sm.params = stage_layers * m->layer_params + stage_emb;
+     * not the whole model's; with tied embeddings the first stage's lookup
+     * and the last stage's output layer each hold a copy (Megatron keeps
+     * both, synchronised) */
+    sm.params = cs_pipeline_stage_params(m, P, cs_pipeline_chunks(t), s);
     cs_layout sl = *l;
     sl.params_per_rank = sm.params / cs_tensor_degree(t);
     int rc = cs_memory_estimate_layout(&sm, t, &sl, 0, out, d);
@@ -384,6 +250,195 @@ static void timeline_alloc(cs_pp_timeline *tl, int P, int V, int m, const char *
     tl->layers = cs_xcalloc((size_t)P, sizeof(int));
 }
 
+/* One layer's and the head's passes on one rank (the rank's kernels and
+ * tensor.h's TP collectives), priced once for every chunk. */
+typedef struct pass_prices {
+    cs_compute comp;
+    double lf, lb, lr;  /* a layer's forward, backward (less W), recompute */
+    double wg, wgf;     /* a layer's W: seconds, FLOPs (0 unless split) */
+    double hf, hb;      /* the head's TP collectives, forward and backward */
+} pass_prices;
+
+static int price_passes(const cs_model *whole, const cs_model *m, const cs_training *t,
+                        const cs_layout *l, const cs_cluster *c, const cs_pp_schedule_row *row,
+                        cs_pricing_cache *cache, pass_prices *pp, cs_diag *d)
+{
+    memset(pp, 0, sizeof *pp);
+    double tpf, tpb;
+    int rc;
+    if ((rc = cs_compute_price(m, t, c, &pp->comp, d))) return rc;
+    if ((rc = tp_s(cache, l, t, whole, 0, 0, &tpf, d)) ||
+        (rc = tp_s(cache, l, t, whole, 0, 1, &tpb, d)) ||
+        (rc = tp_s(cache, l, t, whole, 1, 0, &pp->hf, d)) ||
+        (rc = tp_s(cache, l, t, whole, 1, 1, &pp->hb, d)))
+        return rc;
+    pp->wg = row->split_backward ? wgrad_s(m, t, c, &pp->wgf) : 0;
+    pp->lf = pp->comp.pass[CS_KPASS_FORWARD].time_s + tpf;
+    pp->lb = pp->comp.pass[CS_KPASS_BACKWARD].time_s + tpb - pp->wg;
+    pp->lr = pp->comp.pass[CS_KPASS_RECOMPUTE].time_s;
+    return 0;
+}
+
+/* Each chunk's F, B, W for one micro-batch: its layers' passes (a
+ * recomputing layer's backward adds its forward again), the head on the
+ * last virtual stage; their FLOPs into tl when given. */
+static void chunk_passes(const cs_model *whole, const cs_training *t, int P, int V,
+                         const pass_prices *pp, double *f, double *b, double *w, cs_pp_timeline *tl)
+{
+    const cs_compute_pass *cp = pp->comp.pass;
+    int nk = P * V;
+    for (int s = 0; s < P; s++)
+        for (int ch = 0; ch < V; ch++) {
+            int first, n = cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, &first), k = s * V + ch;
+            for (int i = first; i < first + n; i++) {
+                int again = cs_checkpoint_layer_recomputes(t, i);
+                f[k] += pp->lf;
+                b[k] += pp->lb + (again ? pp->lr : 0);
+                w[k] += pp->wg;
+                if (tl) {
+                    tl->f_flops[k] += cp[CS_KPASS_FORWARD].flops;
+                    tl->b_flops[k] += cp[CS_KPASS_BACKWARD].flops - pp->wgf +
+                                      (again ? cp[CS_KPASS_RECOMPUTE].flops : 0);
+                    tl->w_flops[k] += pp->wgf;
+                }
+            }
+            if (ch * P + s == nk - 1) {
+                f[k] += cp[CS_KPASS_HEAD_FORWARD].time_s + pp->hf;
+                b[k] += cp[CS_KPASS_HEAD_BACKWARD].time_s + pp->hb;
+                if (tl) {
+                    tl->f_flops[k] += cp[CS_KPASS_HEAD_FORWARD].flops;
+                    tl->b_flops[k] += cp[CS_KPASS_HEAD_BACKWARD].flops;
+                }
+            }
+        }
+}
+
+/* What W keeps of a micro-batch's activations, as a fraction of what F
+ * kept: the weight GEMMs' inputs and output gradients, 32 s b h bytes a
+ * layer in 16 bits against F's 34 s b h + 5 a s^2 b (Qi et al. 2024
+ * Table 1; sail-sg's zero-bubble code: mem_w = -32 h, mem_f = 34 h + 5 a
+ * s), over T. 1 for rows that do not split the backward. */
+static double w_fraction(const cs_pp_schedule_row *row, const cs_model *whole, const cs_model *m,
+                         const cs_training *t, int T)
+{
+    if (!row->split_backward) return 1;
+    double kept = cs_checkpoint_kept_bytes(m, t, 0);
+    double wk = 16.0 * t->micro_batch * whole->seq_len * whole->hidden *
+                cs_dtype_size(t->param_dtype) / T;
+    return kept > 0 && wk < kept ? wk / kept : 1;
+}
+
+/* Stage s's closing synchronisation (the file header): the sharded
+ * strategies' gather before the first pass, the gradients' reduction
+ * after the flush, the optimizer step over the stage's shard. */
+typedef struct stage_close {
+    int layers;
+    double gather_s, sync_s, opt_s;
+    double gather_bytes, sync_bytes, opt_bytes;
+} stage_close;
+
+static int close_stage(const cs_model *whole, const cs_training *t, const cs_layout *l,
+                       const cs_strategy_row *sr, cs_pricing_cache *cache, int s, stage_close *sc,
+                       cs_diag *d)
+{
+    const int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t), T = cs_tensor_degree(t);
+    const cs_cluster *c = &l->group[CS_GROUP_WORLD].topo.cluster;
+    int sharded = sr->shards_params || sr->shards_grads, rc;
+    cs_dtype wire = sharded ? t->grad_reduce_dtype : cs_training_bucket_wire_dtype(t);
+    memset(sc, 0, sizeof *sc);
+    for (int ch = 0; ch < V; ch++)
+        sc->layers += cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, NULL);
+    double params = cs_pipeline_stage_params(whole, P, V, s) / T;
+    sc->sync_bytes = params * cs_dtype_size(wire);
+    sc->gather_bytes = sr->shards_params ? params * cs_dtype_size(t->param_dtype) : 0;
+    rc = price(cache, l, l->shard, sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE,
+               sc->sync_bytes, t->collective_engine, &sc->sync_s, d);
+    if (!rc && sr->shards_params)
+        rc = price(cache, l, l->shard, CS_OP_ALL_GATHER, sc->gather_bytes, t->collective_engine,
+                   &sc->gather_s, d);
+    if (rc) return rc;
+    double shard = params / l->optimizer_degree;
+    sc->opt_bytes = shard * cs_training_optimizer_traffic_per_param(t);
+    double eff = cs_compute_hbm_efficiency(c, sc->opt_bytes);
+    sc->opt_s = sc->opt_bytes > 0 && eff > 0 ? sc->opt_bytes / (c->gpu.hbm_Bps * eff) : 0;
+    return 0;
+}
+
+/* The iteration's metrics from the slowest stage: its end (worst), its
+ * passes (busiest), its optimizer step and its synchronisation (sync_op:
+ * the gradients' reduction). */
+static void fill_iteration(const cs_model *whole, const cs_training *t, const cs_layout *l,
+                           cs_op sync_op, double worst, double busiest, double opt_worst,
+                           double sync_worst, cs_iteration *it)
+{
+    const cs_cluster *c = &l->group[CS_GROUP_WORLD].topo.cluster;
+    double ranks = l->group[CS_GROUP_WORLD].size;
+    double tokens = l->tokens_per_step;
+    double mflops = cs_model_flops_per_token(whole) * tokens / ranks;
+    double recompute = cs_checkpoint_recomputes_whole(t)
+                           ? cs_model_layer_forward_flops(whole, tokens) *
+                                 cs_checkpoint_recomputing_layers(whole, t) / ranks
+                           : 0;
+    double peak = c->gpu.peak_flops[t->param_dtype];
+    it->iteration_time_s = worst;
+    it->compute_s = busiest + opt_worst;
+    it->optimizer_s = opt_worst;
+    it->recompute_s = 0;
+    it->exposed_comm_s = worst - busiest - opt_worst; /* the bubble, transfers, sync */
+    it->exposed_by_op_s[sync_op] = sync_worst;
+    it->exposed_by_op_s[CS_OP_SEND_RECV] = it->exposed_comm_s - sync_worst;
+    it->tokens_per_s = tokens / worst;
+    it->tflops_per_gpu = mflops / worst / 1e12;
+    it->mfu = peak > 0 ? mflops / worst / peak : 0;
+    it->hfu = peak > 0 ? (mflops + recompute) / worst / peak : 0;
+}
+
+/* Each stage's close after the run, into tl and mem when given; the
+ * slowest stage's metrics into it. */
+static int close_stages(const cs_model *whole, const cs_training *t, const cs_layout *l,
+                        cs_pricing_cache *cache, const cs_pp_run *run, cs_iteration *it,
+                        cs_pp_memory *mem, cs_pp_timeline *tl, cs_diag *d)
+{
+    const int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t);
+    const cs_strategy_row *sr = cs_strategy_row_of(t->strategy);
+    int sharded = sr->shards_params || sr->shards_grads;
+    cs_op sync_op = sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE;
+    int rc = 0;
+    double worst = 0, busiest = 0, opt_worst = 0, sync_worst = 0;
+    for (int s = 0; s < P && !rc; s++) {
+        stage_close sc;
+        if ((rc = close_stage(whole, t, l, sr, cache, s, &sc, d))) break;
+        double end = sc.gather_s + run->end_s[s] + sc.sync_s + sc.opt_s;
+        if (tl) {
+            tl->sync_op = sync_op;
+            tl->sync_group = l->shard;
+            tl->gather_s[s] = sc.gather_s, tl->sync_s[s] = sc.sync_s, tl->optimizer_s[s] = sc.opt_s;
+            tl->sync_bytes[s] = sc.sync_bytes;
+            tl->gather_bytes[s] = sc.gather_bytes;
+            tl->optimizer_bytes[s] = sc.opt_bytes;
+            tl->layers[s] = sc.layers;
+        }
+        if (end > worst) {
+            worst = end;
+            opt_worst = sc.opt_s;
+            sync_worst = sc.sync_s + sc.gather_s;
+            busiest = run->busy_s[s];
+        }
+        if (mem && s < CS_PIPELINE_STAGES_MAX) {
+            int chunk_layers = cs_pipeline_chunk_layers(whole->layers, P, V, s, 0, NULL);
+            mem->layers[s] = sc.layers;
+            mem->held[s] = run->held_max[s];
+            rc = stage_memory(whole, t, l, s, chunk_layers, run->held_peak[s], &mem->stage[s], d);
+            if (!rc && mem->stage[s].peak_bytes > mem->stage[mem->peak_stage].peak_bytes)
+                mem->peak_stage = s;
+        }
+    }
+    if (rc) return rc;
+    fill_iteration(whole, t, l, sync_op, worst, busiest, opt_worst, sync_worst, it);
+    if (mem) it->peak_bytes = mem->stage[mem->peak_stage].peak_bytes;
+    return 0;
+}
+
 int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const cs_layout *l,
                              cs_pricing_cache *cache, cs_iteration *it, cs_pp_memory *mem,
                              cs_pp_timeline *tl, cs_diag *d)
@@ -393,72 +448,29 @@ int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const 
     int rc = cs_pipeline_check(whole, t, d);
     if (rc) return rc;
     const int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t), M = t->grad_accum;
+    const int T = cs_tensor_degree(t), nk = P * V;
     const cs_pp_schedule_row *row = cs_pipeline_schedule(t);
     const cs_cluster *c = &l->group[CS_GROUP_WORLD].topo.cluster;
     cs_model rbuf;
     const cs_model *m = cs_tensor_rank_model(whole, t, &rbuf);
-    cs_compute comp;
-    if ((rc = cs_compute_price(m, t, c, &comp, d))) return rc;
-    double act = (double)t->micro_batch * whole->seq_len * whole->hidden * cs_dtype_size(t->param_dtype);
-    double tpf, tpb, hf, hb;
-    if ((rc = tp_layer_s(cache, l, t, act, 0, &tpf, d)) || (rc = tp_layer_s(cache, l, t, act, 1, &tpb, d)) ||
-        (rc = tp_head_s(cache, l, t, whole, act, 0, &hf, d)) ||
-        (rc = tp_head_s(cache, l, t, whole, act, 1, &hb, d)))
-        return rc;
-    double wgf = 0, wg = row->split_backward ? wgrad_s(m, t, c, &wgf) : 0;
+    pass_prices pp;
+    if ((rc = price_passes(whole, m, t, l, c, row, cache, &pp, d))) return rc;
     if (tl) {
         timeline_alloc(tl, P, V, M, row->name);
         tl->layout = cs_xmalloc(sizeof *tl->layout);
         *tl->layout = *l;
     }
-    double lf = comp.pass[CS_KPASS_FORWARD].time_s + tpf;
-    double lb = comp.pass[CS_KPASS_BACKWARD].time_s + tpb - wg;
-    double lr = comp.pass[CS_KPASS_RECOMPUTE].time_s;
-    int nk = P * V;
     double *f = cs_xcalloc((size_t)nk, sizeof *f), *b = cs_xcalloc((size_t)nk, sizeof *b);
     double *w = cs_xcalloc((size_t)nk, sizeof *w);
-    for (int s = 0; s < P; s++)
-        for (int ch = 0; ch < V; ch++) {
-            int first, n = cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, &first), k = s * V + ch;
-            for (int i = first; i < first + n; i++) {
-                int again = cs_checkpoint_layer_recomputes(t, i);
-                f[k] += lf;
-                b[k] += lb + (again ? lr : 0);
-                w[k] += wg;
-                if (tl) {
-                    tl->f_flops[k] += comp.pass[CS_KPASS_FORWARD].flops;
-                    tl->b_flops[k] += comp.pass[CS_KPASS_BACKWARD].flops - wgf +
-                                      (again ? comp.pass[CS_KPASS_RECOMPUTE].flops : 0);
-                    tl->w_flops[k] += wgf;
-                }
-            }
-            if (ch * P + s == nk - 1) {
-                f[k] += comp.pass[CS_KPASS_HEAD_FORWARD].time_s + hf;
-                b[k] += comp.pass[CS_KPASS_HEAD_BACKWARD].time_s + hb;
-                if (tl) {
-                    tl->f_flops[k] += comp.pass[CS_KPASS_HEAD_FORWARD].flops;
-                    tl->b_flops[k] += comp.pass[CS_KPASS_HEAD_BACKWARD].flops;
-                }
-            }
-        }
+    chunk_passes(whole, t, P, V, &pp, f, b, w, tl);
     /* one transfer between neighbouring stages (the file header) */
+    double act = (double)t->micro_batch * whole->seq_len * whole->hidden * cs_dtype_size(t->param_dtype);
     double p2p = 0, gather = 0;
-    int T = cs_tensor_degree(t);
     if ((rc = price(cache, l, CS_GROUP_PP, CS_OP_SEND_RECV, act / T, t->collective_engine, &p2p, d)) ||
         (T > 1 && (rc = price(cache, l, CS_GROUP_TP, CS_OP_ALL_GATHER, act, t->collective_engine, &gather, d))))
         goto out;
     p2p += gather;
-    /* what W keeps of a micro-batch's activations: the weight GEMMs' inputs
-     * and output gradients, 32 s b h bytes a layer in 16 bits against
-     * F's 34 s b h + 5 a s^2 b (Qi et al. 2024 Table 1; sail-sg's
-     * zero-bubble code: mem_w = -32 h, mem_f = 34 h + 5 a s), over T */
-    double w_frac = 1;
-    if (row->split_backward) {
-        double kept = cs_checkpoint_kept_bytes(m, t, 0);
-        double wk = 16.0 * t->micro_batch * whole->seq_len * whole->hidden *
-                    cs_dtype_size(t->param_dtype) / T;
-        w_frac = kept > 0 && wk < kept ? wk / kept : 1;
-    }
+    double w_frac = w_fraction(row, whole, m, t, T);
     cs_pp_run run;
     if (tl) {
         cs_pipeline_simulate_record(row, P, V, M, f, b, w, p2p, w_frac, &run, tl->slice, tl->nslices);
@@ -467,90 +479,13 @@ int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const 
     } else {
         cs_pipeline_simulate(row, P, V, M, f, b, w, p2p, w_frac, &run);
     }
-
-    /* each stage's gradient synchronisation and optimizer step */
-    const cs_strategy_row *sr = cs_strategy_row_of(t->strategy);
-    int sharded = sr->shards_params || sr->shards_grads;
-    cs_dtype wire = sharded ? t->grad_reduce_dtype : cs_training_bucket_wire_dtype(t);
-    double worst = 0, busiest = 0, opt_worst = 0, sync_worst = 0;
     if (mem) {
         memset(mem, 0, sizeof *mem);
         mem->P = P;
         mem->V = V;
         mem->schedule = row->name;
     }
-    for (int s = 0; s < P && !rc; s++) {
-        int layers = 0;
-        for (int ch = 0; ch < V; ch++) layers += cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, NULL);
-        double emb = s == 0 ? whole->embedding_params : 0;
-        if (s == P - 1 && whole->tied_embeddings) emb += (double)whole->vocab * whole->hidden;
-        double params = (layers * whole->layer_params + emb) / T;
-        double sync = 0, gather0 = 0;
-        if (sharded) {
-            rc = price(cache, l, l->shard, CS_OP_REDUCE_SCATTER, params * cs_dtype_size(wire),
-                       t->collective_engine, &sync, d);
-            if (!rc && sr->shards_params)
-                rc = price(cache, l, l->shard, CS_OP_ALL_GATHER,
-                           params * cs_dtype_size(t->param_dtype), t->collective_engine, &gather0, d);
-        } else {
-            rc = price(cache, l, l->shard, CS_OP_ALL_REDUCE, params * cs_dtype_size(wire),
-                       t->collective_engine, &sync, d);
-        }
-        if (rc) break;
-        double shard = params / l->optimizer_degree;
-        double bytes = shard * cs_training_optimizer_traffic_per_param(t);
-        double eff = cs_compute_hbm_efficiency(c, bytes);
-        double opt = bytes > 0 && eff > 0 ? bytes / (c->gpu.hbm_Bps * eff) : 0;
-        double end = gather0 + run.end_s[s] + sync + opt;
-        if (tl) {
-            tl->sync_op = sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE;
-            tl->sync_group = l->shard;
-            tl->gather_s[s] = gather0, tl->sync_s[s] = sync, tl->optimizer_s[s] = opt;
-            tl->sync_bytes[s] = params * cs_dtype_size(wire);
-            tl->gather_bytes[s] = sr->shards_params ? params * cs_dtype_size(t->param_dtype) : 0;
-            tl->optimizer_bytes[s] = bytes;
-            tl->layers[s] = layers;
-        }
-        if (end > worst) {
-            worst = end;
-            opt_worst = opt;
-            sync_worst = sync + gather0;
-            busiest = run.busy_s[s];
-        }
-        if (mem && s < CS_PIPELINE_STAGES_MAX) {
-            int chunk_layers = cs_pipeline_chunk_layers(whole->layers, P, V, s, 0, NULL);
-            mem->layers[s] = layers;
-            mem->held[s] = run.held_max[s];
-            rc = stage_memory(whole, t, l, s, layers, chunk_layers, run.held_peak[s], &mem->stage[s], d);
-            if (!rc && mem->stage[s].peak_bytes > mem->stage[mem->peak_stage].peak_bytes)
-                mem->peak_stage = s;
-        }
-    }
-    if (!rc) {
-        double ranks = l->group[CS_GROUP_WORLD].size;
-        double tokens = l->tokens_per_step;
-        double mflops = cs_model_flops_per_token(whole) * tokens / ranks;
-        double recompute = cs_checkpoint_recomputes_whole(t)
-                               ? cs_model_layer_forward_flops(whole, tokens) *
-                                     cs_checkpoint_recomputing_layers(whole, t) / ranks
-                               : 0;
-        double peak = c->gpu.peak_flops[t->param_dtype];
-        it->iteration_time_s = worst;
-        it->compute_s = busiest + opt_worst;
-        it->optimizer_s = opt_worst;
-        it->recompute_s = 0;
-        it->exposed_comm_s = worst - busiest - opt_worst; /* the bubble, transfers, sync */
-        it->exposed_by_op_s[sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE] = sync_worst;
-        it->exposed_by_op_s[CS_OP_SEND_RECV] = it->exposed_comm_s - sync_worst;
-        it->tokens_per_s = tokens / worst;
-        it->tflops_per_gpu = mflops / worst / 1e12;
-        it->mfu = peak > 0 ? mflops / worst / peak : 0;
-        it->hfu = peak > 0 ? (mflops + recompute) / worst / peak : 0;
-        if (mem) {
-            const cs_memory *pk = &mem->stage[mem->peak_stage];
-            it->peak_bytes = pk->peak_bytes;
-        }
-    }
+    rc = close_stages(whole, t, l, cache, &run, it, mem, tl, d);
     cs_pp_run_free(&run);
 out:
     free(f), free(b), free(w);

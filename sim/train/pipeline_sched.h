@@ -8,7 +8,7 @@
  * of its chunks; and the bubble the row's source gives for uniform stages
  * (what tests/test-pipeline.c holds the executor's timeline to).
  * The executor that runs an order (stage timelines joined by
- * point-to-point transfers) is train/pipeline.h; adding a schedule = a row
+ * point-to-point transfers) is train/pipeline_exec.h; adding a schedule = a row
  * in pipeline_sched.c.
  */
 #ifndef CS_PIPELINE_SCHED_H

@@ -149,62 +149,80 @@ double cs_tensor_activation_bytes_per_layer(const cs_model *m, const cs_training
     return replicated + (split - 4 * sb * kvw) / T + kv_rank;
 }
 
-/* ---- the graph ---- */
+/* ---- the collectives per block ---- */
 
 /* Activation bytes of the micro-batch: b x s x h in the compute dtype. */
-static double activation_size(const cs_wbuild *b)
+static double activation_size(const cs_model *m, const cs_training *t)
 {
-    return (double)b->t->micro_batch * b->m->seq_len * b->m->hidden *
-           cs_dtype_size(b->t->param_dtype);
+    return (double)t->micro_batch * m->seq_len * m->hidden * cs_dtype_size(t->param_dtype);
 }
 
-/* `count` runs of op on the tp group after task `after` (its start under
- * async TP), one task each (as the framework issues them, and as
- * collsim-hw replays them); returns the last. */
-static int tp_collective(cs_wbuild *b, int after, cs_op op, double size, cs_dtype dt,
-                         double count, int layer, const char *what)
+int cs_tensor_layer_collectives(const cs_model *m, const cs_training *t, int backward,
+                                cs_tensor_coll out[CS_TENSOR_COLLS_MAX])
+{
+    if (cs_tensor_degree(t) == 1) return 0;
+    double size = activation_size(m, t);
+    cs_dtype dt = t->param_dtype;
+    /* the forward's collectives again when the backward recomputes it */
+    int again = backward && t->checkpointing == CS_CKPT_FULL ? 1 : 0;
+    const char *what = backward ? "tp bwd" : "tp fwd";
+    if (!cs_tensor_sequence_parallel(t)) {
+        out[0] = (cs_tensor_coll){CS_OP_ALL_REDUCE, size, dt, 2 + 2 * again, what};
+        return 1;
+    }
+    out[0] = (cs_tensor_coll){CS_OP_ALL_GATHER, size, dt, (backward ? 4 : 2) + 2 * again, what};
+    out[1] = (cs_tensor_coll){CS_OP_REDUCE_SCATTER, size, dt, 2 + 2 * again, what};
+    return 2;
+}
+
+int cs_tensor_head_collectives(const cs_model *m, const cs_training *t, int backward,
+                               cs_tensor_coll out[CS_TENSOR_COLLS_MAX])
+{
+    if (cs_tensor_degree(t) == 1) return 0;
+    double size = activation_size(m, t);
+    double tokens = (double)t->micro_batch * m->seq_len;
+    cs_dtype dt = t->param_dtype;
+    int sp = cs_tensor_sequence_parallel(t), n = 0;
+    cs_op reduce = sp ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE;
+    if (backward) {
+        out[n++] = (cs_tensor_coll){reduce, size, dt, 1, "tp head bwd"};
+        if (sp) out[n++] = (cs_tensor_coll){CS_OP_ALL_GATHER, size, dt, 1, "tp embedding bwd"};
+        return n;
+    }
+    /* the embedding's reduction (its lookup is priced with the head) */
+    out[n++] = (cs_tensor_coll){reduce, size, dt, 1, "tp embedding"};
+    if (sp) out[n++] = (cs_tensor_coll){CS_OP_ALL_GATHER, size, dt, 1, "tp head"};
+    out[n++] = (cs_tensor_coll){CS_OP_ALL_REDUCE, 4 * tokens, CS_DTYPE_FP32, 3, "tp loss"};
+    return n;
+}
+
+/* ---- the graph ---- */
+
+/* The rows' collectives on the tp group after task `after` (its start
+ * under async TP), one task per run (as the framework issues them, and as
+ * collsim-hw replays them); returns the last, or -1 when there is none. */
+static int tp_collectives(cs_wbuild *b, int after, const cs_tensor_coll *row, int n, int layer)
 {
     int c = -1;
-    for (int i = 0; i < count; i++) {
-        c = cs__wb_collective(b, CS_STREAM_TP, b->micro, layer, op, size, dt, CS_GROUP_TP, what);
-        cs__wb_dep(b, c, after, cs_tensor_async(b->t));
-    }
+    for (int r = 0; r < n; r++)
+        for (int i = 0; i < row[r].count; i++) {
+            c = cs__wb_collective(b, CS_STREAM_TP, b->micro, layer, row[r].op, row[r].size_bytes,
+                                  row[r].dtype, CS_GROUP_TP, row[r].what);
+            cs__wb_dep(b, c, after, cs_tensor_async(b->t));
+        }
     return c;
 }
 
 int cs__tensor_layer(cs_wbuild *b, int l, int f, int backward)
 {
-    const cs_training *t = b->t;
-    if (cs_tensor_degree(t) == 1) return -1;
-    double size = activation_size(b);
-    cs_dtype dt = t->param_dtype;
-    int sp = cs_tensor_sequence_parallel(t);
-    /* the forward's collectives again when the backward recomputes it */
-    double again = backward && t->checkpointing == CS_CKPT_FULL ? 1 : 0;
-    const char *what = backward ? "tp bwd" : "tp fwd";
-    if (!sp) return tp_collective(b, f, CS_OP_ALL_REDUCE, size, dt, 2 + 2 * again, l, what);
-    double gathers = (backward ? 4 : 2) + 2 * again, scatters = 2 + 2 * again;
-    tp_collective(b, f, CS_OP_ALL_GATHER, size, dt, gathers, l, what);
-    return tp_collective(b, f, CS_OP_REDUCE_SCATTER, size, dt, scatters, l, what);
+    cs_tensor_coll row[CS_TENSOR_COLLS_MAX];
+    int n = cs_tensor_layer_collectives(b->m, b->t, backward, row);
+    return n ? tp_collectives(b, f, row, n, l) : -1;
 }
 
 int cs__tensor_head(cs_wbuild *b, int f, int backward)
 {
-    const cs_training *t = b->t;
-    if (cs_tensor_degree(t) == 1) return -1;
-    double size = activation_size(b);
-    double tokens = (double)t->micro_batch * b->m->seq_len;
-    cs_dtype dt = t->param_dtype;
-    int sp = cs_tensor_sequence_parallel(t);
-    if (backward) {
-        int c = tp_collective(b, f, sp ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE, size, dt, 1,
-                              -1, "tp head bwd");
-        if (sp) c = tp_collective(b, f, CS_OP_ALL_GATHER, size, dt, 1, -1, "tp embedding bwd");
-        return c;
-    }
-    /* the embedding's reduction (its lookup is priced with the head) */
-    tp_collective(b, f, sp ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE, size, dt, 1, -1,
-                  "tp embedding");
-    if (sp) tp_collective(b, f, CS_OP_ALL_GATHER, size, dt, 1, -1, "tp head");
-    return tp_collective(b, f, CS_OP_ALL_REDUCE, 4 * tokens, CS_DTYPE_FP32, 3, -1, "tp loss");
+    cs_tensor_coll row[CS_TENSOR_COLLS_MAX];
+    int n = cs_tensor_head_collectives(b->m, b->t, backward, row);
+    return n ? tp_collectives(b, f, row, n, -1) : -1;
 }

@@ -50,6 +50,28 @@ double cs_tensor_activation_bytes_per_layer(const cs_model *m, const cs_training
  * the model-FLOPs convention does not count). */
 double cs_tensor_flops_share(const cs_training *t);
 
+/* ---- the collectives per block ---- */
+/* One kind of TP collective a block issues: `count` runs of op on the tp
+ * group, size_bytes each, in dtype; `what` labels the graph's tasks. */
+typedef struct cs_tensor_coll {
+    cs_op op;
+    double size_bytes;
+    cs_dtype dtype;
+    int count;
+    const char *what;
+} cs_tensor_coll;
+#define CS_TENSOR_COLLS_MAX 3
+/* The TP collectives of one transformer layer's forward or backward (with
+ * the forward's again when full checkpointing recomputes it), in issue
+ * order, for a micro-batch on whole model m: fills out and returns how
+ * many rows (0 when T = 1). The graph (cs__tensor_layer) and the pipeline
+ * executor (pipeline.c) both read this list. O(1). */
+int cs_tensor_layer_collectives(const cs_model *m, const cs_training *t, int backward,
+                                cs_tensor_coll out[CS_TENSOR_COLLS_MAX]);
+/* The same for the head (embedding, output layer, vocab-parallel loss). */
+int cs_tensor_head_collectives(const cs_model *m, const cs_training *t, int backward,
+                               cs_tensor_coll out[CS_TENSOR_COLLS_MAX]);
+
 /* ---- the graph (train-internal: wbuild.h) ---- */
 struct cs_wbuild;
 /* The TP collectives of layer l's forward (compute task f) or backward

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wbuild.c - adding tasks to an iteration graph (wbuild.h): by hand
- * (cs_workload_new, cs_workload_append), and while workload.c builds one,
- * the calls its iteration and the strategies' hooks (strategy.h) make:
+ * wbuild.c - adding tasks to an iteration graph (wbuild.h).
+ *
+ * By hand (cs_workload_new, cs_workload_append), and while workload.c
+ * builds one, the calls its iteration and the strategies' hooks
+ * (strategy.h) make:
  * named tasks and their dependencies, a layer's forward and backward
  * compute (the compute model's passes, compute.h) with the activations
  * and autocast copies they hold (memory.c's accounting), memory-bound
