@@ -396,7 +396,7 @@ int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const 
     cs_model rbuf;
     const cs_model *m = cs_tensor_rank_model(whole, t, &rbuf);
     cs_compute comp;
-    if ((rc = cs_compute_price(m, t, c, &comp, d))) return rc;
+    if ((rc = cs_compute_price(whole, t, c, &comp, d))) return rc;
     double act = (double)t->micro_batch * whole->seq_len * whole->hidden * cs_dtype_size(t->param_dtype);
     double tpf, tpb, hf, hb;
     if ((rc = tp_layer_s(cache, l, t, act, 0, &tpf, d)) || (rc = tp_layer_s(cache, l, t, act, 1, &tpb, d)) ||
