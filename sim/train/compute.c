@@ -139,11 +139,15 @@
  * micro-batch's gradient into it: a memory-bound pass reading both and
  * writing one, 3 x the gradient's bytes per parameter, G - 1 times in a
  * step of G micro-batches. One row per layer's backward ("grad_accumulate")
- * and one with the head's for the embedding, priced at (G - 1) / G of the
- * pass in every micro-batch (the kernel list is the same for each; a
- * departure from the first micro-batch's none). Megatron's contiguous
- * buffers (main_grad.add_ in a hook, every micro-batch) and FSDP's sharded
- * accumulation are not priced.
+ * and one with the head's for the embedding, the whole pass in every
+ * micro-batch when G > 1: the kernel list is the same for each micro-batch
+ * (and the evaluator's extrapolation over micro-steps needs a period that
+ * does not depend on G), so a step is priced G adds where torch runs G - 1
+ * (the first micro-batch's gradient is taken, not added: one pass too many
+ * per step, 1 / G of the term); Megatron's contiguous buffers
+ * (model/distributed.py _make_param_hook: main_grad.add_ every micro-batch,
+ * the default from August 2021, Korthikanti et al.'s runs) run exactly G.
+ * FSDP's sharded accumulation is not priced.
  * Departures: grouped-query attention prices the kernel by its query heads
  * (FLOPs) and its K, V traffic by the kv heads, at the MHA curve (Dao
  * 2023's figures are all MHA; no public measurement of the kernel under
@@ -578,9 +582,8 @@ static shape shape_of(const cs_model *m, const cs_training *t)
     s.Ts = cs_tensor_sequence_parallel(t) ? s.T / s.tp : s.T;
     /* gradient accumulation (file header); the replicated norms' and
      * row-parallel biases' share of a layer is counted split too */
-    double G = t->grad_accum > 1 ? t->grad_accum : 1;
-    if (cs_strategy_row_of(t->strategy)->accumulates_grads && G > 1)
-        s.acc = 3 * cs_dtype_size(cs_training_stored_dtype(t)) * (G - 1) / G;
+    if (cs_strategy_row_of(t->strategy)->accumulates_grads && t->grad_accum > 1)
+        s.acc = 3 * cs_dtype_size(cs_training_stored_dtype(t));
     s.lp = m->layer_params / s.tp;
     s.ep = m->embedding_params / s.tp;
     if (s.tp > 1) {
