@@ -252,6 +252,32 @@ START_TEST(recompute_as_kernels)
 }
 END_TEST
 
+/* DDP keeps param.grad across micro-batches and autograd adds into it:
+ * 3 x the gradient's bytes per parameter in every micro-batch's backward
+ * (compute.c: G adds a step, torch's G - 1 plus one), for the tp rank's
+ * layer and embedding; none without accumulation, none under FSDP. */
+START_TEST(grad_accumulation_adds)
+{
+    fixture f = make("dgx-a100", "gpt3-6.7b", 2);
+    cs_kernel k[MAXK];
+    size_t n = kernels(&f, k);
+    ck_assert_ptr_null(find(k, n, "grad_accumulate", CS_KPASS_BACKWARD));
+    f.t.grad_accum = 4;
+    f.t.tensor_parallel = 2;
+    n = kernels(&f, k);
+    const cs_kernel *a = find(k, n, "grad_accumulate", CS_KPASS_BACKWARD);
+    const cs_kernel *e = find(k, n, "embedding.grad_accumulate", CS_KPASS_HEAD_BACKWARD);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(e);
+    double g = cs_dtype_size(cs_training_stored_dtype(&f.t));
+    ck_assert_double_eq_tol(a->bytes, 3 * g * f.m.layer_params / 2, 1e-6 * a->bytes);
+    ck_assert_double_eq_tol(e->bytes, 3 * g * f.m.embedding_params / 2, 1e-6 * e->bytes);
+    f.t.strategy = CS_STRAT_FSDP_FULL_SHARD;
+    n = kernels(&f, k);
+    ck_assert_ptr_null(find(k, n, "grad_accumulate", CS_KPASS_BACKWARD));
+}
+END_TEST
+
 /* Small GEMMs and fixed kernel costs make small micro-batches slower per
  * token; large micro-batches approach a limit. */
 START_TEST(micro_batch_matters)
@@ -558,6 +584,7 @@ static Suite *suite(void)
     tcase_add_test(tc, eager_and_compiled);
     tcase_add_test(tc, sustained_clock_scales_compute);
     tcase_add_test(tc, attention_head_dim);
+    tcase_add_test(tc, grad_accumulation_adds);
     suite_add_tcase(s, tc);
     return s;
 }

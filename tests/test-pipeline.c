@@ -279,10 +279,9 @@ START_TEST(stage_forward_has_tp_collectives)
                     "pipeline run");
     const cs_pp_slice *f0 = &tl.slice[tl.first[0]];
     ck_assert_int_eq(f0->pass, CS_PP_F);
-    cs_model rbuf;
-    const cs_model *rm = cs_tensor_rank_model(&s.m, &s.t, &rbuf);
+    /* the whole model: compute.c prices the tp rank's share itself */
     cs_compute comp;
-    cs_test_diag_ok(cs_compute_price(rm, &s.t, &l.group[CS_GROUP_WORLD].topo.cluster, &comp, &d),
+    cs_test_diag_ok(cs_compute_price(&s.m, &s.t, &l.group[CS_GROUP_WORLD].topo.cluster, &comp, &d),
                     &d, "compute");
     double act = (double)s.t.micro_batch * s.m.seq_len * s.m.hidden * cs_dtype_size(s.t.param_dtype);
     cs_algo_id a;
@@ -296,6 +295,31 @@ START_TEST(stage_forward_has_tp_collectives)
     double want = layers * (comp.pass[CS_KPASS_FORWARD].time_s + 2 * ar);
     double got = f0->end_s - f0->start_s;
     ck_assert_double_eq_tol(got, want, 1e-9 * want);
+    cs_pp_timeline_free(&tl);
+}
+END_TEST
+
+/* The stages' passes are priced on the whole model (compute.c splits it
+ * over the tp ranks itself): with T = 2 the last stage's forward FLOPs
+ * exceed the first's (equal layers) by the head's logits GEMM over
+ * V / T, not V / T^2 (pricing the tp rank's model split the vocab twice). */
+START_TEST(stage_passes_priced_on_the_whole_model)
+{
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-h100", "llama3-8b", CS_STRAT_DDP, 16);
+    s.t.tensor_parallel = 2;
+    s.t.pipeline_parallel = 2;
+    s.t.grad_accum = 4;
+    cs_layout l;
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    cs_iteration it;
+    cs_pp_timeline tl;
+    cs_test_diag_ok(cs_pipeline_run_timeline(&s.m, &s.t, &l, NULL, &it, NULL, &tl, &d), &d, "pipeline run");
+    double T = (double)s.t.micro_batch * s.m.seq_len;
+    double logits = 2 * T * (s.m.vocab / 2.0) * s.m.hidden;
+    double head = tl.f_flops[1] - tl.f_flops[0];
+    ck_assert_double_eq_tol(head, logits, 1e-6 * logits);
     cs_pp_timeline_free(&tl);
 }
 END_TEST
@@ -336,6 +360,7 @@ static Suite *suite(void)
     tcase_add_test(tc, stage_buckets_are_the_stages);
     tcase_add_test(tc, stage_forward_has_tp_collectives);
     tcase_add_test(tc, layout_pp_outermost);
+    tcase_add_test(tc, stage_passes_priced_on_the_whole_model);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -268,10 +268,12 @@ END_TEST
  * without FSDP's hook CPU time: each of those fails this). */
 /* The README's "Where DDP beats FSDP" at the main command's default: a
  * global batch of 1024 sequences of 2048 (2M tokens), each strategy at its
- * fastest micro-batch and checkpointing. On 8 GPUs the two run the same
- * micro-batch and are within 2% (a tie: gradient accumulation amortises
- * DDP's optimizer step and FSDP's gathers alike) until DDP runs out of
- * memory between 3B and 3.5B; on 64 GPUs DDP leads only below ~50M, on 512
+ * fastest micro-batch and checkpointing. On 8 GPUs the two are within 3%
+ * (a tie: gradient accumulation amortises DDP's optimizer step and FSDP's
+ * gathers alike; at 1B DDP's fp32 gradients and buckets leave it half
+ * FSDP's micro-batch under the allocator replay, and it pays the
+ * accumulation add into param.grad, so it trails by ~2%) until DDP runs
+ * out of memory between 3B and 3.5B; on 64 GPUs DDP leads only below ~50M, on 512
  * below ~560M (2 sequences per rank: nothing amortises FSDP's gathers). */
 static cs_sweep_spec *spec_default_batch(int ranks, double pmin, double pmax, int points)
 {
@@ -307,7 +309,7 @@ START_TEST(where_ddp_beats_fsdp)
     cs_sweep_spec *s = spec_default_batch(8, 1e8, 2.5e9, 2);
     cs_sweep_point d = eval(s, CS_STRAT_DDP, 8, 1e9), f = eval(s, CS_STRAT_FSDP_FULL_SHARD, 8, 1e9);
     double lead = d.tokens_per_s / f.tokens_per_s - 1;
-    ck_assert_msg(fabs(lead) < 0.02, "8 GPUs, 1B: DDP leads by %.3f", lead);
+    ck_assert_msg(fabs(lead) < 0.03, "8 GPUs, 1B: DDP leads by %.3f", lead);
     ck_assert_int_le(d.micro_batch, f.micro_batch); /* FSDP's sharded states leave more room */
     ck_assert_int_eq(d.grad_accum * d.micro_batch * 8, 1024);
     ck_assert(eval(s, CS_STRAT_DDP, 8, 3e9).fits && !eval(s, CS_STRAT_DDP, 8, 3.5e9).fits);

@@ -89,7 +89,11 @@ START_TEST(schedule_pipeline_from_simulator)
                 ck_assert(en[i] >= en[j] - 1e-15);
     }
     double sim = ev.iteration.iteration_time_s;
-    ck_assert_msg(pred >= sim - 1e-12 && pred <= sim + p2p + 1e-12,
+    /* the schedule carries each predicted_s to 10 significant digits
+     * (%.9e, out/schedule.c): the replayed sum may differ from the
+     * simulator's by that rounding along the critical path */
+    double eps = 1e-9 * sim;
+    ck_assert_msg(pred >= sim - eps && pred <= sim + p2p + eps,
                   "predicted %.9g vs simulated %.9g (+ one send %.3g)", pred, sim, p2p);
     free(st), free(en);
     /* the replay plan: ranks 0-1 run stage 0, 2-3 stage 1 (pp outermost);

@@ -128,6 +128,26 @@
  *   At head dimension 64 the curve is scaled by the kernel's measured
  *   ratio to 128 (head_dim_factor: FlashAttention-2 0.89; v1's measured
  *   1.13 is held at 1, head64_ratio says why).
+ * Gradient accumulation. Where the strategy keeps whole gradients in
+ * param.grad across the micro-batches of a step (its row's
+ * accumulates_grads: DDP under no_sync, which Megatron-LM 2021's
+ * schedules.py forward_backward_no_pipelining uses; Megatron's local DDP
+ * without contiguous buffers, model/distributed.py, SC21's
+ * examples/sc21 scripts), autograd's AccumulateGrad
+ * (torch/csrc/autograd/functions/accumulate_grad.h accumulateGrad:
+ * `variable_grad += new_grad` once a gradient exists) adds each later
+ * micro-batch's gradient into it: a memory-bound pass reading both and
+ * writing one, 3 x the gradient's bytes per parameter, G - 1 times in a
+ * step of G micro-batches. One row per layer's backward ("grad_accumulate")
+ * and one with the head's for the embedding, the whole pass in every
+ * micro-batch when G > 1: the kernel list is the same for each micro-batch
+ * (and the evaluator's extrapolation over micro-steps needs a period that
+ * does not depend on G), so a step is priced G adds where torch runs G - 1
+ * (the first micro-batch's gradient is taken, not added: one pass too many
+ * per step, 1 / G of the term); Megatron's contiguous buffers
+ * (model/distributed.py _make_param_hook: main_grad.add_ every micro-batch,
+ * the default from August 2021, Korthikanti et al.'s runs) run exactly G.
+ * FSDP's sharded accumulation is not priced.
  * Departures: grouped-query attention prices the kernel by its query heads
  * (FLOPs) and its K, V traffic by the kv heads, at the MHA curve (Dao
  * 2023's figures are all MHA; no public measurement of the kernel under
@@ -150,6 +170,7 @@
 
 #include "train/checkpoint.h"
 #include "train/loss.h"
+#include "train/strategy.h"
 
 /* The shape the rows read: tokens in the micro-batch and the model's
  * widths, all as doubles. */
@@ -163,6 +184,10 @@ typedef struct shape {
     double E, topk, Te; /* experts (1: dense), per token, tokens per expert (= T dense) */
     double he;       /* the embedding and head width (= h but for generic models) */
     double e;        /* bytes per activation element (the compute dtype) */
+    /* gradient accumulation (the file header): bytes the add moves per
+     * parameter, averaged over the step's micro-batches (0: none), and one
+     * rank's parameters of a layer and of the embedding */
+    double acc, lp, ep;
     int gated, biases, learned, flash, dropout, tied;
     int eager;       /* 1: PyTorch eager, 0: torch.compile (the file header) */
     cs_attn_kernel kernel;
@@ -520,6 +545,7 @@ static void head(sink *k, const shape *s)
     memory(k, "final_norm.backward", CS_KPASS_HEAD_BACKWARD, e * s->Ts * 3 * h, 1);
     if (s->learned) memory(k, "position_embedding.backward", CS_KPASS_HEAD_BACKWARD, e * (T + 2 * s->s) * h, 1);
     memory(k, "embedding.backward", CS_KPASS_HEAD_BACKWARD, e * T * h + 2 * e * V * h, 1);
+    if (s->acc > 0) memory(k, "embedding.grad_accumulate", CS_KPASS_HEAD_BACKWARD, s->acc * s->ep, 1);
 }
 
 static shape shape_of(const cs_model *m, const cs_training *t)
@@ -554,6 +580,12 @@ static shape shape_of(const cs_model *m, const cs_training *t)
     s.tp = cs_tensor_degree(t);
     s.hq = s.h / s.tp;
     s.Ts = cs_tensor_sequence_parallel(t) ? s.T / s.tp : s.T;
+    /* gradient accumulation (file header); the replicated norms' and
+     * row-parallel biases' share of a layer is counted split too */
+    if (cs_strategy_row_of(t->strategy)->accumulates_grads && t->grad_accum > 1)
+        s.acc = 3 * cs_dtype_size(cs_training_stored_dtype(t));
+    s.lp = m->layer_params / s.tp;
+    s.ep = m->embedding_params / s.tp;
     if (s.tp > 1) {
         double kv = s.kvw / s.d; /* kv heads: one per rank when fewer than tp */
         s.kvw = kv < s.tp && !m->generic ? s.d : s.kvw / s.tp;
@@ -616,6 +648,7 @@ static void layer(sink *k, const shape *s, const cs_training *t)
     }
     for (size_t i = NROWS; i-- > 0;)
         if (layer_rows[i].present(s)) backward(k, s, &layer_rows[i], CS_KPASS_BACKWARD);
+    if (s->acc > 0) memory(k, "grad_accumulate", CS_KPASS_BACKWARD, s->acc * s->lp, 1);
 }
 
 static void run(sink *k, const cs_model *m, const cs_training *t)

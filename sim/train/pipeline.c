@@ -266,7 +266,8 @@ static int price_passes(const cs_model *whole, const cs_model *m, const cs_train
     memset(pp, 0, sizeof *pp);
     double tpf, tpb;
     int rc;
-    if ((rc = cs_compute_price(m, t, c, &pp->comp, d))) return rc;
+    /* the whole model: compute.c splits over the tp ranks itself */
+    if ((rc = cs_compute_price(whole, t, c, &pp->comp, d))) return rc;
     if ((rc = tp_s(cache, l, t, whole, 0, 0, &tpf, d)) ||
         (rc = tp_s(cache, l, t, whole, 0, 1, &tpb, d)) ||
         (rc = tp_s(cache, l, t, whole, 1, 0, &pp->hf, d)) ||

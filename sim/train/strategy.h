@@ -99,6 +99,12 @@ typedef struct cs_strategy_row {
      * (fsdp_param_dtype, the default) */
     unsigned char autocast;
     cs_op grad_op;                   /* how gradients are reduced */
+    /* 1: each rank keeps its whole gradients in param.grad across the
+     * micro-batches of a step (DDP's no_sync, Megatron-LM's local DDP), so
+     * autograd adds every micro-batch's gradient after the first into them
+     * (compute.c prices the add); 0: the strategy reduces or shards them
+     * per micro-batch (FSDP's own accumulation is not priced) */
+    unsigned char accumulates_grads;
     /* A setting the strategy contradicts: the message, with *key the
      * scenario key at fault; NULL if none. */
     const char *(*contradiction)(const cs_training *t, const char **key);

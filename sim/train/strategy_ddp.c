@@ -192,6 +192,7 @@ const cs_strategy_row cs__strategy_ddp = {
     .knobs = CS_KNOBS_BUCKETS,
     .autocast = 1,
     .grad_op = CS_OP_ALL_REDUCE,
+    .accumulates_grads = 1, /* no_sync: param.grad accumulates (compute.c) */
     .memory_terms = cs__ddp_bucket_memory,
     .backward_unit = cs__ddp_backward_unit,
     .post_backward = cs__ddp_reduce_buckets,

@@ -88,6 +88,7 @@ const cs_strategy_row cs__strategy_zero1 = {
     .autocast = 1,
     .shards_optimizer = 1,
     .grad_op = CS_OP_ALL_REDUCE,
+    .accumulates_grads = 1, /* DDP's no_sync underneath, as ddp's row */
     .memory_terms = cs__ddp_bucket_memory,
     .backward_unit = cs__ddp_backward_unit,
     .post_backward = cs__ddp_reduce_buckets,

@@ -14,7 +14,14 @@ How a row maps (each choice from the file's header):
                 Korthikanti et al. 2022), pipeline_parallel = the row's pp, virtual_stages = its
                 virtual_pipeline (collsim then picks interleaved_1f1b, Megatron's schedule with
                 --num-layers-per-virtual-pipeline-stage; 1f1b otherwise), strategy ddp over
-                gpus / (tp x pp) data-parallel ranks.
+                gpus / (tp x pp) data-parallel ranks. DDP-impl torch (<= 18B) is torch's
+                bucketed DDP, overlapped with backward, no_sync for all micro-batches but
+                the last (Megatron 2021 schedules.py forward_backward_no_pipelining); local
+                (>= 39B) all-reduces each stage's gradients after the flush, not overlapped
+                (model/distributed.py allreduce_gradients from training.py train_step; the
+                pipeline executor, pipeline.c). Neither sets --use-contiguous-buffers-in-ddp,
+                so both accumulate micro-batches into param.grad (compute.c's
+                grad_accumulate).
   precision     --fp16: the model in fp16 (mixed_precision pure, param_dtype fp16); Megatron's
                 fp32 master copy lives in its optimizer, which changes memory, not the step's time
                 beyond the optimizer pass.
