@@ -116,6 +116,25 @@ START_TEST(compile_fits_pr165_batch16)
 }
 END_TEST
 
+/* torchtitan's loop keeps its fp32 logits (pred) through backward: at
+ * the loss's backward (the peak of full checkpointing) they add 4 bytes
+ * per logit to what F.cross_entropy holds. */
+START_TEST(held_logits_in_the_timeline)
+{
+    cs_test_setup s;
+    pr165(&s, 2, CS_CKPT_FULL);
+    s.t.mixed_precision = CS_MP_FSDP_PARAM_DTYPE;
+    s.t.param_dtype = CS_DTYPE_BF16;
+    cs_training_resolve_precision(&s.t);
+    double dropped = estimate(&s).peak_allocated_bytes;
+    s.t.hold_logits = 1;
+    double held = estimate(&s).peak_allocated_bytes;
+    double logits = 8.0 * s.m.seq_len * s.m.vocab;
+    ck_assert_msg(fabs(held - dropped - 4 * logits) < 0.05 * logits, "held %.4g, dropped %.4g, 4 x logits %.4g",
+                  held, dropped, 4 * logits);
+}
+END_TEST
+
 /* At capacity, torch returns cached segments (release_cached_blocks) and
  * retries: a run whose unbounded reserved would not fit, while what it
  * allocates does, still fits; one whose tensors alone do not, does not. */
@@ -181,6 +200,7 @@ static Suite *memreplay_suite(void)
     tcase_add_test(tc, capacity_releases_the_cache);
     tcase_add_test(tc, torchtune_options);
     tcase_add_test(tc, compile_fits_pr165_batch16);
+    tcase_add_test(tc, held_logits_in_the_timeline);
     suite_add_tcase(s, tc);
     return s;
 }

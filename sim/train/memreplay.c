@@ -476,11 +476,20 @@ static void forward(rp *r, const plan *p, live *v)
         forward_block(r, p, v, i);
         if (p->reshard && (i + 1 == p->L || (i + 1) % p->unit_layers == 0)) reshard(r, p, v, u);
     }
-    /* the loss (loss.c's row): logits in the compute dtype, the rest it holds */
+    /* the loss (loss.c's row): the head's output, its upcast; the input the
+     * loss or its caller keeps, then what the loss saves */
     r->phase = "loss";
-    double e = cs_dtype_size(p->t->param_dtype), held = cs_loss_held_bytes(p->t);
-    v->loss[0] = take(r, p->logits * (held < e ? held : e), S_COMPUTE);
-    v->loss[1] = take(r, p->logits * (held - e), S_COMPUTE);
+    cs_loss_steps ls = cs_loss_steps_of(p->t);
+    int in = take(r, p->logits * cs_dtype_size(p->t->param_dtype), S_COMPUTE);
+    if (ls.upcast_bytes > 0) {
+        int up = take(r, p->logits * ls.upcast_bytes, S_COMPUTE);
+        give(r, &in);
+        in = up;
+    }
+    give(r, &v->loss[0]); /* the caller's previous logits, replaced */
+    v->loss[1] = take(r, p->logits * (cs_loss_held_bytes(p->t) - ls.input_bytes), S_COMPUTE);
+    if (ls.input_bytes > 0) v->loss[0] = in;
+    else give(r, &in);
 }
 
 static void layer_grads(rp *r, const plan *p, live *v, int i)
@@ -497,9 +506,15 @@ static void backward(rp *r, const plan *p, live *v)
     int ugrad = -1, root_ugrad = -1;
     r->phase = "loss backward";
     r->layer = -1;
+    cs_loss_steps ls = cs_loss_steps_of(t);
     v->loss[2] = take(r, p->logits * cs_loss_backward_bytes(t), S_COMPUTE);
-    give(r, &v->loss[0]);
+    if (!t->hold_logits) give(r, &v->loss[0]); /* else replaced by the next forward's */
     give(r, &v->loss[1]);
+    if (ls.cast_grad_bytes > 0) { /* the upcast's backward: the gradient in the logits' dtype */
+        int g = take(r, p->logits * ls.cast_grad_bytes, S_COMPUTE);
+        give(r, &v->loss[2]);
+        v->loss[2] = g;
+    }
     double ps = cs_dtype_size(t->param_dtype), n = p->unsharded_unit / p->shard_unit;
     double root_grad = p->mem->grads_bytes * p->root_share;
     if (p->gathers)

@@ -85,7 +85,7 @@ def mapping(r, tmp):
                     ("fsdp_version", 1 if r["strategy"].startswith("fsdp1") else 2), ("fsdp_unit_layers", 1)]
         if ck == "selective":
             training += SELECTIVE_EVERY_2
-        training += LOSS_NAIVE + compiled
+        training += LOSS_NAIVE + HOLD_LOGITS + compiled
         head = ["cluster: %s" % cluster_yaml(tmp, "95.0396"), "ranks: 8"]
         model = LLAMA2_7B_2048
     else:
@@ -118,6 +118,9 @@ def mapping(r, tmp):
 # What collsim expresses today (filled in as the mechanisms land; empty: the row runs without it).
 SELECTIVE_EVERY_2 = [("selective_ac", 2)]  # torchtitan 2024-03 default selective_ac_option "2"
 LOSS_NAIVE = [("loss_impl", "naive")]  # torchtitan: F.cross_entropy of output(h).float()
+# torchtitan train.py at e28832e (PR #165's base): pred = model(input_ids), F.cross_entropy(pred...),
+# backward, no del: the fp32 logits live through backward (torchtune's recipes `del logits`).
+HOLD_LOGITS = [("hold_logits", "true")]
 LOSS_CHUNKED = [("loss_impl", "chunked")]  # torchtune CEWithChunkedOutputLoss
 OPT_IN_BWD = [("optimizer_in_backward", "true")]  # torchtune optimizer_in_bwd
 OFFLOAD = [("activation_offloading", "true")]  # torchtune enable_activation_offloading
