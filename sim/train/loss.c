@@ -82,13 +82,12 @@ typedef struct loss_row {
     /* bytes per logit element: the loss's input kept to the end of its
      * backward (hold: the caller keeps the logits), its fp32 copy made
      * before it, held from forward (input included), added in backward,
-     * the gradient made after it, moved by the forward and backward
+     * moved by the forward and backward
      * kernels; e the compute dtype's size, compiled 1 under torch.compile */
     double (*input)(double e, int hold);
     double (*upcast)(double e);
     double (*held)(double e, int compiled, int hold);
     double (*backward)(double e, int compiled);
-    double (*cast_grad)(double e);
     double (*fwd_traffic)(double e, int compiled);
     double (*bwd_traffic)(double e, int compiled);
     const char *fwd_name, *bwd_name;
@@ -99,7 +98,6 @@ static double naive_input(double e, int hold) { return (void)e, hold ? 4.0 : 0; 
 static double naive_upcast(double e) { return e < 4 ? 4.0 : 0; } /* fp32: .float() is the same tensor */
 static double naive_held(double e, int c, int hold) { return (void)c, 4.0 + naive_input(e, hold); }
 static double naive_bwd(double e, int c) { return (void)e, (void)c, 4.0 + 4.0; }
-static double naive_cast_grad(double e) { return e < 4 ? e : 0; }
 static double no_upcast(double e) { return (void)e, 0; }
 static double saved_input(double e, int hold) { return (void)hold, e; } /* the loss saves its input */
 static double naive_fwd_traffic(double e, int c) { return (void)c, e + 4 + 4 + 4; }
@@ -115,13 +113,11 @@ static double chunked_fwd_traffic(double e, int c) { return c ? 2 * e : naive_fw
 static double chunked_bwd_traffic(double e, int c) { return c ? 2 * e : naive_bwd_traffic(e, c); }
 
 static const loss_row rows[CS_LOSS_COUNT] = {
-    [CS_LOSS_NAIVE] = {naive_input, naive_upcast, naive_held, naive_bwd, naive_cast_grad,
-                       naive_fwd_traffic, naive_bwd_traffic, "cross_entropy",
+    [CS_LOSS_NAIVE] = {naive_input, naive_upcast, naive_held, naive_bwd, naive_fwd_traffic, naive_bwd_traffic, "cross_entropy",
                        "cross_entropy.backward", 1},
-    [CS_LOSS_FUSED] = {saved_input, no_upcast, fused_held, fused_bwd, no_upcast, fused_traffic,
+    [CS_LOSS_FUSED] = {saved_input, no_upcast, fused_held, fused_bwd, fused_traffic,
                        fused_traffic, "xentropy", "xentropy.backward", 1},
-    [CS_LOSS_CHUNKED] = {saved_input, no_upcast, chunked_held, chunked_bwd, no_upcast,
-                         chunked_fwd_traffic, chunked_bwd_traffic, "chunked_cross_entropy",
+    [CS_LOSS_CHUNKED] = {saved_input, no_upcast, chunked_held, chunked_bwd, chunked_fwd_traffic, chunked_bwd_traffic, "chunked_cross_entropy",
                          "chunked_cross_entropy.backward", TORCHTUNE_CHUNKS},
 };
 
@@ -146,8 +142,7 @@ cs_loss_steps cs_loss_steps_of(const cs_training *t)
 {
     const loss_row *r = row_of(t);
     double e = cs_dtype_size(t->param_dtype);
-    return (cs_loss_steps){.input_bytes = r->input(e, t->hold_logits), .upcast_bytes = r->upcast(e),
-                           .cast_grad_bytes = r->cast_grad(e)};
+    return (cs_loss_steps){.input_bytes = r->input(e, t->hold_logits), .upcast_bytes = r->upcast(e)};
 }
 
 double cs_loss_backward_bytes(const cs_training *t)

@@ -39,10 +39,9 @@ double cs_loss_backward_bytes(const cs_training *t);
  * the row upcasts (upcast_bytes; the e-byte output is freed); of the
  * loss's input, what stays to the end of its backward (input_bytes,
  * included in cs_loss_held_bytes; the rest of the held bytes is what the
- * loss saves); after the backward's cs_loss_backward_bytes, the gradient
- * in the logits' dtype made by the upcast's backward (cast_grad_bytes). */
+ * loss saves). */
 typedef struct cs_loss_steps {
-    double input_bytes, upcast_bytes, cast_grad_bytes;
+    double input_bytes, upcast_bytes;
 } cs_loss_steps;
 cs_loss_steps cs_loss_steps_of(const cs_training *t);
 

@@ -506,15 +506,13 @@ static void backward(rp *r, const plan *p, live *v)
     int ugrad = -1, root_ugrad = -1;
     r->phase = "loss backward";
     r->layer = -1;
-    cs_loss_steps ls = cs_loss_steps_of(t);
     v->loss[2] = take(r, p->logits * cs_loss_backward_bytes(t), S_COMPUTE);
     if (!t->hold_logits) give(r, &v->loss[0]); /* else replaced by the next forward's */
     give(r, &v->loss[1]);
-    if (ls.cast_grad_bytes > 0) { /* the upcast's backward: the gradient in the logits' dtype */
-        int g = take(r, p->logits * ls.cast_grad_bytes, S_COMPUTE);
-        give(r, &v->loss[2]);
-        v->loss[2] = g;
-    }
+    /* naive: the upcast's backward makes the e-byte gradient once nll_loss's
+     * fp32 one is freed, from that freed block (the large pool splits a
+     * cached block): the backward's block stands for both until the head's
+     * backward, one allocation fewer per micro-step (tools/bench-main.sh) */
     double ps = cs_dtype_size(t->param_dtype), n = p->unsharded_unit / p->shard_unit;
     double root_grad = p->mem->grads_bytes * p->root_share;
     if (p->gathers)
