@@ -525,6 +525,8 @@ void cs_cli_knobs_apply(const cs_cli_knobs *k, cs_training *t)
     if (k->attention >= 0) t->flash_attention = k->attention > 0;
     if (k->attention >= 2) t->attention_kernel = (cs_attn_kernel)(k->attention - 2);
     if (k->compile) t->compile = 1;
+    if (k->optimizer_in_backward) t->optimizer_in_backward = 1;
+    if (k->activation_offloading) t->activation_offloading = 1;
     if (k->loss >= 0) t->loss_impl = k->loss;
     if (k->engine >= 0) t->collective_engine = (cs_engine_kind)k->engine;
     if (k->optimizer >= 0) t->optimizer = (cs_optimizer)k->optimizer;

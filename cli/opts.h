@@ -166,6 +166,11 @@ extern const int cs_attention_order[];
     {"loss", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_loss,                   \
      .says = CS_SAYS_EXPECTS}
 #define CS_ARG_COMPILE(T, f) {"compile", .flag = 1, .parse = cs_opt_set, CS_ARG_AT(T, f)}
+/* torchtune's optimizer_in_bwd and enable_activation_offloading (memory only) */
+#define CS_ARG_OPTIMIZER_IN_BACKWARD(T, f)                                                         \
+    {"optimizer-in-backward", .flag = 1, .parse = cs_opt_set, CS_ARG_AT(T, f)}
+#define CS_ARG_ACTIVATION_OFFLOADING(T, f)                                                         \
+    {"activation-offloading", .flag = 1, .parse = cs_opt_set, CS_ARG_AT(T, f)}
 /* The training dtypes: one for params, gradients and collectives. */
 extern const int cs_training_dtypes[];
 #define CS_ARG_TRAINING_DTYPE(T, f)                                                                \
@@ -222,6 +227,7 @@ typedef struct cs_cli_knobs {
     int dtype, micro_batch, grad_accum, ckpt, attention, engine, optimizer, global_batch;
     int sac_set, sac; /* --selective-ac given (1) and its value (checkpoint.h) */
     int compile; /* 1: --compile given */
+    int optimizer_in_backward, activation_offloading; /* 1: the flag given */
     int loss; /* --loss: a cs_loss_impl (train/loss.h); -1 unset */
     int tp; /* --tp: the tensor-parallel degree; 0 unset */
     int pp; /* --pp: the pipeline-parallel degree; 0 unset */

@@ -73,7 +73,16 @@ void cs_cli_train_help(FILE *f)
             "                         speed: gpu.compute of the cluster) or standard (unfused:\n"
             "                         Korthikanti Table 2 as is)\n"
             "  --compile              torch.compile: pointwise ops and norms fused into one\n"
-            "                         kernel each (scenario key compile: true)\n"
+            "                         kernel each, and a block saves what Inductor's\n"
+            "                         partition saves (scenario key compile: true)\n"
+            "  --optimizer-in-backward  each parameter stepped and its gradient freed as\n"
+            "                         backward makes it (torchtune's optimizer_in_bwd; needs\n"
+            "                         grad-accum 1; memory only; scenario key\n"
+            "                         optimizer_in_backward: true)\n"
+            "  --activation-offloading  what each block saves goes to the host after its\n"
+            "                         forward, back before its backward (torchtune's\n"
+            "                         OffloadActivations; memory only; scenario key\n"
+            "                         activation_offloading: true)\n"
             "  --tp T                 tensor-parallel degree (default 1: none): Megatron's\n"
             "                         column / row split over T consecutive ranks, with\n"
             "                         sequence parallelism; the strategy shards over ranks / T\n"
@@ -165,5 +174,12 @@ int cs_cli_train_training(const char *cmd, const cs_cli_train *a, const cs_scena
     if (!a->scenario) cs_training_defaults(t, s);
     cs_training_set_strategy(t, s);
     cs_cli_knobs_apply(&a->knobs, t);
-    return cs_cli_knobs_batch(cmd, &a->knobs, ranks, t);
+    int rc = cs_cli_knobs_batch(cmd, &a->knobs, ranks, t);
+    if (rc) return rc;
+    if (t->optimizer_in_backward && t->grad_accum > 1) /* torchtune raises the same */
+        return cs_cli_usage(cmd,
+                            "optimizer_in_backward steps each parameter as its gradient is made: "
+                            "it needs grad-accum 1, got %d",
+                            t->grad_accum);
+    return 0;
 }

@@ -44,6 +44,8 @@ typedef struct cs_cli_train {
         CS_ARG_OPTIMIZER(T, f.knobs.optimizer), CS_ARG_CKPT(T, f.knobs.ckpt),                      \
         CS_ARG_SELECTIVE_AC(T, f.knobs.sac), CS_ARG_ATTENTION(T, f.knobs.attention),              \
         CS_ARG_COMPILE(T, f.knobs.compile), CS_ARG_TP(T, f.knobs.tp),                            \
+        CS_ARG_OPTIMIZER_IN_BACKWARD(T, f.knobs.optimizer_in_backward),                          \
+        CS_ARG_ACTIVATION_OFFLOADING(T, f.knobs.activation_offloading),                          \
         CS_ARG_LOSS(T, f.knobs.loss), CS_ARG_PP(T, f.knobs.pp),                                  \
         CS_ARG_PP_SCHEDULE(T, f.knobs.pp_schedule)
 

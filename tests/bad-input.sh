@@ -95,6 +95,9 @@ printf '%s,tp\n%s,0\n' "$TRH" "$TRR" >"$T/tr-tp-zero.csv"
 printf '%s,pipeline_schedule\n%s,pipedream\n' "$TRH" "$TRR" >"$T/tr-pp-sched.csv"
 printf '%s,tp,sequence_parallel\n%s,2,maybe\n' "$TRH" "$TRR" >"$T/tr-sp.csv"
 printf '%s,async_tp\n%s,99\n' "$TRH" "$TRR" >"$T/tr-async.csv"
+# torchtune's options (issue 23): optimizer_in_backward needs grad_accum 1 (the row has 2)
+printf '%s,optimizer_in_backward\n%s,true\n' "$TRH" "$TRR" >"$T/tr-oib.csv"
+printf '%s,activation_offloading\n%s,maybe\n' "$TRH" "$TRR" >"$T/tr-offload.csv"
 KH='kind,backend,dtype,m,n,k,bytes,ranks,iters,time_min_us,time_median_us,kernel'
 printf '%s\ngemm,mpi,fp32,1e300,64,64,0,1,2,1,250.5,x\n' "$KH" >"$T/k-huge.csv"
 printf '%s,m\ngemm,mpi,fp32,64,64,64,0,1,2,1,250.5,x,64\n' "$KH" >"$T/k-dup.csv"
@@ -188,6 +191,10 @@ cases() {
 2|tr-pp-sched|tr-pp-sched.csv:2:83: error: column 'pipeline_schedule': expected gpipe, 1f1b, interleaved_1f1b or zero_bubble, got 'pipedream'|compare --cluster dgx-a100 --training-runs @T@/tr-pp-sched.csv
 2|tr-sp|tr-sp.csv:2:85: error: column 'sequence_parallel': expected true or false, got 'maybe'|compare --cluster dgx-a100 --training-runs @T@/tr-sp.csv
 2|tr-async|tr-async.csv:2:83: error: column 'async_tp': expected true or false, got '99'|compare --cluster dgx-a100 --training-runs @T@/tr-async.csv
+2|tr-oib|tr-oib.csv:2:83: error: column 'optimizer_in_backward': steps each parameter as its gradient is made: needs grad_accum 1|compare --cluster dgx-a100 --training-runs @T@/tr-oib.csv
+2|tr-offload|tr-offload.csv:2:83: error: column 'activation_offloading': expected true or false, got 'maybe'|compare --cluster dgx-a100 --training-runs @T@/tr-offload.csv
+2|oib-accum|optimizer_in_backward steps each parameter as its gradient is made: it needs grad-accum 1, got 4|memory --model llama2-7b --ranks 8 --optimizer-in-backward --grad-accum 4
+2|offload-arg|unknown option '--activation-offloading=yes'|memory --model llama2-7b --ranks 8 --activation-offloading=yes
 2|k-huge|k-huge.csv:2:15: error: column 'm': expected a whole number in 1..2147483647|compare --cluster cpu-local --compute-measurements @T@/k-huge.csv
 2|k-dup|k-dup.csv:1:78: error: column 'm' given twice (first at column 20)|compare --cluster cpu-local --compute-measurements @T@/k-dup.csv
 2|k-nul|k-nul.csv:2:32: error: column 'time_median_us': expected no NUL byte|compare --cluster cpu-local --compute-measurements @T@/k-nul.csv

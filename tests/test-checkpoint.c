@@ -5,7 +5,8 @@
  * ... counted from 1; N = 1 is full checkpointing), the per-op policy's
  * saved bytes against a hand count of a Llama block (input, wq, wv,
  * attention out + logsumexp, w1, w2) and its recompute FLOPs against the
- * GEMMs it drops (wk, wo, w3), each with a deliberately wrong case the
+ * GEMMs it drops (wk, wo, w3), what Inductor's partition keeps under
+ * compile against a hand count, each with a deliberately wrong case the
  * comparison must reject. Runs from the project root.
  */
 #include <check.h>
@@ -92,6 +93,32 @@ START_TEST(op_policy_saved_bytes)
 }
 END_TEST
 
+/* Under compile, Inductor's partition (checkpoint.c) keeps of a Llama
+ * block: its input, rotary q and k, v, the attention output and its
+ * logsumexp, the residual stream, w1 and w3; a checkpointed block keeps its
+ * input as eager does, and op keeps its own list. */
+START_TEST(compiled_saved_bytes)
+{
+    cs_model m = llama7b_2048();
+    cs_training t = selective(2, 8);
+    t.compile = 1;
+    double sb = 2048.0 * 8, h = 4096, f = 11008, kv = 4096, a = 32;
+    double hand = sb * (2 * h + 2 * (h + kv) + 2 * kv + 2 * h + 4 * a + 2 * h + 4 * f);
+    ck_assert_double_eq_tol(cs_checkpoint_kept_bytes(&m, &t, 0), hand, 1);
+    ck_assert_double_eq_tol(cs_checkpoint_running_bytes(&m, &t), hand, 1);
+    ck_assert_double_eq_tol(cs_checkpoint_kept_bytes(&m, &t, 1), sb * 2 * h, 1);
+    /* deliberately wrong: keeping the eager set (fp32 norms, silu, gate) must differ */
+    t.compile = 0;
+    double eager = cs_checkpoint_kept_bytes(&m, &t, 0);
+    ck_assert(eager > 1.3 * hand);
+    t.compile = 1;
+    t.selective_ac = CS_SAC_OP;
+    double op = cs_checkpoint_kept_bytes(&m, &t, 0);
+    t.compile = 0;
+    ck_assert_double_eq(op, cs_checkpoint_kept_bytes(&m, &t, 0));
+}
+END_TEST
+
 START_TEST(op_policy_recompute_flops)
 {
     cs_model m = llama7b_2048();
@@ -123,6 +150,7 @@ static Suite *checkpoint_suite(void)
     tcase_add_test(tc, every_nth_block);
     tcase_add_test(tc, op_policy_saved_bytes);
     tcase_add_test(tc, op_policy_recompute_flops);
+    tcase_add_test(tc, compiled_saved_bytes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-loss.c - the loss implementations (train/loss.h): the bytes each
- * holds per logit against a hand count of its source (naive: bf16 logits
- * + fp32 copy, fp32 gradient; flash-attn's xentropy as llm-foundry builds
+ * holds per logit against a hand count of its source (naive: log_softmax's
+ * fp32 result, nll_loss's and log_softmax's fp32 gradients at once, the
+ * fp32 logits when the loop holds them; flash-attn's xentropy as llm-foundry builds
  * it: the bf16 logits, a bf16 gradient; torchtune's chunked loss, eager and
  * compiled), the memory estimate's temporary buffers for MPT-760M at
  * micro-batch 24 (issue 23's 23 GiB), and the kernels the head runs; each
@@ -45,8 +46,8 @@ START_TEST(bytes_per_logit)
         int loss, compiled;
         double held, backward;
     } hand[] = {
-        {CS_LOSS_NAIVE, 0, 2 + 4, 4},     /* bf16 logits + fp32 copy; fp32 gradient */
-        {CS_LOSS_NAIVE, 1, 2 + 4, 4},     /* compile does not change the naive loss here */
+        {CS_LOSS_NAIVE, 0, 4, 4 + 4},     /* log_softmax's fp32 result; nll's and its grads */
+        {CS_LOSS_NAIVE, 1, 4, 4 + 4},     /* compile does not change the naive loss here */
         {CS_LOSS_FUSED, 0, 2, 2},         /* logits saved as they are; gI = empty_like */
         {CS_LOSS_CHUNKED, 0, 2 + 4, 0.75}, /* every chunk's log_softmax saved; one chunk's grads */
         {CS_LOSS_CHUNKED, 1, 2, 0.25},    /* compiled: nothing fp32 saved */
@@ -61,6 +62,17 @@ START_TEST(bytes_per_logit)
     cs_training f = bf16(CS_LOSS_NAIVE, 0);
     f.param_dtype = CS_DTYPE_FP32;
     ck_assert_double_eq(cs_loss_held_bytes(&f), 4);
+    ck_assert_double_eq(cs_loss_steps_of(&f).upcast_bytes, 0);
+    /* torchtitan's loop keeps its fp32 logits (pred) through backward */
+    cs_training h = bf16(CS_LOSS_NAIVE, 0);
+    h.hold_logits = 1;
+    ck_assert_double_eq(cs_loss_held_bytes(&h), 4 + 4);
+    cs_loss_steps st = cs_loss_steps_of(&h);
+    ck_assert_double_eq(st.input_bytes, 4);
+    ck_assert_double_eq(st.upcast_bytes, 4);
+    /* fused keeps its bf16 input (ctx.save_for_backward), whoever holds it */
+    cs_training fs = bf16(CS_LOSS_FUSED, 0);
+    ck_assert_double_eq(cs_loss_steps_of(&fs).input_bytes, 2);
     /* deliberately wrong: a fused loss that upcast like the naive one */
     cs_training fu = bf16(CS_LOSS_FUSED, 0), na = bf16(CS_LOSS_NAIVE, 0);
     ck_assert(cs_loss_held_bytes(&fu) + cs_loss_backward_bytes(&fu) <
@@ -86,9 +98,10 @@ START_TEST(mpt760m_temp)
     t.loss_impl = CS_LOSS_FUSED;
     ck_assert_int_eq(cs_memory_estimate(&m, &t, &topo, 0, &fused, &d), 0);
     double logits = 24.0 * 2048 * 50368;
-    /* naive 10 bytes per logit (23 GiB), fused 4: 6 x logits less */
-    ck_assert_double_eq_tol(naive.temp_bytes - fused.temp_bytes, 6 * logits, 1);
-    ck_assert(naive.temp_bytes >= 10 * logits);
+    /* naive 12 bytes per logit (log_softmax's result, then two fp32
+     * gradients at once), fused 4: 8 x logits less */
+    ck_assert_double_eq_tol(naive.temp_bytes - fused.temp_bytes, 8 * logits, 1);
+    ck_assert(naive.temp_bytes >= 12 * logits);
     /* deliberately wrong: the fused estimate is not the naive one */
     ck_assert(fabs(fused.peak_bytes - naive.peak_bytes) > 5 * logits);
 }

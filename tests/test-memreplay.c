@@ -89,6 +89,52 @@ START_TEST(policies_in_order)
 }
 END_TEST
 
+/* torchtitan PR #165's compiled FSDP2 run at micro-batch 16, every 2nd
+ * block checkpointed, ran on the 95 GiB part (88.2 GiB reserved): with
+ * compile's partition it fits; eager it would not. */
+START_TEST(compile_fits_pr165_batch16)
+{
+    cs_test_setup s;
+    pr165(&s, 2, CS_CKPT_SELECTIVE);
+    s.t.selective_ac = 2;
+    s.t.micro_batch = 16;
+    s.t.mixed_precision = CS_MP_FSDP_PARAM_DTYPE; /* bf16 compute over fp32 shards */
+    s.t.param_dtype = CS_DTYPE_BF16;
+    s.t.master_weights_fp32 = 1;
+    cs_training_resolve_precision(&s.t);
+    s.m.seq_len = 2048;
+    cs_diag d;
+    ck_assert_int_eq(cs_model_derive(&s.m, &d), 0);
+    s.c.gpu.memory_bytes = 95.0396 * GiB;
+    s.topo = cs_test_topology(&s.c, 8, 0);
+    cs_memory eager = estimate(&s);
+    s.t.compile = 1;
+    cs_memory compiled = estimate(&s);
+    ck_assert_msg(compiled.fits && !eager.fits, "compiled %.4g, eager %.4g GiB reserved",
+                  compiled.peak_reserved_bytes / GiB, eager.peak_reserved_bytes / GiB);
+    ck_assert(compiled.peak_allocated_bytes < eager.peak_allocated_bytes - 16 * GiB);
+}
+END_TEST
+
+/* torchtitan's loop keeps its fp32 logits (pred) through backward: at
+ * the loss's backward (the peak of full checkpointing) they add 4 bytes
+ * per logit to what F.cross_entropy holds. */
+START_TEST(held_logits_in_the_timeline)
+{
+    cs_test_setup s;
+    pr165(&s, 2, CS_CKPT_FULL);
+    s.t.mixed_precision = CS_MP_FSDP_PARAM_DTYPE;
+    s.t.param_dtype = CS_DTYPE_BF16;
+    cs_training_resolve_precision(&s.t);
+    double dropped = estimate(&s).peak_allocated_bytes;
+    s.t.hold_logits = 1;
+    double held = estimate(&s).peak_allocated_bytes;
+    double logits = 8.0 * s.m.seq_len * s.m.vocab;
+    ck_assert_msg(fabs(held - dropped - 4 * logits) < 0.05 * logits, "held %.4g, dropped %.4g, 4 x logits %.4g",
+                  held, dropped, 4 * logits);
+}
+END_TEST
+
 /* At capacity, torch returns cached segments (release_cached_blocks) and
  * retries: a run whose unbounded reserved would not fit, while what it
  * allocates does, still fits; one whose tensors alone do not, does not. */
@@ -153,6 +199,8 @@ static Suite *memreplay_suite(void)
     tcase_add_test(tc, policies_in_order);
     tcase_add_test(tc, capacity_releases_the_cache);
     tcase_add_test(tc, torchtune_options);
+    tcase_add_test(tc, compile_fits_pr165_batch16);
+    tcase_add_test(tc, held_logits_in_the_timeline);
     suite_add_tcase(s, tc);
     return s;
 }

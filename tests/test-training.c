@@ -543,6 +543,7 @@ START_TEST(scenario_errors)
     expect_edit_error("", "  grad_accum: 4\n  optimizer_in_backward: true\n", 8, 3,
                       "needs grad_accum 1, got 4");
     expect_edit_error("", "  activation_offloading: maybe\n", 7, 26, "'activation_offloading'");
+    expect_edit_error("", "  hold_logits: 2\n", 7, 16, "'hold_logits'");
     expect_edit_error("", "  compute_efficiency: 0\n", 7, 23, "'compute_efficiency' must be");
     expect_edit_error("", "  limit_all_gathers: maybe\n", 7, 22, "false (no limit)");
     expect_edit_error("", "  nccl_buffers: lots\n", 7, 17, "'nccl_buffers'");

@@ -83,6 +83,26 @@ START_TEST(optional_columns)
 }
 END_TEST
 
+/* torchtune's options as columns (the scenario keys), default off. */
+START_TEST(torchtune_option_columns)
+{
+    const char *text = "model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,"
+                       "grad_accum,activation_checkpointing,tokens_per_s_per_gpu,"
+                       "optimizer_in_backward,activation_offloading\n"
+                       "m,4,1024,16,32000,4096,1,ddp,bf16/PURE,2,1,full,1000,true,true\n"
+                       "m,4,1024,16,32000,4096,1,ddp,bf16/PURE,2,1,full,1000,false,\n";
+    cs_trun_set s = {0};
+    cs_diag d;
+    cs_diag_clear(&d);
+    cs_test_diag_ok(cs_training_runs_read_string(&s, "o.csv", text, strlen(text), &d), &d, "tt");
+    ck_assert_int_eq(s.rows[0].training.optimizer_in_backward, 1);
+    ck_assert_int_eq(s.rows[0].training.activation_offloading, 1);
+    ck_assert_int_eq(s.rows[1].training.optimizer_in_backward, 0);
+    ck_assert_int_eq(s.rows[1].training.activation_offloading, 0); /* empty: the default */
+    cs_training_runs_free(&s);
+}
+END_TEST
+
 START_TEST(validation_table_reads)
 {
     cs_trun_set s = {0};
@@ -371,6 +391,7 @@ int main(void)
     TCase *tc = tcase_create("read");
     tcase_add_test(tc, row_maps_like_throughput_py);
     tcase_add_test(tc, optional_columns);
+    tcase_add_test(tc, torchtune_option_columns);
     tcase_add_test(tc, validation_table_reads);
     tcase_add_test(tc, errors_at_line_column);
     tcase_add_test(tc, compute_csv);

@@ -38,6 +38,10 @@
  *                                llm-foundry's MPT train metrics: loss.h);
  *   compile                      column, yes / no (or true / false),
  *                                default no: torch.compile (training.h);
+ *   optimizer_in_backward,       columns, true / false, default false: the
+ *   activation_offloading        scenario keys (torchtune's optimizer_in_bwd,
+ *                                needing grad_accum 1, and
+ *                                enable_activation_offloading: training.h);
  *   fsdp_version                 column, default 1 (Composer of 2023 wraps
  *                                FullyShardedDataParallel, one unit per
  *                                transformer block);
@@ -264,6 +268,8 @@ static const col_def cols[] = {
     {.name = "limit_all_gathers", .kind = C_FN, .fn = limit_cell},
     {.name = "fsdp_version", .kind = C_FN, .fn = version_cell},
     {.name = "compile", .kind = C_FN, .fn = compile_cell},
+    {.name = "optimizer_in_backward", .kind = C_BOOL, .off = B(r.training.optimizer_in_backward)},
+    {.name = "activation_offloading", .kind = C_BOOL, .off = B(r.training.activation_offloading)},
     {.name = "tp", .kind = C_INT, .off = B(r.training.tensor_parallel), .lim = CS_LIMIT_TENSOR_PARALLEL},
     {.name = "sequence_parallel", .kind = C_BOOL, .off = B(r.training.sequence_parallel)},
     {.name = "async_tp", .kind = C_BOOL, .off = B(r.training.async_tp)},
@@ -383,6 +389,14 @@ static int finish_model(const reader *rd, int lineno, row_build *b)
     return 0;
 }
 
+/* The index in cols of the column named `name` (one of the table's). */
+static size_t col_of(const char *name)
+{
+    for (size_t c = 0; c < NCOLS; c++)
+        if (!strcmp(cols[c].name, name)) return c;
+    CS_PANIC("training_runs: no column %s", name);
+}
+
 static int data_row(reader *rd, int lineno, const fields *f)
 {
     row_build b = {.gated = -1, .biases = -1, .learned = -1, .tied = -1, .params = NAN};
@@ -414,6 +428,11 @@ static int data_row(reader *rd, int lineno, const fields *f)
     if (!(b.r.measured_tps_per_gpu > 0))
         return fail(rd, lineno, 1, "column '%s': expected %s", "tokens_per_s_per_gpu",
                     "a throughput > 0");
+    if (b.r.training.optimizer_in_backward && b.r.training.grad_accum > 1) { /* as the scenario key */
+        int i = rd->at[col_of("optimizer_in_backward")];
+        return fail(rd, lineno, f->col[i], "column '%s': %s", "optimizer_in_backward",
+                    "steps each parameter as its gradient is made: needs grad_accum 1");
+    }
     int rc = finish_model(rd, lineno, &b);
     if (rc) return rc;
     cs_trun_set *s = rd->s;

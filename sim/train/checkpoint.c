@@ -40,6 +40,38 @@
  *             outputs are saved (out and its fp32 logsumexp, s x heads per
  *             sequence; flash-attn's _flash_attn_forward returns both).
  *             With unfused attention the QK^T bmm's scores are saved.
+ *   compile   torch.compile (Inductor) partitions each compiled block's
+ *             joint graph with torch/_functorch/partitioners.py
+ *             min_cut_rematerialization_partition (torch 2.3, PR #165's):
+ *             ban_recomputation bans what is not in its recomputable ops
+ *             (pointwise ops, reductions such as mean / var_mean, the dtype
+ *             casts aten._to_copy / prims.convert_element_type, views) and
+ *             the compute_intensive_ops (aten.mm, addmm, bmm, the SDPA
+ *             flash / efficient kernels); random_ops (native_dropout,
+ *             rand_like) are fusible but not recomputable. The min cut then
+ *             saves, per block: its input (the RMSNorm / LayerNorm is
+ *             recomputed from it, with its fp32 per-row rstd, and mean for
+ *             LayerNorm: 8 bytes per token, left out), the rotary q and k
+ *             and v (SDPA's inputs; rotary's fp32 complex product is
+ *             recomputed from wq / wk's outputs only if those were saved:
+ *             the cut takes the one 16-bit tensor), the attention output
+ *             with its fp32 logsumexp, the residual stream after attention
+ *             (the second norm is recomputed from it), the MLP's GEMM
+ *             outputs w1 and w3 (fc1 for GeLU; silu, gelu and the gate
+ *             product are pointwise, recomputed into w2's / fc2's
+ *             backward), a 1-byte mask per residual dropout (the cut's
+ *             smallest tensor downstream of rand_like), and with unfused
+ *             attention the QK^T bmm's scores (softmax recomputed; a 1-byte
+ *             mask if attention dropout). Eager, autograd also saves the
+ *             fp32 norm intermediates (torchtitan RMSNorm: x.float() and
+ *             the normalised x), silu's input and output, the gate
+ *             product and rotary's fp32 copies: Korthikanti's figure. A
+ *             block checkpointed whole is traced as a checkpoint region
+ *             whose nodes must be recomputed (the partitioner's
+ *             must_recompute): it keeps its input as eager does, and its
+ *             recompute holds the compiled saved set. The per-op policy's
+ *             tags are honoured the same way, so op saves what it saves
+ *             eager.
  * The block input is an input of the checkpointed function and is held by
  * the checkpoint in every policy that checkpoints the block. While a block
  * recomputes, it holds what it would hold without checkpointing (its
@@ -116,10 +148,43 @@ int cs_checkpoint_recomputes_whole(const cs_training *t)
     return t->checkpointing == CS_CKPT_FULL || every_n(t) > 0;
 }
 
+/* What Inductor's partition saves of one block, unsplit (the file header);
+ * scores: the unfused attention's s x s terms count (they are dropped by
+ * Megatron's selective policy). */
+static double compiled_whole_bytes(const cs_model *m, const cs_training *t, int scores)
+{
+    double s = m->seq_len, b = t->micro_batch, h = m->hidden, f = m->ffn_hidden;
+    double kvw = (double)m->hidden / m->heads * m->kv_heads;
+    double topk = m->experts > 1 ? m->experts_per_token : 1;
+    double drop = m->dropout > 0;
+    double per_token = 2 * h             /* the block's input */
+                       + 2 * (h + kvw)   /* rotary q and k */
+                       + 2 * kvw         /* v */
+                       + 2 * h           /* the attention output */
+                       + 4.0 * m->heads  /* its fp32 logsumexp */
+                       + 2 * h           /* the residual stream after attention */
+                       + topk * (m->gated_mlp ? 4 * f : 2 * f) /* w1, w3 / fc1 */
+                       + 2 * h * drop;   /* two residual dropout masks */
+    double bytes = s * b * per_token;
+    if (!t->flash_attention && scores) bytes += (2.0 + drop) * m->heads * s * s * b;
+    return bytes;
+}
+
+/* The compiled saved bytes under t's tensor parallelism: the unsplit
+ * figure scaled as tensor.c splits the eager one. */
+static double compiled_bytes(const cs_model *m, const cs_training *t, cs_ckpt mode)
+{
+    double eager = cs_model_activation_bytes_per_layer(m, t->micro_batch, mode);
+    double split = cs_tensor_activation_bytes_per_layer(m, t, t->micro_batch, mode);
+    double whole = compiled_whole_bytes(m, t, mode == CS_CKPT_NONE);
+    return eager > 0 ? whole * split / eager : 0;
+}
+
 double cs_checkpoint_running_bytes(const cs_model *m, const cs_training *t)
 {
-    return cs_tensor_activation_bytes_per_layer(m, t, t->micro_batch,
-                                               cs_training_running_activations(t));
+    cs_ckpt mode = cs_training_running_activations(t);
+    if (t->compile) return compiled_bytes(m, t, mode);
+    return cs_tensor_activation_bytes_per_layer(m, t, t->micro_batch, mode);
 }
 
 /* The per-op policy's saved bytes of one block (the file header). */
@@ -144,11 +209,11 @@ double cs_checkpoint_kept_bytes(const cs_model *m, const cs_training *t, int lay
 {
     if (t->checkpointing == CS_CKPT_SELECTIVE && t->selective_ac == CS_SAC_OP)
         return op_saved_bytes(m, t);
-    if (every_n(t))
-        return cs_tensor_activation_bytes_per_layer(m, t, t->micro_batch,
-            cs_checkpoint_layer_recomputes(t, layer) ? CS_CKPT_FULL
-                                                     : cs_training_running_activations(t));
-    return cs_tensor_activation_bytes_per_layer(m, t, t->micro_batch, cs_training_kept_activations(t));
+    cs_ckpt mode = every_n(t) ? (cs_checkpoint_layer_recomputes(t, layer) ? CS_CKPT_FULL
+                                                                         : cs_training_running_activations(t))
+                              : cs_training_kept_activations(t);
+    if (t->compile && mode != CS_CKPT_FULL) return compiled_bytes(m, t, mode);
+    return cs_tensor_activation_bytes_per_layer(m, t, t->micro_batch, mode);
 }
 
 double cs_checkpoint_peak_bytes(const cs_model *m, const cs_training *t)

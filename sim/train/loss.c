@@ -8,12 +8,28 @@
  * naive      F.cross_entropy over upcast logits: HF LlamaForCausalLM.forward
  *            (logits.float()) and torchtitan's train.py (model.py
  *            Transformer.forward returns self.output(h).float(), then
- *            F.cross_entropy). Holds the e-byte logits and their fp32
- *            copy (the fp32 log_softmax output cross_entropy saves for
- *            backward is the same size; counted once, as Korthikanti et
- *            al. 2022 Sec 4.3's "4sbv"); the backward adds the fp32
- *            gradient. Kernels: the cast, log_softmax and nll_loss forward
- *            (e + 4 + 4 + 4 bytes), their backwards (5 x 4 + e).
+ *            F.cross_entropy). torch/nn/functional.py cross_entropy calls
+ *            torch._C._nn.cross_entropy_loss, which for class targets is
+ *            nll_loss_nd(log_softmax(input)) (aten LossNLL.cpp
+ *            cross_entropy_loss_label_smoothing's plain branch). Forward:
+ *            the head's e-byte output, its fp32 copy (.float(); the e-byte
+ *            output is then unreferenced: ToCopyBackward saves nothing),
+ *            log_softmax's fp32 result, which autograd saves
+ *            (tools/autograd/derivatives.yaml _log_softmax: result); its
+ *            fp32 input is saved by nothing and lives only while the
+ *            caller holds it: t->hold_logits (torchtitan train.py at PR
+ *            #165, e28832e: `pred = model(input_ids)`, loss of it,
+ *            backward, no del: pred lives until the next step reassigns
+ *            it), 4 more bytes. Backward (derivatives.yaml): nll_loss's
+ *            is nll_loss_backward, a full fp32 grad_input (zeros, then the
+ *            target's column); log_softmax's is _log_softmax_backward_
+ *            data, a second fp32 tensor made while the first is alive
+ *            (the engine frees an input buffer after the function
+ *            returns): 8 bytes at once; then the saved result and the
+ *            first gradient go and _to_copy's backward makes the e-byte
+ *            gradient the head's backward consumes. Kernels: the cast,
+ *            log_softmax and nll_loss forward (e + 4 + 4 + 4 bytes), their
+ *            backwards (5 x 4 + e).
  * fused      flash-attn's xentropy (flash_attn/losses/cross_entropy.py
  *            SoftmaxCrossEntropyLossFn, csrc/xentropy/xentropy_kernel.cu,
  *            v1.0.9: the version llm-foundry's `.[gpu]` extra installs,
@@ -63,10 +79,14 @@ const char *const cs_loss_impl_names[CS_LOSS_COUNT + 1] = {
     [CS_LOSS_NAIVE] = "naive", [CS_LOSS_FUSED] = "fused", [CS_LOSS_CHUNKED] = "chunked", NULL};
 
 typedef struct loss_row {
-    /* bytes per logit element: held from forward, added in backward,
-     * moved by the forward and backward kernels; e the compute dtype's
-     * size, compiled 1 under torch.compile */
-    double (*held)(double e, int compiled);
+    /* bytes per logit element: the loss's input kept to the end of its
+     * backward (hold: the caller keeps the logits), its fp32 copy made
+     * before it, held from forward (input included), added in backward,
+     * moved by the forward and backward
+     * kernels; e the compute dtype's size, compiled 1 under torch.compile */
+    double (*input)(double e, int hold);
+    double (*upcast)(double e);
+    double (*held)(double e, int compiled, int hold);
     double (*backward)(double e, int compiled);
     double (*fwd_traffic)(double e, int compiled);
     double (*bwd_traffic)(double e, int compiled);
@@ -74,28 +94,31 @@ typedef struct loss_row {
     int launches;
 } loss_row;
 
-static double naive_held(double e, int c) { return (void)c, e < 4 ? e + 4.0 : 4.0; } /* fp32: .float() is the same tensor */
-static double naive_bwd(double e, int c) { return (void)e, (void)c, 4.0; }
+static double naive_input(double e, int hold) { return (void)e, hold ? 4.0 : 0; } /* the fp32 logits */
+static double naive_upcast(double e) { return e < 4 ? 4.0 : 0; } /* fp32: .float() is the same tensor */
+static double naive_held(double e, int c, int hold) { return (void)c, 4.0 + naive_input(e, hold); }
+static double naive_bwd(double e, int c) { return (void)e, (void)c, 4.0 + 4.0; }
+static double no_upcast(double e) { return (void)e, 0; }
+static double saved_input(double e, int hold) { return (void)hold, e; } /* the loss saves its input */
 static double naive_fwd_traffic(double e, int c) { return (void)c, e + 4 + 4 + 4; }
 static double naive_bwd_traffic(double e, int c) { return (void)c, 4 + 4 + 4 + 4 + 4 + e; }
 
-static double fused_held(double e, int c) { return (void)c, e; }
+static double fused_held(double e, int c, int hold) { return (void)c, (void)hold, e; }
 static double fused_bwd(double e, int c) { return (void)c, e; }
 static double fused_traffic(double e, int c) { return (void)c, 2 * e; }
 
-static double chunked_held(double e, int c) { return c ? e : e + 4.0; }
+static double chunked_held(double e, int c, int hold) { return (void)hold, c ? e : e + 4.0; }
 static double chunked_bwd(double e, int c) { return (c ? e : 4.0 + e) / TORCHTUNE_CHUNKS; }
 static double chunked_fwd_traffic(double e, int c) { return c ? 2 * e : naive_fwd_traffic(e, c); }
 static double chunked_bwd_traffic(double e, int c) { return c ? 2 * e : naive_bwd_traffic(e, c); }
 
 static const loss_row rows[CS_LOSS_COUNT] = {
-    [CS_LOSS_NAIVE] = {naive_held, naive_bwd, naive_fwd_traffic, naive_bwd_traffic,
-                       "cross_entropy", "cross_entropy.backward", 1},
-    [CS_LOSS_FUSED] = {fused_held, fused_bwd, fused_traffic, fused_traffic, "xentropy",
-                       "xentropy.backward", 1},
-    [CS_LOSS_CHUNKED] = {chunked_held, chunked_bwd, chunked_fwd_traffic, chunked_bwd_traffic,
-                         "chunked_cross_entropy", "chunked_cross_entropy.backward",
-                         TORCHTUNE_CHUNKS},
+    [CS_LOSS_NAIVE] = {naive_input, naive_upcast, naive_held, naive_bwd, naive_fwd_traffic, naive_bwd_traffic, "cross_entropy",
+                       "cross_entropy.backward", 1},
+    [CS_LOSS_FUSED] = {saved_input, no_upcast, fused_held, fused_bwd, fused_traffic,
+                       fused_traffic, "xentropy", "xentropy.backward", 1},
+    [CS_LOSS_CHUNKED] = {saved_input, no_upcast, chunked_held, chunked_bwd, chunked_fwd_traffic, chunked_bwd_traffic, "chunked_cross_entropy",
+                         "chunked_cross_entropy.backward", TORCHTUNE_CHUNKS},
 };
 
 static const loss_row *row_of(const cs_training *t)
@@ -112,7 +135,14 @@ const char *cs_loss_name(const cs_training *t)
 
 double cs_loss_held_bytes(const cs_training *t)
 {
-    return row_of(t)->held(cs_dtype_size(t->param_dtype), t->compile);
+    return row_of(t)->held(cs_dtype_size(t->param_dtype), t->compile, t->hold_logits);
+}
+
+cs_loss_steps cs_loss_steps_of(const cs_training *t)
+{
+    const loss_row *r = row_of(t);
+    double e = cs_dtype_size(t->param_dtype);
+    return (cs_loss_steps){.input_bytes = r->input(e, t->hold_logits), .upcast_bytes = r->upcast(e)};
 }
 
 double cs_loss_backward_bytes(const cs_training *t)

@@ -26,11 +26,24 @@ extern const char *const cs_loss_impl_names[CS_LOSS_COUNT + 1];
 const char *cs_loss_name(const cs_training *t);
 
 /* Bytes per logit element held from the head's forward until its backward
- * ends (the logits and what the loss saves for backward). */
+ * ends (the logits the loss or its caller keeps, t->hold_logits, and what
+ * the loss saves for backward). */
 double cs_loss_held_bytes(const cs_training *t);
-/* Bytes per logit element the backward adds while the head's backward
- * runs (the logits' gradient, or one chunk's). */
+/* Bytes per logit element the loss's backward has alive at once (naive:
+ * nll_loss's and log_softmax's fp32 gradients; the logits' gradient, or
+ * one chunk's). */
 double cs_loss_backward_bytes(const cs_training *t);
+
+/* How the loss's bytes come and go (bytes per logit element), for the
+ * allocation timeline: the head's e-byte output, then its fp32 copy when
+ * the row upcasts (upcast_bytes; the e-byte output is freed); of the
+ * loss's input, what stays to the end of its backward (input_bytes,
+ * included in cs_loss_held_bytes; the rest of the held bytes is what the
+ * loss saves). */
+typedef struct cs_loss_steps {
+    double input_bytes, upcast_bytes;
+} cs_loss_steps;
+cs_loss_steps cs_loss_steps_of(const cs_training *t);
 
 /* The loss's memory-bound kernels: name, bytes moved per logit element,
  * launches; pass 0 forward, 1 backward. Strings are static. */

@@ -20,7 +20,10 @@
  *              one tensor (the input) and frees every op output once its
  *              consumer ran; the per-op policy keeps the outputs
  *              checkpoint.c's header lists (input, wq, wv, attention, w1,
- *              w2 / fc1) and frees the rest.
+ *              w2 / fc1) and frees the rest; under compile a block that does
+ *              not recompute whole keeps what Inductor's partition saves
+ *              (checkpoint.c; the op table's c column), and its backward
+ *              re-allocates nothing (the recompute is fused).
  *   loss       loss.c's held bytes per logit as two tensors (the logits in
  *              the compute dtype, the rest), its backward bytes as one.
  *   backward   per block in reverse: a recomputing block first re-allocates
@@ -108,28 +111,33 @@ enum { S_COMPUTE, S_GATHER, S_REDUCE };
 /* One op's output in a block: per-token width in hidden (h), key/value
  * (kv) and MLP (f) units; saved: autograd saves it without checkpointing
  * (or a later op saves it as its input); op: torchtitan's per-op policy
- * saves it; mlp: 0 any block, 1 gated (SwiGLU) only, 2 GeLU only. */
+ * saves it; mlp: 0 any block, 1 gated (SwiGLU) only, 2 GeLU only; c: the
+ * share of the output Inductor's partition saves under compile
+ * (checkpoint.c's header: the input, rotary q, k, v, the attention, the
+ * residual stream but not the second norm, w1 / fc1, w3 but not the
+ * activation or the gate product). */
 typedef struct block_op {
     double h, kv, f;
     unsigned char saved, op, mlp;
+    double c;
 } block_op;
 
 static const block_op ops[] = {
-    {1, 0, 0, 1, 1, 0}, /* the block's input (held by a checkpoint) */
-    {1, 0, 0, 1, 0, 0}, /* attention norm */
-    {1, 0, 0, 1, 1, 0}, /* wq */
-    {0, 1, 0, 1, 0, 0}, /* wk */
-    {0, 1, 0, 1, 1, 0}, /* wv */
-    {1, 1, 0, 1, 0, 0}, /* rotary q, k */
-    {1, 0, 0, 1, 1, 0}, /* attention (+ its logsumexp) */
-    {1, 0, 0, 0, 0, 0}, /* wo */
-    {2, 0, 0, 1, 0, 0}, /* residual add, ffn norm */
-    {0, 0, 1, 1, 1, 0}, /* w1 / fc1 */
-    {0, 0, 3, 1, 0, 1}, /* w3, activation, gate product */
-    {0, 0, 1, 1, 0, 2}, /* activation */
-    {1, 0, 0, 0, 1, 1}, /* w2 (SwiGLU: saved by the per-op policy) */
-    {1, 0, 0, 0, 0, 2}, /* fc2 */
-    {1, 0, 0, 0, 0, 0}, /* residual add: the block's output */
+    {1, 0, 0, 1, 1, 0, 1},       /* the block's input (held by a checkpoint) */
+    {1, 0, 0, 1, 0, 0, 0},       /* attention norm */
+    {1, 0, 0, 1, 1, 0, 0},       /* wq */
+    {0, 1, 0, 1, 0, 0, 0},       /* wk */
+    {0, 1, 0, 1, 1, 0, 1},       /* wv */
+    {1, 1, 0, 1, 0, 0, 1},       /* rotary q, k */
+    {1, 0, 0, 1, 1, 0, 1},       /* attention (+ its logsumexp) */
+    {1, 0, 0, 0, 0, 0, 0},       /* wo */
+    {2, 0, 0, 1, 0, 0, 0.5},     /* residual add, ffn norm */
+    {0, 0, 1, 1, 1, 0, 1},       /* w1 / fc1 */
+    {0, 0, 3, 1, 0, 1, 1.0 / 3}, /* w3, activation, gate product */
+    {0, 0, 1, 1, 0, 2, 0},       /* activation */
+    {1, 0, 0, 0, 1, 1, 0},       /* w2 (SwiGLU: saved by the per-op policy) */
+    {1, 0, 0, 0, 0, 2, 0},       /* fc2 */
+    {1, 0, 0, 0, 0, 0, 0},       /* residual add: the block's output */
 };
 #define NOPS ((int)(sizeof ops / sizeof ops[0]))
 
@@ -137,7 +145,7 @@ static const block_op ops[] = {
  * attention's projections (wq, wk, wv, wo), the MLP's two matrices, the
  * gated MLP's third (w3); the norms' weights ride with them. Coarser than
  * torch's one tensor per matrix (a bound on the replay's cost). */
-static const block_op mats[] = {{2, 2, 0, 0, 0, 0}, {0, 0, 2, 0, 0, 0}, {0, 0, 1, 0, 0, 1}};
+static const block_op mats[] = {{2, 2, 0, 0, 0, 0, 0}, {0, 0, 2, 0, 0, 0, 0}, {0, 0, 1, 0, 0, 1, 0}};
 #define NMATS ((int)(sizeof mats / sizeof mats[0]))
 
 typedef struct rp {
@@ -176,7 +184,8 @@ typedef struct plan {
     int L, gathers, fsdp1, reshard, unit_layers, units, opt_states;
     size_t nparams;       /* parameter tensors of the blocks (the root's is one more) */
     double w[NOPS];       /* per-token width of each op's output (0: not in this block) */
-    double wsaved, wop;   /* widths saved without checkpointing / by the per-op policy */
+    double wsaved, wop, wc; /* widths saved without checkpointing / by the per-op
+                             * policy / by Inductor's partition */
     double running;       /* checkpoint.c's running bytes of a block */
     double share;         /* one block's share of the rank's states */
     double param_layer, grad_layer, opt_layer, mat[NMATS], matsum;
@@ -200,6 +209,7 @@ static void plan_ops(plan *p)
         p->w[k] = skip ? 0 : width(&ops[k], m);
         if (ops[k].saved) p->wsaved += p->w[k];
         if (ops[k].op) p->wop += p->w[k];
+        p->wc += p->w[k] * ops[k].c;
     }
     for (int k = 0; k < NMATS; k++) {
         p->mat[k] = mats[k].mlp == 1 && !m->gated_mlp ? 0 : width(&mats[k], m) * m->hidden;
@@ -271,14 +281,29 @@ static double kept_scale(const plan *p, int layer, int *mode)
         *mode = 1;
         return kept / p->wop;
     }
+    if (t->compile) {
+        *mode = 3; /* Inductor's partition (checkpoint.c) */
+        return kept / p->wc;
+    }
     *mode = 0;
     return kept / p->wsaved;
 }
 
 static int keeps(int mode, int k)
 {
-    return mode == 2 ? k == 0 : mode == 1 ? ops[k].op : ops[k].saved;
+    return mode == 3 ? ops[k].c > 0 : mode == 2 ? k == 0 : mode == 1 ? ops[k].op : ops[k].saved;
 }
+
+/* The bytes op k's kept output takes in a block of the given kind. */
+static double kept_size(const plan *p, int kind, int k)
+{
+    return p->w[k] * (p->mode[kind] == 3 ? ops[k].c : 1) * p->sk[kind];
+}
+
+/* Whether a block's backward re-runs forward ops its policy dropped before
+ * their gradients (whole-block and per-op checkpointing; Inductor's own
+ * recompute is fused into the backward's kernels). */
+static int rematerializes(int mode) { return mode == 1 || mode == 2; }
 
 /* The two kinds of block (checkpoint.c: a block's kept bytes depend only
  * on whether it recomputes), computed once per replay. */
@@ -296,7 +321,7 @@ static int block_kind(const plan *p, int layer) { return cs_checkpoint_layer_rec
 static void forward_block(rp *r, const plan *p, live *v, int layer)
 {
     int kind = block_kind(p, layer), mode = p->mode[kind];
-    double sk = p->sk[kind], sr = p->running / p->wsaved;
+    double sr = p->running / p->wsaved;
     int *kept = v->kept + (size_t)layer * NOPS, prev = -1;
     r->phase = "forward";
     r->layer = layer;
@@ -304,7 +329,7 @@ static void forward_block(rp *r, const plan *p, live *v, int layer)
     for (int k = 0; k < NOPS; k++) {
         if (p->w[k] <= 0) continue;
         if (keeps(mode, k)) {
-            kept[k] = take(r, p->w[k] * sk, S_COMPUTE);
+            kept[k] = take(r, kept_size(p, kind, k), S_COMPUTE);
             continue;
         }
         int x = take(r, p->w[k] * sr, S_COMPUTE); /* consumed by the next op, then freed */
@@ -325,11 +350,11 @@ static void backward_block(rp *r, const plan *p, live *v, int layer)
     if (p->t->activation_offloading) { /* fetched back from the host for this block */
         r->phase = "backward (fetch offloaded)";
         for (int k = 0; k < NOPS; k++)
-            if (p->w[k] > 0 && keeps(mode, k)) kept[k] = take(r, p->w[k] * p->sk[kind], S_COMPUTE);
+            if (p->w[k] > 0 && keeps(mode, k)) kept[k] = take(r, kept_size(p, kind, k), S_COMPUTE);
     }
     r->phase = "backward (recompute)";
     for (int k = 0; k < NOPS; k++) /* what the policy dropped, re-run */
-        re[k] = mode && ops[k].saved && !keeps(mode, k) && p->w[k] > 0
+        re[k] = rematerializes(mode) && ops[k].saved && !keeps(mode, k) && p->w[k] > 0
                     ? take(r, p->w[k] * sr, S_COMPUTE) : -1;
     r->phase = "backward";
     for (int k = NOPS - 1; k >= 0; k--) {
@@ -451,11 +476,20 @@ static void forward(rp *r, const plan *p, live *v)
         forward_block(r, p, v, i);
         if (p->reshard && (i + 1 == p->L || (i + 1) % p->unit_layers == 0)) reshard(r, p, v, u);
     }
-    /* the loss (loss.c's row): logits in the compute dtype, the rest it holds */
+    /* the loss (loss.c's row): the head's output, its upcast; the input the
+     * loss or its caller keeps, then what the loss saves */
     r->phase = "loss";
-    double e = cs_dtype_size(p->t->param_dtype), held = cs_loss_held_bytes(p->t);
-    v->loss[0] = take(r, p->logits * (held < e ? held : e), S_COMPUTE);
-    v->loss[1] = take(r, p->logits * (held - e), S_COMPUTE);
+    cs_loss_steps ls = cs_loss_steps_of(p->t);
+    int in = take(r, p->logits * cs_dtype_size(p->t->param_dtype), S_COMPUTE);
+    if (ls.upcast_bytes > 0) {
+        int up = take(r, p->logits * ls.upcast_bytes, S_COMPUTE);
+        give(r, &in);
+        in = up;
+    }
+    give(r, &v->loss[0]); /* the caller's previous logits, replaced */
+    v->loss[1] = take(r, p->logits * (cs_loss_held_bytes(p->t) - ls.input_bytes), S_COMPUTE);
+    if (ls.input_bytes > 0) v->loss[0] = in;
+    else give(r, &in);
 }
 
 static void layer_grads(rp *r, const plan *p, live *v, int i)
@@ -473,8 +507,12 @@ static void backward(rp *r, const plan *p, live *v)
     r->phase = "loss backward";
     r->layer = -1;
     v->loss[2] = take(r, p->logits * cs_loss_backward_bytes(t), S_COMPUTE);
-    give(r, &v->loss[0]);
+    if (!t->hold_logits) give(r, &v->loss[0]); /* else replaced by the next forward's */
     give(r, &v->loss[1]);
+    /* naive: the upcast's backward makes the e-byte gradient once nll_loss's
+     * fp32 one is freed, from that freed block (the large pool splits a
+     * cached block): the backward's block stands for both until the head's
+     * backward, one allocation fewer per micro-step (tools/bench-main.sh) */
     double ps = cs_dtype_size(t->param_dtype), n = p->unsharded_unit / p->shard_unit;
     double root_grad = p->mem->grads_bytes * p->root_share;
     if (p->gathers)

@@ -132,6 +132,7 @@ static const cs_yfield training_fields[] = {
     {ROW("optimizer_impl", CS_YF_ENUM, OFF(optimizer_impl), 0), .names = cs_optimizer_impl_names},
     {ROW("optimizer_in_backward", CS_YF_BOOL, OFF(optimizer_in_backward), 0)},
     {ROW("activation_offloading", CS_YF_BOOL, OFF(activation_offloading), 0)},
+    {ROW("hold_logits", CS_YF_BOOL, OFF(hold_logits), 0)},
     {ROW("micro_batch", CS_YF_INT, OFF(micro_batch), 0), .lo = CS_LIMIT_LO_MICRO_BATCH, .hi = CS_LIMIT_HI_MICRO_BATCH},
     {ROW("grad_accum", CS_YF_INT, OFF(grad_accum), 0), .lo = CS_LIMIT_LO_GRAD_ACCUM, .hi = CS_LIMIT_HI_GRAD_ACCUM},
     {ROW("activation_checkpointing", CS_YF_ENUM, OFF(checkpointing), 0), .names = cs_ckpt_names},

@@ -155,6 +155,7 @@ void cs_training_defaults(cs_training *t, cs_strategy s)
     t->fragmentation = -1; /* unset: the allocator replay decides (memory.c) */
     t->optimizer_in_backward = 0;
     t->activation_offloading = 0;
+    t->hold_logits = 0;
     /* Collectives priced by the closed form; `des` runs each distinct one
      * through the discrete-event engine instead (slower, same choice of
      * algorithm and protocol). */

@@ -83,6 +83,12 @@ typedef struct cs_training {
                                  * backward makes it (torchtune optimizer_in_bwd:
                                  * register_post_accumulate_grad_hook); needs
                                  * grad_accum 1; default 0 */
+    int hold_logits;            /* the training loop keeps the (upcast) logits
+                                 * through backward, until the next step's
+                                 * forward replaces them (torchtitan train.py of
+                                 * 2024-03: `pred = model(input_ids)`, no del;
+                                 * loss.c); default 0: dropped once the loss is
+                                 * computed (torchtune's `del logits`) */
     int activation_offloading;  /* saved activations moved to the host after each
                                  * block's forward and fetched back for its
                                  * backward (torchtune enable_activation_offloading:

@@ -74,8 +74,7 @@ def cluster_yaml(tmp, gib):
 def mapping(r, tmp):
     """(scenario YAML text, metric 'allocated'|'reserved', what collsim lacks or '')."""
     lacks = []
-    if r["compile"] == "yes":
-        lacks.append("torch.compile")
+    compiled = [("compile", "true")] if r["compile"] == "yes" else []
     if r["source_id"] == "torchtitan_pr165":
         ck = "full" if r["activation_checkpointing"].startswith("full") else \
              "selective" if r["activation_checkpointing"].startswith("selective") else "none"
@@ -86,7 +85,7 @@ def mapping(r, tmp):
                     ("fsdp_version", 1 if r["strategy"].startswith("fsdp1") else 2), ("fsdp_unit_layers", 1)]
         if ck == "selective":
             training += SELECTIVE_EVERY_2
-        training += LOSS_NAIVE
+        training += LOSS_NAIVE + HOLD_LOGITS + compiled
         head = ["cluster: %s" % cluster_yaml(tmp, "95.0396"), "ranks: 8"]
         model = LLAMA2_7B_2048
     else:
@@ -107,7 +106,7 @@ def mapping(r, tmp):
                     ("optimizer", "adamw"), ("micro_batch", r["micro_batch"]), ("grad_accum", 1),
                     ("activation_checkpointing", ck), ("gradient_as_bucket_view", "true")]
         training += LOSS_CHUNKED if "Chunked" in tech or "chunked CE" in tech else LOSS_NAIVE
-        training += extra
+        training += extra + compiled
         head = ["cluster: dgx-a100", "ranks: 1"]
         model = LLAMA32_3B_4096
     lines = head + ["model:"] + ["  %s: %s" % kv for kv in model] + ["training:"]
@@ -119,9 +118,14 @@ def mapping(r, tmp):
 # What collsim expresses today (filled in as the mechanisms land; empty: the row runs without it).
 SELECTIVE_EVERY_2 = [("selective_ac", 2)]  # torchtitan 2024-03 default selective_ac_option "2"
 LOSS_NAIVE = [("loss_impl", "naive")]  # torchtitan: F.cross_entropy of output(h).float()
+# torchtitan train.py at e28832e (PR #165's base): pred = model(input_ids), F.cross_entropy(pred...),
+# backward, no del: the fp32 logits live through backward (torchtune's recipes `del logits`).
+HOLD_LOGITS = [("hold_logits", "true")]
 LOSS_CHUNKED = [("loss_impl", "chunked")]  # torchtune CEWithChunkedOutputLoss
 OPT_IN_BWD = [("optimizer_in_backward", "true")]  # torchtune optimizer_in_bwd
 OFFLOAD = [("activation_offloading", "true")]  # torchtune enable_activation_offloading
+# compile: yes rows run with compile: true (torchtitan train.py job_config.training.compile:
+# torch.compile(model); torchtune's compile: true, apply_compile_strategy per block and the loss).
 
 
 def predicted(sim):

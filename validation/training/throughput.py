@@ -60,7 +60,8 @@ header) maps the same way but for (main_training_llama.py and fms_fsdp/, read at
 torchtitan_pr165.csv (torchtitan PR #165's tokens/s, copied with its provenance header from the
 memory data) maps as validation/memory/peaks.py maps the same runs: FSDP MixedPrecision bf16 /
 fp32 reduce, BACKWARD_PRE, fsdp_version from the row (FSDP1 / FSDP2), selective = every 2nd block
-(selective_ac 2), the naive loss (output(h).float() + F.cross_entropy), SDPA's flash backend
+(selective_ac 2), the naive loss (output(h).float() + F.cross_entropy) with the loop holding
+its fp32 logits through backward (hold_logits: train.py at e28832e keeps `pred`), SDPA's flash backend
 (flash2), on the grandteton-h100 preset (Meta's 96 GB HBM2e H100 at 500 W, whose sustained clock
 no public source gives: the SXM's peak is an upper bound). Its compile rows are scored apart.
 Every row is also priced by the constant-MFU roofline (issue 28): tokens/s/GPU = 0.5 x peak /
@@ -149,7 +150,7 @@ ATTENTION_KERNEL = "flash1"
 # The scored tables, each file with the settings its stack implies (the docstring cites them).
 SOURCES = [(DATA, {"prefetch": "post", "kernel": ATTENTION_KERNEL, "loss": "fused", "metrics": 2}),
            ("fms_fsdp.csv", {"prefetch": "pre", "kernel": "flash2"}),
-           ("torchtitan_pr165.csv", {"prefetch": "pre", "kernel": "flash2"})]
+           ("torchtitan_pr165.csv", {"prefetch": "pre", "kernel": "flash2", "hold_logits": True})]
 ROOFLINE_MFU = 0.5
 
 
@@ -223,6 +224,8 @@ def scenario_yaml(r, prefetch=None, kernel=None, cluster=None):
     loss = r.get("loss_impl") or r["_settings"].get("loss")
     if loss:
         lines.append("  loss_impl: %s" % loss)
+    if r["_settings"].get("hold_logits"):
+        lines.append("  hold_logits: true")
     return "\n".join(lines) + "\n"
 
 
