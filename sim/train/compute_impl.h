@@ -31,9 +31,9 @@ typedef struct cs__shape {
     double E, topk, Te; /* experts (1: dense), per token, tokens per expert (= T dense) */
     double he;       /* the embedding and head width (= h but for generic models) */
     double e;        /* bytes per activation element (the compute dtype) */
-    /* gradient accumulation (compute.c's file header): bytes the add moves per
-     * parameter, averaged over the step's micro-batches (0: none), and one
-     * rank's parameters of a layer and of the embedding */
+    /* gradient accumulation (compute.c's file header): bytes the add moves
+     * per parameter, averaged over the step's micro-batches (0: none), and
+     * one rank's parameters of a layer and of the embedding */
     double acc, lp, ep;
     int gated, biases, learned, flash, dropout, tied;
     int eager;       /* 1: PyTorch eager, 0: torch.compile (compute_rows.c) */
@@ -49,8 +49,9 @@ typedef struct cs__shape {
  * parallelism; COLUMN GEMMs have N / tp (the QKV projection: its heads'
  * columns), ROW GEMMs K / tp; HEADS rows run the rank's heads / tp
  * (kv heads: tensor.c); INNER rows are elementwise on the split MLP
- * width. The shape (cs__compute_shape) holds one rank's widths, so GEMM, HEADS and
- * INNER rows read them as they are; SEQ rows take their tokens here. */
+ * width. The shape (cs__compute_shape) holds one rank's widths, so GEMM,
+ * HEADS and INNER rows read them as they are; SEQ rows take their tokens
+ * here. */
 typedef enum cs__split {
     CS__SPLIT_SEQ,
     CS__SPLIT_COLUMN,
