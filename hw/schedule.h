@@ -84,6 +84,8 @@ int cs_hw_schedule_parse(const char *text, size_t len, const char *file, cs_hw_s
                          cs_diag *d);
 void cs_hw_schedule_free(cs_hw_schedule *s);
 
+/* ---- the timeline (schedule_timeline.c) ---- */
+
 /* The timeline the schedule predicts with no contention: each task starts
  * when its stream is free and its dependencies allow, and runs for
  * predicted_s. Fills start_s/end_s[n]; returns the iteration time.

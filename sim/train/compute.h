@@ -12,8 +12,9 @@
  * YAML (cluster.h; values and sources in configs/clusters/NAME.yaml). Which
  * kernels exist follows the model's shape (biases, gated MLP, rotary or
  * learned positions, dropout, tied embeddings) and the training settings
- * (fused attention, activation checkpointing). compute.c states the model,
- * its sources and departures.
+ * (fused attention, activation checkpointing). compute.c (the pricing) and
+ * compute_rows.c (the layer's kernel table) state the model, its sources
+ * and departures.
  *
  * Everything is a pure function of (model, training, GPU); nothing
  * allocates. cs_compute_layer is what the task-graph builder uses;

@@ -20,7 +20,7 @@
  * vocab_parallel_cross_entropy, torch's loss_parallel: three all-reduces
  * of one fp32 value per token: the max, the sum of exponentials, the
  * target logit). Which kernel splits how is the compute model's `split`
- * column (compute.c).
+ * column (compute_rows.c).
  *
  * Communication on the critical path, per layer, on the tp group, in
  * activations of b x s x h elements of the compute dtype:

@@ -6,7 +6,7 @@
  * (layout.h): the settings in effect, the model as one tensor-parallel
  * rank holds it, its activations, and the collectives the split puts on
  * the critical path of the iteration graph. The kernels' split is the
- * compute model's `split` column (compute.c); tensor.c states the model,
+ * compute model's `split` column (compute_rows.c); tensor.c states the model,
  * its sources and departures.
  *
  * With T = 1 every function here is the identity: no collective, the

@@ -108,7 +108,7 @@ typedef struct cs_training {
     cs_attn_kernel attention_kernel; /* which fused kernel; default FlashAttention-2 */
     int compile;                /* torch.compile (Inductor): each chain of pointwise
                                  * ops and reductions between two GEMMs or attention
-                                 * kernels runs as one kernel (compute.c); 0: eager */
+                                 * kernels runs as one kernel (compute_rows.c); 0: eager */
     int loss_impl;              /* the loss kernel, a cs_loss_impl (loss.h): naive
                                  * (0, the default), fused or chunked */
     int train_metrics;          /* cross-entropy passes the trainer runs over each
