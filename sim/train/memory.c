@@ -201,6 +201,12 @@ int cs_memory_estimate_layout(const cs_model *m, const cs_training *t, const cs_
     return estimate(m, t, l, model_states_only, 1, out, d);
 }
 
+int cs_memory_lines_layout(const cs_model *m, const cs_training *t, const cs_layout *l,
+                           cs_memory *out, cs_diag *d)
+{
+    return estimate(m, t, l, 0, 0, out, d);
+}
+
 /* Peak memory grows with the micro-batch (activations and logits are
  * linear in it, everything else constant), so a binary search finds the
  * largest that fits. A guess (the lines' sum with the flat fraction, no

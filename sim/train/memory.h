@@ -55,6 +55,10 @@ double cs_memory_nccl_buffer_bytes(const cs_training *t, const cs_layout *l);
  * model states). Returns 0, or CS_EINVAL with d filled (micro_batch < 1). */
 int cs_memory_estimate_layout(const cs_model *m, const cs_training *t, const cs_layout *l,
                               int model_states_only, cs_memory *out, cs_diag *d);
+/* The lines alone: the peak their sum with the flat fraction, no replay
+ * (pipeline.c prices each stage this way, as a guess for searches). */
+int cs_memory_lines_layout(const cs_model *m, const cs_training *t, const cs_layout *l,
+                           cs_memory *out, cs_diag *d);
 /* The same on topo, building the layout first (its errors first: no
  * parameters, a hybrid shard group that does not divide the ranks). */
 int cs_memory_estimate(const cs_model *m, const cs_training *t, const cs_topology *topo,

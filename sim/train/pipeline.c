@@ -192,7 +192,9 @@ static int stage_memory(const cs_model *m, const cs_training *t, const cs_layout
     sm.params = cs_pipeline_stage_params(m, P, cs_pipeline_chunks(t), s);
     cs_layout sl = *l;
     sl.params_per_rank = sm.params / cs_tensor_degree(t);
-    int rc = cs_memory_estimate_layout(&sm, t, &sl, 0, out, d);
+    /* the lines only: a stage's peak is priced below with the flat
+     * fraction, so the whole model's allocator replay would be thrown away */
+    int rc = cs_memory_lines_layout(&sm, t, &sl, out, d);
     if (rc) return rc;
     double kept = 0;
     for (int i = 0; i < chunk_layers; i++) kept += cs_checkpoint_kept_bytes(&sm, t, i);
