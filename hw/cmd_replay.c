@@ -54,6 +54,7 @@
  * to stderr every --progress seconds (a long replay is never silent).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,6 +267,15 @@ typedef struct replay_plan {
     cs_hw_rplan plan;
 } replay_plan;
 
+/* An element count from a floored double: at least 1, and held by size_t
+ * (schedule.c caps size_bytes at 2^60; --bytes-scale could still go past). */
+static size_t count_of(double cnt)
+{
+    if (!(cnt >= 1)) return 1;
+    const size_t cap = SIZE_MAX / 4;
+    return cnt < (double)cap ? (size_t)cnt : cap;
+}
+
 /* Task t as this run executes it on backend b (r, *size, *scale); nr
  * ranks, matches: the run has the schedule's world size, so its groups
  * are kept. */
@@ -288,7 +298,7 @@ static void map_task(const cs_hw_backend *b, const cs_hw_schedule *sc, const cs_
         double cnt = floor(t->size_bytes * a->bscale / ts);
         r->op = t->op;
         r->dtype = t->dtype;
-        r->count = cnt < 1 ? 1 : (size_t)cnt;
+        r->count = count_of(cnt);
         r->group = CS_GROUP_PP;
         *size = (double)r->count * ts;
         *scale = a->bscale;
@@ -299,7 +309,7 @@ static void map_task(const cs_hw_backend *b, const cs_hw_schedule *sc, const cs_
             floor(t->size_bytes * a->bscale / ts / (per_rank ? sc->group_ranks[t->group] : 1));
         r->op = t->op;
         r->dtype = t->dtype;
-        r->count = cnt < 1 ? 1 : (size_t)cnt;
+        r->count = count_of(cnt);
         r->group = matches ? (int)t->group : CS_GROUP_WORLD;
         int gsize = matches ? sc->group_ranks[t->group] : nr;
         *size = (double)r->count * ts * (per_rank ? gsize : 1);

@@ -136,12 +136,72 @@ START_TEST(schedule_pipeline_from_simulator)
 }
 END_TEST
 
+/* A 2-stage schedule (mesh pp 2) of the given tasks' JSON (caller frees). */
+static char *two_stage(const char *tasks)
+{
+    static const char head[] =
+        "{\"format\": \"collsim-schedule\", \"version\": 2,\n"
+        " \"mesh\": [{\"name\": \"pp\", \"size\": 2}],\n"
+        " \"groups\": {\"world\": {\"ranks\": 2, \"dims\": [\"pp\"]},"
+        " \"pp\": {\"ranks\": 2, \"dims\": [\"pp\"]}},\n"
+        " \"pipeline\": {\"stages\": 2},\n \"tasks\": [\n";
+    size_t n = sizeof head + strlen(tasks) + 8;
+    char *out = malloc(n);
+    snprintf(out, n, "%s%s]}\n", head, tasks);
+    return out;
+}
+
+/* A p2p task's JSON: id, stage, op, peer, tag, batch, size_bytes. */
+static void p2p(char *buf, size_t n, int id, int stage, const char *op, int tag, int batch,
+                const char *size)
+{
+    snprintf(buf, n,
+             "{\"id\": %d, \"kind\": \"p2p\", \"stream\": \"compute\", \"name\": \"%s %d\", "
+             "\"predicted_s\": 0.001, \"stage\": %d, \"op\": \"%s\", \"peer\": {\"pp\": %d}, "
+             "\"size_bytes\": %s, \"dtype\": \"bf16\", \"group\": \"pp\", \"tag\": %d, "
+             "\"batch\": %d, \"deps\": []}",
+             id, op, tag, stage, op, 1 - stage, size, tag, batch);
+}
+
+/* Four p2p tasks: stage 0 [recv tag 1, send tag 0], stage 1 [recv tag 0,
+ * send tag 1], in batches b[0..3]; tags tag0 / tag1; a schedule text. */
+static char *exchange(const int b[4], int tag0, int tag1, const char *size)
+{
+    char t[4][512], all[2100];
+    p2p(t[0], sizeof t[0], 0, 0, "recv", tag1, b[0], size);
+    p2p(t[1], sizeof t[1], 1, 0, "send", tag0, b[1], size);
+    p2p(t[2], sizeof t[2], 2, 1, "recv", tag0, b[2], size);
+    p2p(t[3], sizeof t[3], 3, 1, "send", tag1, b[3], size);
+    snprintf(all, sizeof all, "%s,\n%s,\n%s,\n%s\n", t[0], t[1], t[2], t[3]);
+    return two_stage(all);
+}
+
+/* size_bytes beyond 2^60 (a count no size_t holds on 32 bits, nor a
+ * transfer any run makes) is refused with the task's position. */
+START_TEST(schedule_size_bytes_range)
+{
+    cs_diag d;
+    cs_diag_clear(&d);
+    static const int one[4] = {1, 1, 1, 1};
+    char *text = exchange(one, 0, 1, "1e30");
+    cs_hw_schedule s;
+    ck_assert_int_eq(cs_hw_schedule_parse(text, strlen(text), "z.json", &s, &d), CS_ECONFIG);
+    ck_assert_msg(strstr(d.message, "size_bytes") != NULL && d.line > 0, "%s", d.message);
+    free(text);
+    text = exchange(one, 0, 1, "1152921504606846976"); /* 2^60: accepted */
+    ck_assert_msg(cs_hw_schedule_parse(text, strlen(text), "z.json", &s, &d) == 0, "%s",
+                  d.message);
+    cs_hw_schedule_free(&s);
+    free(text);
+}
+END_TEST
 
 static Suite *suite(void)
 {
     Suite *s = suite_create("hw-pipeline");
     TCase *tc = tcase_create("schedule");
     tcase_add_test(tc, schedule_pipeline_from_simulator);
+    tcase_add_test(tc, schedule_size_bytes_range);
     suite_add_tcase(s, tc);
     return s;
 }
