@@ -466,7 +466,16 @@ int cs_hw_schedule_parse(const char *text, size_t len, const char *file, cs_hw_s
         if ((rc = parse_task(tasks->items[i], s, i, file, d))) goto out;
         s->n = i + 1;
     }
-    rc = check_p2p(s, file, d);
+    if ((rc = check_p2p(s, file, d))) goto out;
+    size_t k;
+    if (cs_hw_schedule_deadlock(s, &k)) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "p2p task %d (stage %d, tag %d)", s->tasks[k].id,
+                 s->tasks[k].stage, s->tasks[k].tag);
+        rc = at(d, file, tasks->items[k],
+                "%s: its send is held back behind a receive that waits in turn (a circular "
+                "wait): the stages deadlock%s", buf, "");
+    }
 out:
     cs_json_free(root);
     if (rc) cs_hw_schedule_free(s);

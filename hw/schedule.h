@@ -90,8 +90,15 @@ void cs_hw_schedule_free(cs_hw_schedule *s);
  * when its stream is free and its dependencies allow, and runs for
  * predicted_s. Fills start_s/end_s[n]; returns the iteration time.
  * Pipelines: each stage has its own streams, and a receive ends no
- * earlier than its send. */
+ * earlier than its send, and every task a circular wait leaves unplaced
+ * (cs_hw_schedule_deadlock) starts and ends at 0. */
 double cs_hw_schedule_predict(const cs_hw_schedule *s, double *start_s, double *end_s);
+
+/* 1 when a pipeline's stages cannot all finish: a circular wait, each
+ * receive waiting for a send that a receive of its own stage holds back
+ * (sends never block in the prediction; a batch is posted as a unit), with
+ * *task the index of a receive that waits; 0 otherwise. */
+int cs_hw_schedule_deadlock(const cs_hw_schedule *s, size_t *task);
 
 /* Time during which some collective runs while the compute stream is idle
  * (the simulator's definition, sim/train/iteration.h), for a timeline of s. */
