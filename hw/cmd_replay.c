@@ -48,8 +48,8 @@
  *   PREFIX.trace.json  Chrome/Perfetto trace, the layout of `collsim simulate
  *                      --trace` (sim/train/iteration.c) with one process per rank
  * and a summary on stdout: iteration time, compute-stream busy time,
- * exposed communication (sim/train/iteration.h's definition) and peak memory,
- * next to the schedule's no-contention prediction, as written and scaled
+ * exposed communication (sim/train/iteration.h's definition; a pipeline's:
+ * its slowest stage's, schedule.h) and peak memory, next to the schedule's no-contention prediction, as written and scaled
  * to the work executed (predicted_s x scale per task). Progress lines go
  * to stderr every --progress seconds (a long replay is never silent).
  */
@@ -208,15 +208,6 @@ static int fail_diag(const cs_diag *d)
     cs_diag_format(d, m, sizeof m);
     if (cs_hw_launch_rank() == 0) fprintf(stderr, "collsim-hw: %s\n", m);
     return d->code == CS_EIO || d->code == CS_ENOENT ? CS_HW_EXIT_IO : CS_HW_EXIT_USAGE;
-}
-
-/* Busy time of the compute stream in a timeline. */
-static double compute_busy_s(const cs_hw_schedule *s, const double *start, const double *end)
-{
-    double busy = 0;
-    for (size_t i = 0; i < s->n; i++)
-        if (s->tasks[i].stream == CS_STREAM_COMPUTE) busy += end[i] - start[i];
-    return busy;
 }
 
 static const cs_hw_command command = {
@@ -433,7 +424,7 @@ static void predict(const cs_hw_schedule *sc, const double *scale, double out[3]
     for (size_t i = 0; scale && i < sc->n; i++) w.tasks[i].predicted_s *= scale[i];
     double *ps = cs_xmalloc(sc->n * sizeof *ps), *pe = cs_xmalloc(sc->n * sizeof *pe);
     out[0] = cs_hw_schedule_predict(&w, ps, pe);
-    out[1] = compute_busy_s(&w, ps, pe);
+    out[1] = cs_hw_compute_busy_s(&w, ps, pe);
     out[2] = cs_hw_exposed_comm_s(&w, ps, pe);
     free(ps);
     free(pe);
@@ -460,7 +451,7 @@ static void print_summary(const cs_hw_session *s, const cs_hw_schedule *sc, cons
     printf("  %-34s %14.6f %14s %14s\n", "iteration time, fastest (s)", it_s[0], "-", "-");
     printf("  %-34s %14.6f %14s %14s\n", "iteration time, slowest (s)", it_s[2], "-", "-");
     printf("  %-34s %14.6f %14.6f %14.6f\n", "compute stream busy (s)",
-           compute_busy_s(sc, start, end), scaled[1], pred[1]);
+           cs_hw_compute_busy_s(sc, start, end), scaled[1], pred[1]);
     printf("  %-34s %14.6f %14.6f %14.6f\n", "exposed communication (s)",
            cs_hw_exposed_comm_s(sc, start, end), scaled[2], pred[2]);
     char peak[64];

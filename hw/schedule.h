@@ -100,6 +100,12 @@ double cs_hw_schedule_predict(const cs_hw_schedule *s, double *start_s, double *
  * *task the index of a receive that waits; 0 otherwise. */
 int cs_hw_schedule_deadlock(const cs_hw_schedule *s, size_t *task);
 
+/* Busy time of the compute stream in a timeline of s; a pipeline's: its
+ * slowest stage's (the stage whose task ends last, as the simulator
+ * reports it: sim/train/pipeline.c fill_iteration), with the tasks of no
+ * stage. The same for cs_hw_exposed_comm_s. */
+double cs_hw_compute_busy_s(const cs_hw_schedule *s, const double *start_s, const double *end_s);
+
 /* Time during which some collective runs while the compute stream is idle
  * (the simulator's definition, sim/train/iteration.h), for a timeline of s. */
 double cs_hw_exposed_comm_s(const cs_hw_schedule *s, const double *start_s, const double *end_s);

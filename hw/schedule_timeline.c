@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * schedule_timeline.c - the timeline a schedule predicts with no
- * contention, and the exposed communication of a timeline (schedule.h);
+ * contention, and a timeline's compute busy time and exposed
+ * communication (a pipeline's: its slowest stage's) (schedule.h);
  * schedule.c reads and checks the file.
  *
  * The prediction is a list schedule in file order: a task starts when its
@@ -179,6 +180,37 @@ double cs_hw_schedule_predict(const cs_hw_schedule *s, double *start_s, double *
     return last;
 }
 
+/* A pipeline's slowest stage, the one whose task ends last (first in file
+ * order on a tie): the simulator reports that stage's compute and exposed
+ * time (sim/train/pipeline.c close_stages, fill_iteration). -1 without a
+ * pipeline: every task counts. */
+static int slowest_stage(const cs_hw_schedule *s, const double *end_s)
+{
+    int slowest = -1;
+    double last = 0;
+    for (size_t i = 0; s->stages > 0 && i < s->n; i++)
+        if (s->tasks[i].stage >= 0 && (slowest < 0 || end_s[i] > last))
+            slowest = s->tasks[i].stage, last = end_s[i];
+    return slowest;
+}
+
+/* 1 when task t runs on stage st (-1: all of them); a task of no stage
+ * runs on every one. */
+static int on_stage(const cs_hw_stask *t, int st)
+{
+    return st < 0 || t->stage < 0 || t->stage == st;
+}
+
+double cs_hw_compute_busy_s(const cs_hw_schedule *s, const double *start_s, const double *end_s)
+{
+    int st = slowest_stage(s, end_s);
+    double busy = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->tasks[i].stream == CS_STREAM_COMPUTE && on_stage(&s->tasks[i], st))
+            busy += end_s[i] - start_s[i];
+    return busy;
+}
+
 typedef struct edge {
     double t;
     int delta_comm, delta_compute;
@@ -194,9 +226,10 @@ double cs_hw_exposed_comm_s(const cs_hw_schedule *s, const double *start_s, cons
 {
     edge *e = cs_xmalloc((2 * s->n + 1) * sizeof *e);
     size_t m = 0;
+    int st = slowest_stage(s, end_s);
     for (size_t i = 0; i < s->n; i++) {
         const cs_hw_stask *t = &s->tasks[i];
-        if (!(end_s[i] > start_s[i])) continue;
+        if (!(end_s[i] > start_s[i]) || !on_stage(t, st)) continue;
         int comm = t->kind == CS_TASK_COLLECTIVE;
         int comp = !comm && t->stream == CS_STREAM_COMPUTE;
         if (!comm && !comp) continue;

@@ -255,6 +255,44 @@ START_TEST(schedule_size_bytes_range)
 }
 END_TEST
 
+/* A pipeline's compute busy time and exposed communication are the
+ * slowest stage's (the simulator's, sim/train/pipeline.c fill_iteration),
+ * not all stages merged on one timeline. Stage 0: compute 1 s, send, an
+ * all-reduce of 0.1 s; stage 1: the receive (ends with the send, 1.001 s),
+ * compute 2 s, an all-reduce of 0.5 s. */
+START_TEST(schedule_pipeline_per_stage)
+{
+    cs_diag d;
+    cs_diag_clear(&d);
+    static const char *const fmt[] = {
+        "{\"id\": %d, \"kind\": \"compute\", \"stream\": \"compute\", \"name\": \"c\", "
+        "\"predicted_s\": %s, \"stage\": %d, \"flops\": 1, \"deps\": []}",
+        "{\"id\": %d, \"kind\": \"collective\", \"stream\": \"comm\", \"name\": \"ar\", "
+        "\"predicted_s\": %s, \"stage\": %d, \"op\": \"all_reduce\", \"dtype\": \"bf16\", "
+        "\"group\": \"world\", \"size_bytes\": 1024, \"deps\": [{\"task\": %d, \"when\": \"end\"}]}"};
+    char t[6][512], all[3200];
+    snprintf(t[0], sizeof t[0], fmt[0], 0, "1", 0);
+    p2p(t[1], sizeof t[1], 1, 0, "send", 0, 1, "1024");
+    snprintf(t[2], sizeof t[2], fmt[1], 2, "0.1", 0, 0);
+    p2p(t[3], sizeof t[3], 3, 1, "recv", 0, 2, "1024");
+    snprintf(t[4], sizeof t[4], fmt[0], 4, "2", 1);
+    snprintf(t[5], sizeof t[5], fmt[1], 5, "0.5", 1, 4);
+    snprintf(all, sizeof all, "%s,\n%s,\n%s,\n%s,\n%s,\n%s\n", t[0], t[1], t[2], t[3], t[4], t[5]);
+    char *text = two_stage(all);
+    cs_hw_schedule s;
+    ck_assert_msg(cs_hw_schedule_parse(text, strlen(text), "s.json", &s, &d) == 0, "%s",
+                  d.message);
+    double st[6], en[6];
+    ck_assert_double_eq_tol(cs_hw_schedule_predict(&s, st, en), 3.501, 1e-12);
+    /* stage 1: the receive and its compute on the compute stream */
+    ck_assert_double_eq_tol(cs_hw_compute_busy_s(&s, st, en), 3.001, 1e-12);
+    /* stage 1: the receive (compute idle) and its all-reduce */
+    ck_assert_double_eq_tol(cs_hw_exposed_comm_s(&s, st, en), 1.501, 1e-12);
+    cs_hw_schedule_free(&s);
+    free(text);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("hw-pipeline");
@@ -263,6 +301,7 @@ static Suite *suite(void)
     tcase_add_test(tc, schedule_batch_recv_first);
     tcase_add_test(tc, schedule_deadlock_refused);
     tcase_add_test(tc, schedule_size_bytes_range);
+    tcase_add_test(tc, schedule_pipeline_per_stage);
     suite_add_tcase(s, tc);
     return s;
 }
