@@ -29,8 +29,9 @@
  * "p2p": op send / recv, peer {"pp": S}, size_bytes, dtype, group "pp",
  * tag, batch; read as collectives of op send_recv with p2p set. Checked:
  * stages in range, peers other stages, every send's tag received once
- * by the stage it names, with the same size. Dependencies stay within
- * a stage.
+ * by the stage it names, with the same size; the stages can finish (no
+ * circular wait: cs_hw_schedule_deadlock). Dependencies stay within a
+ * stage. Every size_bytes is at most 2^60.
  */
 #ifndef CS_HW_SCHEDULE_H
 #define CS_HW_SCHEDULE_H
