@@ -48,12 +48,13 @@
  *   PREFIX.trace.json  Chrome/Perfetto trace, the layout of `collsim simulate
  *                      --trace` (sim/train/iteration.c) with one process per rank
  * and a summary on stdout: iteration time, compute-stream busy time,
- * exposed communication (sim/train/iteration.h's definition) and peak memory,
- * next to the schedule's no-contention prediction, as written and scaled
+ * exposed communication (sim/train/iteration.h's definition; a pipeline's:
+ * its slowest stage's, schedule.h) and peak memory, next to the schedule's no-contention prediction, as written and scaled
  * to the work executed (predicted_s x scale per task). Progress lines go
  * to stderr every --progress seconds (a long replay is never silent).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,15 +210,6 @@ static int fail_diag(const cs_diag *d)
     return d->code == CS_EIO || d->code == CS_ENOENT ? CS_HW_EXIT_IO : CS_HW_EXIT_USAGE;
 }
 
-/* Busy time of the compute stream in a timeline. */
-static double compute_busy_s(const cs_hw_schedule *s, const double *start, const double *end)
-{
-    double busy = 0;
-    for (size_t i = 0; i < s->n; i++)
-        if (s->tasks[i].stream == CS_STREAM_COMPUTE) busy += end[i] - start[i];
-    return busy;
-}
-
 static const cs_hw_command command = {
     .name = "replay",
     .help = help,
@@ -266,6 +258,15 @@ typedef struct replay_plan {
     cs_hw_rplan plan;
 } replay_plan;
 
+/* An element count from a floored double: at least 1, and held by size_t
+ * (schedule.c caps size_bytes at 2^60; --bytes-scale could still go past). */
+static size_t count_of(double cnt)
+{
+    if (!(cnt >= 1)) return 1;
+    const size_t cap = SIZE_MAX / 4;
+    return cnt < (double)cap ? (size_t)cnt : cap;
+}
+
 /* Task t as this run executes it on backend b (r, *size, *scale); nr
  * ranks, matches: the run has the schedule's world size, so its groups
  * are kept. */
@@ -288,7 +289,7 @@ static void map_task(const cs_hw_backend *b, const cs_hw_schedule *sc, const cs_
         double cnt = floor(t->size_bytes * a->bscale / ts);
         r->op = t->op;
         r->dtype = t->dtype;
-        r->count = cnt < 1 ? 1 : (size_t)cnt;
+        r->count = count_of(cnt);
         r->group = CS_GROUP_PP;
         *size = (double)r->count * ts;
         *scale = a->bscale;
@@ -299,7 +300,7 @@ static void map_task(const cs_hw_backend *b, const cs_hw_schedule *sc, const cs_
             floor(t->size_bytes * a->bscale / ts / (per_rank ? sc->group_ranks[t->group] : 1));
         r->op = t->op;
         r->dtype = t->dtype;
-        r->count = cnt < 1 ? 1 : (size_t)cnt;
+        r->count = count_of(cnt);
         r->group = matches ? (int)t->group : CS_GROUP_WORLD;
         int gsize = matches ? sc->group_ranks[t->group] : nr;
         *size = (double)r->count * ts * (per_rank ? gsize : 1);
@@ -423,7 +424,7 @@ static void predict(const cs_hw_schedule *sc, const double *scale, double out[3]
     for (size_t i = 0; scale && i < sc->n; i++) w.tasks[i].predicted_s *= scale[i];
     double *ps = cs_xmalloc(sc->n * sizeof *ps), *pe = cs_xmalloc(sc->n * sizeof *pe);
     out[0] = cs_hw_schedule_predict(&w, ps, pe);
-    out[1] = compute_busy_s(&w, ps, pe);
+    out[1] = cs_hw_compute_busy_s(&w, ps, pe);
     out[2] = cs_hw_exposed_comm_s(&w, ps, pe);
     free(ps);
     free(pe);
@@ -450,7 +451,7 @@ static void print_summary(const cs_hw_session *s, const cs_hw_schedule *sc, cons
     printf("  %-34s %14.6f %14s %14s\n", "iteration time, fastest (s)", it_s[0], "-", "-");
     printf("  %-34s %14.6f %14s %14s\n", "iteration time, slowest (s)", it_s[2], "-", "-");
     printf("  %-34s %14.6f %14.6f %14.6f\n", "compute stream busy (s)",
-           compute_busy_s(sc, start, end), scaled[1], pred[1]);
+           cs_hw_compute_busy_s(sc, start, end), scaled[1], pred[1]);
     printf("  %-34s %14.6f %14.6f %14.6f\n", "exposed communication (s)",
            cs_hw_exposed_comm_s(sc, start, end), scaled[2], pred[2]);
     char peak[64];

@@ -113,6 +113,20 @@ static int integer(const cs_json *o, const char *key, int optional, int lo, int 
     return 0;
 }
 
+/* "size_bytes": a finite number in [0, 2^60] (1 EiB: beyond any transfer a
+ * run makes, and the element count replay derives from it, cmd_replay.c
+ * map_task, stays far below SIZE_MAX). */
+#define CS_HW_SIZE_BYTES_MAX 1152921504606846976.0 /* 2^60 */
+static int size_bytes(const cs_json *o, cs_hw_stask *t, const char *file, cs_diag *d)
+{
+    int rc = number(o, "size_bytes", 0, 0, &t->size_bytes, file, d);
+    if (rc || t->size_bytes <= CS_HW_SIZE_BYTES_MAX) return rc;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%d", t->id);
+    return at(d, file, cs_json_get(o, "size_bytes"),
+              "task %s: 'size_bytes' must be at most 2^60 (1152921504606846976)%s", buf, "");
+}
+
 /* A pipeline task's stage (-1 without a pipeline, where "stage" is ignored). */
 static int task_stage(const cs_json *o, const cs_hw_schedule *s, cs_hw_stask *t,
                       const char *file, cs_diag *d)
@@ -137,7 +151,7 @@ static int parse_p2p(const cs_json *o, const cs_hw_schedule *s, cs_hw_stask *t, 
     if (rc) return rc;
     if (cs_dtype_parse(v->string, &t->dtype) || t->dtype == CS_DTYPE_TF32)
         return at(d, file, v, "'%s' must be one of %s", "dtype", "fp32, bf16, fp16, fp8, fp64");
-    if ((rc = number(o, "size_bytes", 0, 0, &t->size_bytes, file, d))) return rc;
+    if ((rc = size_bytes(o, t, file, d))) return rc;
     const cs_json *peer = member(o, "peer", CS_JSON_OBJECT, 0, file, d, &rc);
     if (rc) return rc;
     t->peer_stage = -1;
@@ -220,7 +234,7 @@ static int parse_collective(const cs_json *o, cs_hw_schedule *s, cs_hw_stask *t,
     if (cs_dtype_parse(v->string, &t->dtype) || t->dtype == CS_DTYPE_TF32)
         return at(d, file, v, "'%s' must be one of %s", "dtype", "fp32, bf16, fp16, fp8, fp64");
     if ((rc = task_group(o, s, t, file, d))) return rc;
-    if ((rc = number(o, "size_bytes", 0, 0, &t->size_bytes, file, d))) return rc;
+    if ((rc = size_bytes(o, t, file, d))) return rc;
     v = member(o, "algo", CS_JSON_STRING, 1, file, d, &rc);
     if (rc) return rc;
     snprintf(t->algo, sizeof t->algo, "%s", v ? v->string : "auto");
@@ -452,7 +466,16 @@ int cs_hw_schedule_parse(const char *text, size_t len, const char *file, cs_hw_s
         if ((rc = parse_task(tasks->items[i], s, i, file, d))) goto out;
         s->n = i + 1;
     }
-    rc = check_p2p(s, file, d);
+    if ((rc = check_p2p(s, file, d))) goto out;
+    size_t k;
+    if (cs_hw_schedule_deadlock(s, &k)) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "p2p task %d (stage %d, tag %d)", s->tasks[k].id,
+                 s->tasks[k].stage, s->tasks[k].tag);
+        rc = at(d, file, tasks->items[k],
+                "%s: its send is held back behind a receive that waits in turn (a circular "
+                "wait): the stages deadlock%s", buf, "");
+    }
 out:
     cs_json_free(root);
     if (rc) cs_hw_schedule_free(s);

@@ -29,8 +29,9 @@
  * "p2p": op send / recv, peer {"pp": S}, size_bytes, dtype, group "pp",
  * tag, batch; read as collectives of op send_recv with p2p set. Checked:
  * stages in range, peers other stages, every send's tag received once
- * by the stage it names, with the same size. Dependencies stay within
- * a stage.
+ * by the stage it names, with the same size; the stages can finish (no
+ * circular wait: cs_hw_schedule_deadlock). Dependencies stay within a
+ * stage. Every size_bytes is at most 2^60.
  */
 #ifndef CS_HW_SCHEDULE_H
 #define CS_HW_SCHEDULE_H
@@ -90,8 +91,21 @@ void cs_hw_schedule_free(cs_hw_schedule *s);
  * when its stream is free and its dependencies allow, and runs for
  * predicted_s. Fills start_s/end_s[n]; returns the iteration time.
  * Pipelines: each stage has its own streams, and a receive ends no
- * earlier than its send. */
+ * earlier than its send, and every task a circular wait leaves unplaced
+ * (cs_hw_schedule_deadlock) starts and ends at 0. */
 double cs_hw_schedule_predict(const cs_hw_schedule *s, double *start_s, double *end_s);
+
+/* 1 when a pipeline's stages cannot all finish: a circular wait, each
+ * receive waiting for a send that a receive of its own stage holds back
+ * (sends never block in the prediction; a batch is posted as a unit), with
+ * *task the index of a receive that waits; 0 otherwise. */
+int cs_hw_schedule_deadlock(const cs_hw_schedule *s, size_t *task);
+
+/* Busy time of the compute stream in a timeline of s; a pipeline's: its
+ * slowest stage's (the stage whose task ends last, as the simulator
+ * reports it: sim/train/pipeline.c fill_iteration), with the tasks of no
+ * stage. The same for cs_hw_exposed_comm_s. */
+double cs_hw_compute_busy_s(const cs_hw_schedule *s, const double *start_s, const double *end_s);
 
 /* Time during which some collective runs while the compute stream is idle
  * (the simulator's definition, sim/train/iteration.h), for a timeline of s. */

@@ -7,12 +7,16 @@
  * streams with every receive waiting for its send and comes to the
  * simulator's iteration within one send, a replay plan gives each rank its
  * stage and batches (rplan.h), and a receive without its send or a
- * dependency across stages is refused.
+ * dependency across stages is refused. Hand-written 2-stage schedules: a
+ * batch listing its receive first is placed as a unit, a circular wait and
+ * a size_bytes past 2^60 are refused at load, a tag of 2^30 costs no
+ * tag-sized table, and busy / exposed time are the slowest stage's.
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "config/config.h"
 #include "out/schedule.h"
@@ -21,6 +25,15 @@
 #include "train/evaluate.h"
 #include "train/pipeline.h"
 #include "testutil.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CS_TEST_ASAN 1
+#endif
+#endif
+#ifndef CS_TEST_ASAN
+#define CS_TEST_ASAN 0
+#endif
 
 /* text with the first `old` after the first `after` replaced by `new`
  * (caller frees). */
@@ -136,12 +149,162 @@ START_TEST(schedule_pipeline_from_simulator)
 }
 END_TEST
 
+/* A 2-stage schedule (mesh pp 2) of the given tasks' JSON (caller frees). */
+static char *two_stage(const char *tasks)
+{
+    static const char head[] =
+        "{\"format\": \"collsim-schedule\", \"version\": 2,\n"
+        " \"mesh\": [{\"name\": \"pp\", \"size\": 2}],\n"
+        " \"groups\": {\"world\": {\"ranks\": 2, \"dims\": [\"pp\"]},"
+        " \"pp\": {\"ranks\": 2, \"dims\": [\"pp\"]}},\n"
+        " \"pipeline\": {\"stages\": 2},\n \"tasks\": [\n";
+    size_t n = sizeof head + strlen(tasks) + 8;
+    char *out = malloc(n);
+    snprintf(out, n, "%s%s]}\n", head, tasks);
+    return out;
+}
+
+/* A p2p task's JSON: id, stage, op, peer, tag, batch, size_bytes. */
+static void p2p(char *buf, size_t n, int id, int stage, const char *op, int tag, int batch,
+                const char *size)
+{
+    snprintf(buf, n,
+             "{\"id\": %d, \"kind\": \"p2p\", \"stream\": \"compute\", \"name\": \"%s %d\", "
+             "\"predicted_s\": 0.001, \"stage\": %d, \"op\": \"%s\", \"peer\": {\"pp\": %d}, "
+             "\"size_bytes\": %s, \"dtype\": \"bf16\", \"group\": \"pp\", \"tag\": %d, "
+             "\"batch\": %d, \"deps\": []}",
+             id, op, tag, stage, op, 1 - stage, size, tag, batch);
+}
+
+/* Four p2p tasks: stage 0 [recv tag 1, send tag 0], stage 1 [recv tag 0,
+ * send tag 1], in batches b[0..3]; tags tag0 / tag1; a schedule text. */
+static char *exchange(const int b[4], int tag0, int tag1, const char *size)
+{
+    char t[4][512], all[2100];
+    p2p(t[0], sizeof t[0], 0, 0, "recv", tag1, b[0], size);
+    p2p(t[1], sizeof t[1], 1, 0, "send", tag0, b[1], size);
+    p2p(t[2], sizeof t[2], 2, 1, "recv", tag0, b[2], size);
+    p2p(t[3], sizeof t[3], 3, 1, "send", tag1, b[3], size);
+    snprintf(all, sizeof all, "%s,\n%s,\n%s,\n%s\n", t[0], t[1], t[2], t[3]);
+    return two_stage(all);
+}
+
+/* A batch that lists its receive before its send is posted as a unit (as
+ * torch's batch_isend_irecv posts it): every task is placed, each receive
+ * ends no earlier than its send. A large tag is indexed by position: the
+ * test runs (forked, as Check does by default) with 4 GiB of address
+ * space. */
+START_TEST(schedule_batch_recv_first)
+{
+    cs_diag d;
+    cs_diag_clear(&d);
+    static const int one[4] = {1, 1, 1, 1};
+#if !defined(__SANITIZE_ADDRESS__) && !CS_TEST_ASAN
+    /* a table indexed by tag value (8 GiB for tag 2^30) would fail here */
+    struct rlimit rl;
+    ck_assert_int_eq(getrlimit(RLIMIT_AS, &rl), 0);
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (rlim_t)4 << 30) {
+        rl.rlim_cur = (rlim_t)4 << 30;
+        ck_assert_int_eq(setrlimit(RLIMIT_AS, &rl), 0);
+    }
+#endif
+    char *text = exchange(one, 0, 1 << 30, "1024");
+    cs_hw_schedule s;
+    ck_assert_msg(cs_hw_schedule_parse(text, strlen(text), "b.json", &s, &d) == 0, "%s",
+                  d.message);
+    double st[4], en[4];
+    for (int i = 0; i < 4; i++) st[i] = en[i] = -7; /* garbage the predictor must overwrite */
+    double it = cs_hw_schedule_predict(&s, st, en);
+    for (int i = 0; i < 4; i++) ck_assert_msg(st[i] >= 0 && en[i] >= st[i], "task %d unplaced", i);
+    ck_assert(en[0] >= en[3] && en[2] >= en[1]); /* each receive after its send */
+    ck_assert_double_eq_tol(it, 0.002, 1e-12);   /* send, then the receive */
+    cs_hw_schedule_free(&s);
+    free(text);
+}
+END_TEST
+
+/* A real cycle (each task its own batch: each stage's receive waits for
+ * the other's send behind it) is refused at load, naming a task. */
+START_TEST(schedule_deadlock_refused)
+{
+    cs_diag d;
+    cs_diag_clear(&d);
+    static const int own[4] = {1, 2, 3, 4};
+    char *text = exchange(own, 0, 1, "1024");
+    cs_hw_schedule s;
+    ck_assert_int_eq(cs_hw_schedule_parse(text, strlen(text), "c.json", &s, &d), CS_ECONFIG);
+    ck_assert_msg(strstr(d.message, "deadlock") != NULL, "%s", d.message);
+    free(text);
+}
+END_TEST
+
+/* size_bytes beyond 2^60 (a count no size_t holds on 32 bits, nor a
+ * transfer any run makes) is refused with the task's position. */
+START_TEST(schedule_size_bytes_range)
+{
+    cs_diag d;
+    cs_diag_clear(&d);
+    static const int one[4] = {1, 1, 1, 1};
+    char *text = exchange(one, 0, 1, "1e30");
+    cs_hw_schedule s;
+    ck_assert_int_eq(cs_hw_schedule_parse(text, strlen(text), "z.json", &s, &d), CS_ECONFIG);
+    ck_assert_msg(strstr(d.message, "size_bytes") != NULL && d.line > 0, "%s", d.message);
+    free(text);
+    text = exchange(one, 0, 1, "1152921504606846976"); /* 2^60: accepted */
+    ck_assert_msg(cs_hw_schedule_parse(text, strlen(text), "z.json", &s, &d) == 0, "%s",
+                  d.message);
+    cs_hw_schedule_free(&s);
+    free(text);
+}
+END_TEST
+
+/* A pipeline's compute busy time and exposed communication are the
+ * slowest stage's (the simulator's, sim/train/pipeline.c fill_iteration),
+ * not all stages merged on one timeline. Stage 0: compute 1 s, send, an
+ * all-reduce of 0.1 s; stage 1: the receive (ends with the send, 1.001 s),
+ * compute 2 s, an all-reduce of 0.5 s. */
+START_TEST(schedule_pipeline_per_stage)
+{
+    cs_diag d;
+    cs_diag_clear(&d);
+    static const char *const fmt[] = {
+        "{\"id\": %d, \"kind\": \"compute\", \"stream\": \"compute\", \"name\": \"c\", "
+        "\"predicted_s\": %s, \"stage\": %d, \"flops\": 1, \"deps\": []}",
+        "{\"id\": %d, \"kind\": \"collective\", \"stream\": \"comm\", \"name\": \"ar\", "
+        "\"predicted_s\": %s, \"stage\": %d, \"op\": \"all_reduce\", \"dtype\": \"bf16\", "
+        "\"group\": \"world\", \"size_bytes\": 1024, \"deps\": [{\"task\": %d, \"when\": \"end\"}]}"};
+    char t[6][512], all[3200];
+    snprintf(t[0], sizeof t[0], fmt[0], 0, "1", 0);
+    p2p(t[1], sizeof t[1], 1, 0, "send", 0, 1, "1024");
+    snprintf(t[2], sizeof t[2], fmt[1], 2, "0.1", 0, 0);
+    p2p(t[3], sizeof t[3], 3, 1, "recv", 0, 2, "1024");
+    snprintf(t[4], sizeof t[4], fmt[0], 4, "2", 1);
+    snprintf(t[5], sizeof t[5], fmt[1], 5, "0.5", 1, 4);
+    snprintf(all, sizeof all, "%s,\n%s,\n%s,\n%s,\n%s,\n%s\n", t[0], t[1], t[2], t[3], t[4], t[5]);
+    char *text = two_stage(all);
+    cs_hw_schedule s;
+    ck_assert_msg(cs_hw_schedule_parse(text, strlen(text), "s.json", &s, &d) == 0, "%s",
+                  d.message);
+    double st[6], en[6];
+    ck_assert_double_eq_tol(cs_hw_schedule_predict(&s, st, en), 3.501, 1e-12);
+    /* stage 1: the receive and its compute on the compute stream */
+    ck_assert_double_eq_tol(cs_hw_compute_busy_s(&s, st, en), 3.001, 1e-12);
+    /* stage 1: the receive (compute idle) and its all-reduce */
+    ck_assert_double_eq_tol(cs_hw_exposed_comm_s(&s, st, en), 1.501, 1e-12);
+    cs_hw_schedule_free(&s);
+    free(text);
+}
+END_TEST
 
 static Suite *suite(void)
 {
     Suite *s = suite_create("hw-pipeline");
     TCase *tc = tcase_create("schedule");
     tcase_add_test(tc, schedule_pipeline_from_simulator);
+    tcase_add_test(tc, schedule_batch_recv_first);
+    tcase_add_test(tc, schedule_deadlock_refused);
+    tcase_add_test(tc, schedule_size_bytes_range);
+    tcase_add_test(tc, schedule_pipeline_per_stage);
     suite_add_tcase(s, tc);
     return s;
 }
