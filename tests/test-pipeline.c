@@ -20,7 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/dtype.h"
+#include "base/limit.h"
+#include "out/schedule.h"
+#include "train/checkpoint.h"
 #include "train/compute.h"
 #include "train/layout.h"
 #include "train/pipeline.h"
@@ -346,6 +350,24 @@ START_TEST(layout_pp_outermost)
 }
 END_TEST
 
+/* Every stage is kept (review finding 3): limit.h's pipeline_parallel
+ * range is the stages pipeline.c lists, and a P past it (a planner's, not
+ * read through the table) is refused, not run on its first 1024 stages. */
+START_TEST(stages_within_the_limit)
+{
+    ck_assert_int_eq(cs_limit_of(CS_LIMIT_PIPELINE_PARALLEL)->hi, CS_PIPELINE_STAGES_MAX);
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-h100", "llama3-8b", CS_STRAT_DDP, 8);
+    s.m.layers = 4 * CS_PIPELINE_STAGES_MAX;
+    s.t.grad_accum = 4 * CS_PIPELINE_STAGES_MAX;
+    cs_diag d;
+    s.t.pipeline_parallel = CS_PIPELINE_STAGES_MAX;
+    cs_test_diag_ok(cs_pipeline_check(&s.m, &s.t, &d), &d, "check at the limit");
+    s.t.pipeline_parallel = CS_PIPELINE_STAGES_MAX + 1;
+    ck_assert_int_eq(cs_pipeline_check(&s.m, &s.t, &d), CS_EINVAL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -361,6 +383,7 @@ static Suite *suite(void)
     tcase_add_test(tc, stage_forward_has_tp_collectives);
     tcase_add_test(tc, layout_pp_outermost);
     tcase_add_test(tc, stage_passes_priced_on_the_whole_model);
+    tcase_add_test(tc, stages_within_the_limit);
     suite_add_tcase(s, tc);
     return s;
 }

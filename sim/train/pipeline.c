@@ -88,6 +88,9 @@ int cs_pipeline_check(const cs_model *m, const cs_training *t, cs_diag *d)
 {
     int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t);
     if (P == 1) return 0;
+    if (P > CS_PIPELINE_STAGES_MAX) /* a planner's P, not read through the limits table */
+        return cs_diag_set(d, CS_EINVAL, NULL, 0, 0, "pipeline_parallel %d exceeds %d", P,
+                           CS_PIPELINE_STAGES_MAX);
     if ((long)P * V > m->layers)
         return cs_diag_set(d, CS_EINVAL, NULL, 0, 0,
                            "pipeline_parallel %d x virtual_stages %d exceeds the model's %d layers",
