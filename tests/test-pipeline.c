@@ -368,6 +368,59 @@ START_TEST(stages_within_the_limit)
 }
 END_TEST
 
+/* zero_bubble's W on 2 stages at tp T, a generic 7B model (its kernels
+ * sized by layer_params, which the tp rank's model divides by T). */
+static void zb_timeline(int T, const char *schedule, cs_pp_timeline *tl)
+{
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-h100", "llama3-8b", CS_STRAT_DDP, 8);
+    cs_diag d;
+    cs_test_diag_ok(cs_model_generic(7e9, &s.m, &d), &d, "generic model");
+    s.t.tensor_parallel = T;
+    s.t.pipeline_parallel = 2;
+    s.t.grad_accum = 4;
+    s.t.pipeline_schedule = schedule_index(schedule);
+    cs_layout l;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    cs_iteration it;
+    cs_test_diag_ok(cs_pipeline_run_timeline(&s.m, &s.t, &l, NULL, &it, NULL, tl, &d), &d,
+                    "pipeline run");
+}
+
+/* W is the rank's share of the wgrad GEMMs, split over T once (review
+ * finding 4: priced on the tp rank's model it was split twice, W
+ * shrinking ~T^1.5): W's FLOPs x T constant; B + W is 1F1B's B. */
+START_TEST(zero_bubble_w_split_once)
+{
+    cs_pp_timeline tl1, tl2, tl4, ofob;
+    zb_timeline(1, "zero_bubble", &tl1);
+    zb_timeline(2, "zero_bubble", &tl2);
+    zb_timeline(4, "zero_bubble", &tl4);
+    zb_timeline(2, "1f1b", &ofob);
+    double w1 = tl1.w_flops[0];
+    ck_assert(w1 > 0);
+    ck_assert_double_eq_tol(2 * tl2.w_flops[0], w1, 0.01 * w1);
+    ck_assert_double_eq_tol(4 * tl4.w_flops[0], w1, 0.01 * w1);
+    ck_assert_double_eq_tol(tl2.b_flops[0] + tl2.w_flops[0], ofob.b_flops[0], 1e-9 * ofob.b_flops[0]);
+    /* W's share of the backward's time is the same order at every T */
+    double f1 = 0, f4 = 0, bw1 = 0, bw4 = 0;
+    for (int i = 0; i < tl1.nslices[0]; i++) {
+        const cs_pp_slice *x = &tl1.slice[tl1.first[0] + i];
+        if (x->pass == CS_PP_W) f1 += x->end_s - x->start_s;
+        if (x->pass != CS_PP_F) bw1 += x->end_s - x->start_s;
+    }
+    for (int i = 0; i < tl4.nslices[0]; i++) {
+        const cs_pp_slice *x = &tl4.slice[tl4.first[0] + i];
+        if (x->pass == CS_PP_W) f4 += x->end_s - x->start_s;
+        if (x->pass != CS_PP_F) bw4 += x->end_s - x->start_s;
+    }
+    if (f4 / bw4 < 0.5 * (f1 / bw1))
+        ck_abort_msg("W / (B + W): %.3f at T = 4 vs %.3f at T = 1", f4 / bw4, f1 / bw1);
+    cs_pp_timeline_free(&tl1), cs_pp_timeline_free(&tl2), cs_pp_timeline_free(&tl4);
+    cs_pp_timeline_free(&ofob);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -384,6 +437,7 @@ static Suite *suite(void)
     tcase_add_test(tc, layout_pp_outermost);
     tcase_add_test(tc, stage_passes_priced_on_the_whole_model);
     tcase_add_test(tc, stages_within_the_limit);
+    tcase_add_test(tc, zero_bubble_w_split_once);
     suite_add_tcase(s, tc);
     return s;
 }

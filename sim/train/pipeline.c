@@ -17,7 +17,8 @@
  * layer more.
  *
  * Passes. A chunk's forward of one micro-batch is its layers' forward
- * kernels (compute.c, on the tensor-parallel rank's model) and the TP
+ * kernels (compute.c, which splits the whole model over the tp ranks;
+ * under a split row W's wgrad kernels too) and the TP
  * collectives tensor.c puts after each (cs_tensor_layer_collectives: the
  * rows the graph issues too); its backward the backward and recompute
  * kernels and their collectives; the
@@ -264,7 +265,7 @@ typedef struct pass_prices {
     double hf, hb;      /* the head's TP collectives, forward and backward */
 } pass_prices;
 
-static int price_passes(const cs_model *whole, const cs_model *m, const cs_training *t,
+static int price_passes(const cs_model *whole, const cs_training *t,
                         const cs_layout *l, const cs_cluster *c, const cs_pp_schedule_row *row,
                         cs_pricing_cache *cache, pass_prices *pp, cs_diag *d)
 {
@@ -278,7 +279,10 @@ static int price_passes(const cs_model *whole, const cs_model *m, const cs_train
         (rc = tp_s(cache, l, t, whole, 1, 0, &pp->hf, d)) ||
         (rc = tp_s(cache, l, t, whole, 1, 1, &pp->hb, d)))
         return rc;
-    pp->wg = row->split_backward ? wgrad_s(m, t, c, &pp->wgf) : 0;
+    /* W on the whole model too: compute.c's kernels are the rank's (on
+     * the tp rank's model a generic model's layer_params were split twice,
+     * review finding 4) */
+    pp->wg = row->split_backward ? wgrad_s(whole, t, c, &pp->wgf) : 0;
     pp->lf = pp->comp.pass[CS_KPASS_FORWARD].time_s + tpf;
     pp->lb = pp->comp.pass[CS_KPASS_BACKWARD].time_s + tpb - pp->wg;
     pp->lr = pp->comp.pass[CS_KPASS_RECOMPUTE].time_s;
@@ -324,11 +328,11 @@ static void chunk_passes(const cs_model *whole, const cs_training *t, int P, int
  * layer in 16 bits against F's 34 s b h + 5 a s^2 b (Qi et al. 2024
  * Table 1; sail-sg's zero-bubble code: mem_w = -32 h, mem_f = 34 h + 5 a
  * s), over T. 1 for rows that do not split the backward. */
-static double w_fraction(const cs_pp_schedule_row *row, const cs_model *whole, const cs_model *m,
+static double w_fraction(const cs_pp_schedule_row *row, const cs_model *whole,
                          const cs_training *t, int T)
 {
     if (!row->split_backward) return 1;
-    double kept = cs_checkpoint_kept_bytes(m, t, 0);
+    double kept = cs_checkpoint_kept_bytes(whole, t, 0); /* the rank's, as stage_memory's */
     double wk = 16.0 * t->micro_batch * whole->seq_len * whole->hidden *
                 cs_dtype_size(t->param_dtype) / T;
     return kept > 0 && wk < kept ? wk / kept : 1;
@@ -457,10 +461,8 @@ int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const 
     const int T = cs_tensor_degree(t), nk = P * V;
     const cs_pp_schedule_row *row = cs_pipeline_schedule(t);
     const cs_cluster *c = &l->group[CS_GROUP_WORLD].topo.cluster;
-    cs_model rbuf;
-    const cs_model *m = cs_tensor_rank_model(whole, t, &rbuf);
     pass_prices pp;
-    if ((rc = price_passes(whole, m, t, l, c, row, cache, &pp, d))) return rc;
+    if ((rc = price_passes(whole, t, l, c, row, cache, &pp, d))) return rc;
     if (tl) {
         timeline_alloc(tl, P, V, M, row->name);
         tl->layout = cs_xmalloc(sizeof *tl->layout);
@@ -476,7 +478,7 @@ int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const 
         (T > 1 && (rc = price(cache, l, CS_GROUP_TP, CS_OP_ALL_GATHER, act, t->collective_engine, &gather, d))))
         goto out;
     p2p += gather;
-    double w_frac = w_fraction(row, whole, m, t, T);
+    double w_frac = w_fraction(row, whole, t, T);
     cs_pp_run run;
     if (tl) {
         cs_pipeline_simulate_record(row, P, V, M, f, b, w, p2p, w_frac, &run, tl->slice, tl->nslices);
