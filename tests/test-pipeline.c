@@ -421,6 +421,43 @@ START_TEST(zero_bubble_w_split_once)
 }
 END_TEST
 
+/* A stage's held activations are its own layers' (review finding 5):
+ * with every-2nd-layer checkpointing on 4 stages of gpt2's 12 layers
+ * stage 0 (layers 0-2) keeps layer 1's input only, stage 1 (3-5) layers 3
+ * and 5's; under GPipe (m held everywhere) stage 0's activations exceed
+ * stage 1's by (m - 1) x the difference of their layers' kept bytes (by
+ * local indices both stages looked alike). */
+START_TEST(stage_memory_global_layers)
+{
+    enum { P = 4, m = 4 };
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-h100", "gpt2-124m", CS_STRAT_DDP, P);
+    s.t.pipeline_parallel = P;
+    s.t.grad_accum = m;
+    s.t.checkpointing = CS_CKPT_SELECTIVE;
+    s.t.selective_ac = 2;
+    s.t.pipeline_schedule = schedule_index("gpipe");
+    cs_layout l;
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    cs_iteration it;
+    cs_pp_memory *mem = malloc(sizeof *mem);
+    cs_test_diag_ok(cs_pipeline_run(&s.m, &s.t, &l, NULL, &it, mem, &d), &d, "pipeline run");
+    ck_assert_int_eq(mem->held[0], m);
+    ck_assert_int_eq(mem->held[1], m);
+    cs_model sm = s.m;
+    sm.layers = 3;
+    double k0 = 0, k1 = 0;
+    for (int i = 0; i < 3; i++)
+        k0 += cs_checkpoint_kept_bytes(&sm, &s.t, i), k1 += cs_checkpoint_kept_bytes(&sm, &s.t, 3 + i);
+    ck_assert(k0 > k1);
+    double want = (m - 1) * (k0 - k1);
+    double got = mem->stage[0].activations_bytes - mem->stage[1].activations_bytes;
+    ck_assert_double_eq_tol(got, want, 1e-6 * want);
+    free(mem);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -438,6 +475,7 @@ static Suite *suite(void)
     tcase_add_test(tc, stage_passes_priced_on_the_whole_model);
     tcase_add_test(tc, stages_within_the_limit);
     tcase_add_test(tc, zero_bubble_w_split_once);
+    tcase_add_test(tc, stage_memory_global_layers);
     suite_add_tcase(s, tc);
     return s;
 }

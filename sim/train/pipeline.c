@@ -180,8 +180,8 @@ static double wgrad_s(const cs_model *m, const cs_training *t, const cs_cluster 
 }
 
 /* Stage s's memory (file header): memory.c's lines on the stage's share
- * of the model, with `held` (micro-batch, chunk) activations of chunks of
- * `chunk_layers` layers. */
+ * of the model, with `held` (micro-batch, chunk) activations of its chunks
+ * (the first `chunk_layers` layers). */
 static int stage_memory(const cs_model *m, const cs_training *t, const cs_layout *l, int s,
                         int chunk_layers, double held, cs_memory *out, cs_diag *d)
 {
@@ -200,8 +200,15 @@ static int stage_memory(const cs_model *m, const cs_training *t, const cs_layout
      * fraction, so the whole model's allocator replay would be thrown away */
     int rc = cs_memory_lines_layout(&sm, t, &sl, out, d);
     if (rc) return rc;
+    /* a held (micro-batch, chunk)'s activations: its layers' by their
+     * global index, as chunk_passes times them (every-N checkpointing picks
+     * layers by it, review finding 5); the mean over the stage's chunks */
+    int V = cs_pipeline_chunks(t);
     double kept = 0;
-    for (int i = 0; i < chunk_layers; i++) kept += cs_checkpoint_kept_bytes(&sm, t, i);
+    for (int ch = 0; ch < V; ch++) {
+        int first, n = cs_pipeline_chunk_layers(m->layers, P, V, s, ch, &first);
+        for (int i = first; i < first + n; i++) kept += cs_checkpoint_kept_bytes(&sm, t, i) / V;
+    }
     double act = out->activations_bytes + (held > 1 ? held - 1 : 0) * kept;
     double temp = s == P - 1 ? out->temp_bytes : 0;
     double allocated = out->model_states_bytes + out->buckets_bytes;
