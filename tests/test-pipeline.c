@@ -13,7 +13,10 @@
  * its interleaving factor 1 + (P - 1) / (P V), Sec 4.2.3); the layer
  * split; a stage's DDP buckets are its own gradients; a stage's forward
  * carries its layers' TP collectives; the layout's pp dimension
- * (outermost, absent at P = 1).
+ * (outermost, absent at P = 1). Review findings: pipeline_parallel's
+ * range is the stages kept (3); zero_bubble's W split over tp once (4);
+ * held activations by global layer index (5); the gradient sync's dtype
+ * in the schedule JSON (8).
  */
 #include <check.h>
 #include <math.h>
@@ -458,6 +461,37 @@ START_TEST(stage_memory_global_layers)
 }
 END_TEST
 
+/* The gradient sync's task in the schedule JSON names the dtype its bytes
+ * are sized by (review finding 8): fp32 gradients reduced under bf16
+ * compute were labelled bf16 (the transfers' dtype). */
+START_TEST(schedule_sync_dtype_is_the_wire)
+{
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-h100", "llama3-8b", CS_STRAT_DDP, 8);
+    s.t.pipeline_parallel = 2;
+    s.t.grad_accum = 4;
+    s.t.param_dtype = CS_DTYPE_BF16;
+    s.t.grad_reduce_dtype = CS_DTYPE_FP32;
+    cs_layout l;
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    cs_iteration it;
+    cs_pp_timeline tl;
+    cs_test_diag_ok(cs_pipeline_run_timeline(&s.m, &s.t, &l, NULL, &it, NULL, &tl, &d), &d,
+                    "pipeline run");
+    ck_assert_int_eq(tl.sync_dtype, cs_training_bucket_wire_dtype(&s.t));
+    double params = cs_pipeline_stage_params(&s.m, 2, 1, 0);
+    ck_assert_double_eq_tol(tl.sync_bytes[0], params * 4, 1e-9 * params);
+    cs_buf b = {0};
+    cs_schedule_write_pipeline(&tl, &b);
+    char want[96];
+    snprintf(want, sizeof want, "\"size_bytes\": %.0f, \"dtype\": \"fp32\"", tl.sync_bytes[0]);
+    if (!strstr(b.data, want)) ck_abort_msg("no '%s' in the schedule", want);
+    cs_buf_free(&b);
+    cs_pp_timeline_free(&tl);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -476,6 +510,7 @@ static Suite *suite(void)
     tcase_add_test(tc, stages_within_the_limit);
     tcase_add_test(tc, zero_bubble_w_split_once);
     tcase_add_test(tc, stage_memory_global_layers);
+    tcase_add_test(tc, schedule_sync_dtype_is_the_wire);
     suite_add_tcase(s, tc);
     return s;
 }

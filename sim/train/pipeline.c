@@ -352,6 +352,7 @@ typedef struct stage_close {
     int layers;
     double gather_s, sync_s, opt_s;
     double gather_bytes, sync_bytes, opt_bytes;
+    cs_dtype wire; /* sync_bytes' dtype */
 } stage_close;
 
 static int close_stage(const cs_model *whole, const cs_training *t, const cs_layout *l,
@@ -366,6 +367,7 @@ static int close_stage(const cs_model *whole, const cs_training *t, const cs_lay
     for (int ch = 0; ch < V; ch++)
         sc->layers += cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, NULL);
     double params = cs_pipeline_stage_params(whole, P, V, s) / T;
+    sc->wire = wire;
     sc->sync_bytes = params * cs_dtype_size(wire);
     sc->gather_bytes = sr->shards_params ? params * cs_dtype_size(t->param_dtype) : 0;
     rc = price(cache, l, l->shard, sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE,
@@ -429,6 +431,7 @@ static int close_stages(const cs_model *whole, const cs_training *t, const cs_la
         if (tl) {
             tl->sync_op = sync_op;
             tl->sync_group = l->shard;
+            tl->sync_dtype = sc.wire;
             tl->gather_s[s] = sc.gather_s, tl->sync_s[s] = sc.sync_s, tl->optimizer_s[s] = sc.opt_s;
             tl->sync_bytes[s] = sc.sync_bytes;
             tl->gather_bytes[s] = sc.gather_bytes;

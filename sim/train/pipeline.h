@@ -85,6 +85,8 @@ typedef struct cs_pp_timeline {
     double p2p_bytes;            /* one transfer, per rank */
     cs_dtype p2p_dtype;
     cs_op sync_op;               /* all_reduce (DDP, ZeRO-1) or reduce_scatter (sharded) */
+    cs_dtype sync_dtype;         /* the dtype sync_bytes are sized in (the wire's: the
+                                  * comm hook's, or grad_reduce_dtype) */
     double *gather_s;            /* sharded parameters: the all-gather before the first pass
                                   * (drawn and replayed at the stage's end, with the sync:
                                   * the executor adds it to the stage's time there) */
