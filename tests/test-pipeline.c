@@ -16,7 +16,8 @@
  * (outermost, absent at P = 1). Review findings: pipeline_parallel's
  * range is the stages kept (3); zero_bubble's W split over tp once (4);
  * held activations by global layer index (5); the gradient sync's dtype
- * in the schedule JSON (8).
+ * in the schedule JSON (8); the trace's all-gather before the first
+ * pass (11).
  */
 #include <check.h>
 #include <math.h>
@@ -27,6 +28,7 @@
 #include "base/dtype.h"
 #include "base/limit.h"
 #include "out/schedule.h"
+#include "out/trace.h"
 #include "train/checkpoint.h"
 #include "train/compute.h"
 #include "train/layout.h"
@@ -492,6 +494,45 @@ START_TEST(schedule_sync_dtype_is_the_wire)
 }
 END_TEST
 
+/* The sharded strategies' all-gather is drawn before the stage's first
+ * pass (review finding 11: it was inside the closing "gradient sync"
+ * slice): on FSDP x 2 stages stage 0's track opens with an "all_gather
+ * parameters" slice at 0 of gather_s, its first forward starts at its
+ * end, and the sync slice lasts sync_s alone. */
+START_TEST(trace_gather_before_first_pass)
+{
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-h100", "llama3-8b", CS_STRAT_FSDP_FULL_SHARD, 16);
+    s.t.pipeline_parallel = 2;
+    s.t.grad_accum = 4;
+    cs_layout l;
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    cs_iteration it;
+    cs_pp_timeline tl;
+    cs_test_diag_ok(cs_pipeline_run_timeline(&s.m, &s.t, &l, NULL, &it, NULL, &tl, &d), &d,
+                    "pipeline run");
+    ck_assert(tl.gather_s[0] > 1e-6 && tl.sync_s[0] > 0);
+    cs_buf b = {0};
+    cs_trace_begin(&b);
+    cs_trace_add_pipeline(&b, 0, "pp", &tl);
+    cs_trace_end(&b);
+    const char *g = strstr(b.data, "\"tid\": 0, \"name\": \"all_gather parameters\", \"ts\": 0.000,");
+    if (!g) ck_abort_msg("no all_gather slice at 0 on stage 0");
+    const char *f = strstr(b.data, "\"tid\": 0, \"name\": \"F 0\", \"ts\": ");
+    ck_assert_ptr_nonnull(f);
+    double ts = strtod(f + strlen("\"tid\": 0, \"name\": \"F 0\", \"ts\": "), NULL) * 1e-6;
+    ck_assert_double_eq_tol(ts, tl.gather_s[0], 2e-9);
+    const char *y = strstr(b.data, "\"tid\": 0, \"name\": \"gradient sync (reduce_scatter)\"");
+    ck_assert_ptr_nonnull(y);
+    const char *dur = strstr(y, "\"dur\": ");
+    double ys = strtod(dur + strlen("\"dur\": "), NULL) * 1e-6;
+    ck_assert_double_eq_tol(ys, tl.sync_s[0], 2e-9);
+    cs_buf_free(&b);
+    cs_pp_timeline_free(&tl);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -511,6 +552,7 @@ static Suite *suite(void)
     tcase_add_test(tc, zero_bubble_w_split_once);
     tcase_add_test(tc, stage_memory_global_layers);
     tcase_add_test(tc, schedule_sync_dtype_is_the_wire);
+    tcase_add_test(tc, trace_gather_before_first_pass);
     suite_add_tcase(s, tc);
     return s;
 }
