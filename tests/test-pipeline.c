@@ -17,7 +17,7 @@
  * range is the stages kept (3); zero_bubble's W split over tp once (4);
  * held activations by global layer index (5); the gradient sync's dtype
  * in the schedule JSON (8); the trace's all-gather before the first
- * pass (11).
+ * pass (11); the iteration's recompute and all-gather (6).
  */
 #include <check.h>
 #include <math.h>
@@ -533,6 +533,40 @@ START_TEST(trace_gather_before_first_pass)
 }
 END_TEST
 
+/* pp runs of llama3-8b on 16 ranks, 4 stages, 8 micro-batches. */
+static void pp_iteration(cs_strategy strategy, cs_ckpt ckpt, cs_iteration *it)
+{
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-h100", "llama3-8b", strategy, 16);
+    s.t.pipeline_parallel = 4;
+    s.t.grad_accum = 8;
+    s.t.checkpointing = ckpt;
+    cs_layout l;
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    cs_test_diag_ok(cs_pipeline_run(&s.m, &s.t, &l, NULL, it, NULL, &d), &d, "pipeline run");
+}
+
+/* The iteration's recompute and all-gather (review finding 6: recompute_s
+ * was 0 under full checkpointing while HFU counted it; FSDP's all-gather
+ * was added to the reduce-scatter's exposed time): full checkpointing
+ * adds recompute_s to the slowest stage's compute over none; FSDP's
+ * all-gather has its own exposed time, the reduce-scatter's excludes it. */
+START_TEST(iteration_recompute_and_gather)
+{
+    cs_iteration none, full, fsdp;
+    pp_iteration(CS_STRAT_DDP, CS_CKPT_NONE, &none);
+    pp_iteration(CS_STRAT_DDP, CS_CKPT_FULL, &full);
+    ck_assert(none.recompute_s == 0);
+    ck_assert(full.recompute_s > 0);
+    ck_assert_double_eq_tol(full.compute_s - none.compute_s, full.recompute_s, 1e-9);
+    pp_iteration(CS_STRAT_FSDP_FULL_SHARD, CS_CKPT_NONE, &fsdp);
+    double ag = fsdp.exposed_by_op_s[CS_OP_ALL_GATHER], rs = fsdp.exposed_by_op_s[CS_OP_REDUCE_SCATTER];
+    ck_assert(ag > 0 && rs > 0);
+    ck_assert_double_eq_tol(ag + rs + fsdp.exposed_by_op_s[CS_OP_SEND_RECV], fsdp.exposed_comm_s, 1e-12);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -553,6 +587,7 @@ static Suite *suite(void)
     tcase_add_test(tc, stage_memory_global_layers);
     tcase_add_test(tc, schedule_sync_dtype_is_the_wire);
     tcase_add_test(tc, trace_gather_before_first_pass);
+    tcase_add_test(tc, iteration_recompute_and_gather);
     suite_add_tcase(s, tc);
     return s;
 }

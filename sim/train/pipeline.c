@@ -383,13 +383,33 @@ static int close_stage(const cs_model *whole, const cs_training *t, const cs_lay
     return 0;
 }
 
-/* The iteration's metrics from the slowest stage: its end (worst), its
- * passes (busiest), its optimizer step and its synchronisation (sync_op:
- * the gradients' reduction). */
-static void fill_iteration(const cs_model *whole, const cs_training *t, const cs_layout *l,
-                           cs_op sync_op, double worst, double busiest, double opt_worst,
-                           double sync_worst, cs_iteration *it)
+/* The slowest stage's times (close_stages). */
+typedef struct stage_worst {
+    double end, busy, opt, sync, gather, recompute;
+} stage_worst;
+
+/* Stage s's recomputed forwards over the m micro-batches: its layers
+ * that recompute (by global index, as chunk_passes times them) x lr. */
+static double stage_recompute_s(const cs_model *whole, const cs_training *t, int s, double lr)
 {
+    const int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t);
+    int n = 0;
+    for (int ch = 0; ch < V; ch++) {
+        int first, k = cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, &first);
+        for (int i = first; i < first + k; i++) n += cs_checkpoint_layer_recomputes(t, i);
+    }
+    return (double)t->grad_accum * n * lr;
+}
+
+/* The iteration's metrics from the slowest stage (w): its end, its
+ * passes, its optimizer step, its synchronisation (sync_op: the
+ * gradients' reduction) and parameters' all-gather, its recompute. The
+ * rest of the exposed time (the bubble and the transfers) is counted as
+ * send_recv. */
+static void fill_iteration(const cs_model *whole, const cs_training *t, const cs_layout *l,
+                           cs_op sync_op, const stage_worst *w, cs_iteration *it)
+{
+    double worst = w->end, busiest = w->busy, opt_worst = w->opt;
     const cs_cluster *c = &l->group[CS_GROUP_WORLD].topo.cluster;
     double ranks = l->group[CS_GROUP_WORLD].size;
     double tokens = l->tokens_per_step;
@@ -402,10 +422,11 @@ static void fill_iteration(const cs_model *whole, const cs_training *t, const cs
     it->iteration_time_s = worst;
     it->compute_s = busiest + opt_worst;
     it->optimizer_s = opt_worst;
-    it->recompute_s = 0;
+    it->recompute_s = w->recompute; /* review finding 6: was 0 */
     it->exposed_comm_s = worst - busiest - opt_worst; /* the bubble, transfers, sync */
-    it->exposed_by_op_s[sync_op] = sync_worst;
-    it->exposed_by_op_s[CS_OP_SEND_RECV] = it->exposed_comm_s - sync_worst;
+    it->exposed_by_op_s[sync_op] = w->sync;
+    it->exposed_by_op_s[CS_OP_ALL_GATHER] = w->gather; /* not in the sync's (finding 6) */
+    it->exposed_by_op_s[CS_OP_SEND_RECV] = it->exposed_comm_s - w->sync - w->gather;
     it->tokens_per_s = tokens / worst;
     it->tflops_per_gpu = mflops / worst / 1e12;
     it->mfu = peak > 0 ? mflops / worst / peak : 0;
@@ -415,7 +436,7 @@ static void fill_iteration(const cs_model *whole, const cs_training *t, const cs
 /* Each stage's close after the run, into tl and mem when given; the
  * slowest stage's metrics into it. */
 static int close_stages(const cs_model *whole, const cs_training *t, const cs_layout *l,
-                        cs_pricing_cache *cache, const cs_pp_run *run, cs_iteration *it,
+                        cs_pricing_cache *cache, const cs_pp_run *run, double lr, cs_iteration *it,
                         cs_pp_memory *mem, cs_pp_timeline *tl, cs_diag *d)
 {
     const int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t);
@@ -423,7 +444,7 @@ static int close_stages(const cs_model *whole, const cs_training *t, const cs_la
     int sharded = sr->shards_params || sr->shards_grads;
     cs_op sync_op = sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE;
     int rc = 0;
-    double worst = 0, busiest = 0, opt_worst = 0, sync_worst = 0;
+    stage_worst w = {0};
     for (int s = 0; s < P && !rc; s++) {
         stage_close sc;
         if ((rc = close_stage(whole, t, l, sr, cache, s, &sc, d))) break;
@@ -438,11 +459,10 @@ static int close_stages(const cs_model *whole, const cs_training *t, const cs_la
             tl->optimizer_bytes[s] = sc.opt_bytes;
             tl->layers[s] = sc.layers;
         }
-        if (end > worst) {
-            worst = end;
-            opt_worst = sc.opt_s;
-            sync_worst = sc.sync_s + sc.gather_s;
-            busiest = run->busy_s[s];
+        if (end > w.end) {
+            w = (stage_worst){.end = end, .busy = run->busy_s[s], .opt = sc.opt_s,
+                              .sync = sc.sync_s, .gather = sc.gather_s,
+                              .recompute = stage_recompute_s(whole, t, s, lr)};
         }
         if (mem && s < CS_PIPELINE_STAGES_MAX) {
             int chunk_layers = cs_pipeline_chunk_layers(whole->layers, P, V, s, 0, NULL);
@@ -454,7 +474,7 @@ static int close_stages(const cs_model *whole, const cs_training *t, const cs_la
         }
     }
     if (rc) return rc;
-    fill_iteration(whole, t, l, sync_op, worst, busiest, opt_worst, sync_worst, it);
+    fill_iteration(whole, t, l, sync_op, &w, it);
     if (mem) it->peak_bytes = mem->stage[mem->peak_stage].peak_bytes;
     return 0;
 }
@@ -503,7 +523,7 @@ int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const 
         mem->V = V;
         mem->schedule = row->name;
     }
-    rc = close_stages(whole, t, l, cache, &run, it, mem, tl, d);
+    rc = close_stages(whole, t, l, cache, &run, pp.lr, it, mem, tl, d);
     cs_pp_run_free(&run);
 out:
     free(f), free(b), free(w);
