@@ -155,9 +155,12 @@ static const char *const pass_names[] = {"F", "B", "W"};
  * waits for its send; the receiver's pass starts no earlier than its
  * end), then the stage's gradient synchronisation and optimizer step
  * after its last pass and send. A sharded strategy's all-gather of the
- * stage's parameters opens its track, its passes after it (pipeline.c
- * adds gather_s to the stage's time; the executor's times run from its
- * end; review finding 11: it was drawn inside the sync slice). */
+ * stage's parameters opens its track (review finding 11: it was drawn
+ * inside the sync slice); every stage's passes are drawn after the
+ * longest stage's gather, so a receive never precedes its send (the
+ * executor's times run from the gathers' end; pipeline.c adds each
+ * stage's own gather_s to its time: a stage with a shorter gather is
+ * drawn up to the difference later than it counts). */
 void cs_trace_add_pipeline(cs_buf *b, int pid, const char *name, const cs_pp_timeline *tl)
 {
     process_meta(b, pid, name);
@@ -169,13 +172,16 @@ void cs_trace_add_pipeline(cs_buf *b, int pid, const char *name, const cs_pp_tim
         cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"name\": \"thread_sort_index\", "
                          "\"args\": {\"sort_index\": %d}}", pid, s, s);
     }
+    double g = 0; /* the longest gather: the passes' offset */
+    for (int s = 0; s < tl->P; s++)
+        if (tl->gather_s[s] > g) g = tl->gather_s[s];
     for (int s = 0; s < tl->P; s++) {
-        double g = tl->gather_s[s], end = g;
+        double end = g;
         char label[96], args[256];
-        if (g > 0) {
+        if (tl->gather_s[s] > 0) {
             snprintf(args, sizeof args, "\"op\": \"all_gather\", \"size_bytes\": %.0f",
                      tl->gather_bytes[s]);
-            pp_slice(b, pid, s, "all_gather parameters", 0, g, args);
+            pp_slice(b, pid, s, "all_gather parameters", 0, tl->gather_s[s], args);
         }
         for (int i = 0; i < tl->nslices[s]; i++) {
             const cs_pp_slice *x = &tl->slice[tl->first[s] + i];
