@@ -142,7 +142,8 @@ int cs_opt_refuse(const char *cmd, const cs_opt *o, const char *arg, void *dst);
     {"global-batch", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = 1 << 30}
 #define CS_ARG_TP(T, f)                                                                            \
     {"tp", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = CS_LIMIT_HI_TENSOR_PARALLEL}
-#define CS_ARG_PP(T, f) {"pp", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = 1 << 16}
+#define CS_ARG_PP(T, f)                                                                            \
+    {"pp", .parse = cs_opt_int, CS_ARG_AT(T, f), .lo = 1, .hi = CS_LIMIT_HI_PIPELINE_PARALLEL}
 /* gpipe | 1f1b | interleaved_1f1b | zero_bubble (train/pipeline_sched.h) */
 int cs_opt_pp_schedule(const char *cmd, const cs_opt *o, const char *arg, void *dst);
 #define CS_ARG_PP_SCHEDULE(T, f) {"pp-schedule", .parse = cs_opt_pp_schedule, CS_ARG_AT(T, f)}

@@ -153,6 +153,7 @@ cases() {
 2|opt-type|--ranks expects an integer|collective --op all_reduce --ranks abc
 2|opt-range|--ranks expects an integer in 1..|collective --op all_reduce --ranks 99999999999
 2|opt-range0|--ranks expects an integer in 1..|collective --op all_reduce --ranks 0
+2|opt-pp-range|--pp expects an integer in 1..1024, got '2048'|simulate --model gpt2-124m --ranks 2048 --pp 2048
 2|opt-unit|unknown unit 'Q'|collective --op all_reduce --bytes 1Q
 2|opt-negative|negative values are not allowed|collective --op all_reduce --bytes -1
 2|opt-empty|--ranks expects an integer|collective --op all_reduce --ranks @EMPTY@

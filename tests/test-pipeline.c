@@ -13,14 +13,23 @@
  * its interleaving factor 1 + (P - 1) / (P V), Sec 4.2.3); the layer
  * split; a stage's DDP buckets are its own gradients; a stage's forward
  * carries its layers' TP collectives; the layout's pp dimension
- * (outermost, absent at P = 1).
+ * (outermost, absent at P = 1). Review findings: pipeline_parallel's
+ * range is the stages kept (3); zero_bubble's W split over tp once (4);
+ * held activations by global layer index (5); the gradient sync's dtype
+ * in the schedule JSON (8); the trace's all-gather before the first
+ * pass (11); the iteration's recompute and all-gather (6).
  */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/dtype.h"
+#include "base/limit.h"
+#include "out/schedule.h"
+#include "out/trace.h"
+#include "train/checkpoint.h"
 #include "train/compute.h"
 #include "train/layout.h"
 #include "train/pipeline.h"
@@ -346,6 +355,220 @@ START_TEST(layout_pp_outermost)
 }
 END_TEST
 
+/* Every stage is kept (review finding 3): limit.h's pipeline_parallel
+ * range is the stages pipeline.c lists, and a P past it (a planner's, not
+ * read through the table) is refused, not run on its first 1024 stages. */
+START_TEST(stages_within_the_limit)
+{
+    ck_assert_int_eq(cs_limit_of(CS_LIMIT_PIPELINE_PARALLEL)->hi, CS_PIPELINE_STAGES_MAX);
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-h100", "llama3-8b", CS_STRAT_DDP, 8);
+    s.m.layers = 4 * CS_PIPELINE_STAGES_MAX;
+    s.t.grad_accum = 4 * CS_PIPELINE_STAGES_MAX;
+    cs_diag d;
+    s.t.pipeline_parallel = CS_PIPELINE_STAGES_MAX;
+    cs_test_diag_ok(cs_pipeline_check(&s.m, &s.t, &d), &d, "check at the limit");
+    s.t.pipeline_parallel = CS_PIPELINE_STAGES_MAX + 1;
+    ck_assert_int_eq(cs_pipeline_check(&s.m, &s.t, &d), CS_EINVAL);
+}
+END_TEST
+
+/* zero_bubble's W on 2 stages at tp T, a generic 7B model (its kernels
+ * sized by layer_params, which the tp rank's model divides by T). */
+static void zb_timeline(int T, const char *schedule, cs_pp_timeline *tl)
+{
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-h100", "llama3-8b", CS_STRAT_DDP, 8);
+    cs_diag d;
+    cs_test_diag_ok(cs_model_generic(7e9, &s.m, &d), &d, "generic model");
+    s.t.tensor_parallel = T;
+    s.t.pipeline_parallel = 2;
+    s.t.grad_accum = 4;
+    s.t.pipeline_schedule = schedule_index(schedule);
+    cs_layout l;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    cs_iteration it;
+    cs_test_diag_ok(cs_pipeline_run_timeline(&s.m, &s.t, &l, NULL, &it, NULL, tl, &d), &d,
+                    "pipeline run");
+}
+
+/* W is the rank's share of the wgrad GEMMs, split over T once (review
+ * finding 4: priced on the tp rank's model it was split twice, W
+ * shrinking ~T^1.5): W's FLOPs x T constant; B + W is 1F1B's B. */
+START_TEST(zero_bubble_w_split_once)
+{
+    cs_pp_timeline tl1, tl2, tl4, ofob;
+    zb_timeline(1, "zero_bubble", &tl1);
+    zb_timeline(2, "zero_bubble", &tl2);
+    zb_timeline(4, "zero_bubble", &tl4);
+    zb_timeline(2, "1f1b", &ofob);
+    double w1 = tl1.w_flops[0];
+    ck_assert(w1 > 0);
+    ck_assert_double_eq_tol(2 * tl2.w_flops[0], w1, 0.01 * w1);
+    ck_assert_double_eq_tol(4 * tl4.w_flops[0], w1, 0.01 * w1);
+    ck_assert_double_eq_tol(tl2.b_flops[0] + tl2.w_flops[0], ofob.b_flops[0], 1e-9 * ofob.b_flops[0]);
+    /* W's share of the backward's time is the same order at every T */
+    double f1 = 0, f4 = 0, bw1 = 0, bw4 = 0;
+    for (int i = 0; i < tl1.nslices[0]; i++) {
+        const cs_pp_slice *x = &tl1.slice[tl1.first[0] + i];
+        if (x->pass == CS_PP_W) f1 += x->end_s - x->start_s;
+        if (x->pass != CS_PP_F) bw1 += x->end_s - x->start_s;
+    }
+    for (int i = 0; i < tl4.nslices[0]; i++) {
+        const cs_pp_slice *x = &tl4.slice[tl4.first[0] + i];
+        if (x->pass == CS_PP_W) f4 += x->end_s - x->start_s;
+        if (x->pass != CS_PP_F) bw4 += x->end_s - x->start_s;
+    }
+    if (f4 / bw4 < 0.5 * (f1 / bw1))
+        ck_abort_msg("W / (B + W): %.3f at T = 4 vs %.3f at T = 1", f4 / bw4, f1 / bw1);
+    cs_pp_timeline_free(&tl1), cs_pp_timeline_free(&tl2), cs_pp_timeline_free(&tl4);
+    cs_pp_timeline_free(&ofob);
+}
+END_TEST
+
+/* A stage's held activations are its own layers' (review finding 5):
+ * with every-2nd-layer checkpointing on 4 stages of gpt2's 12 layers
+ * stage 0 (layers 0-2) keeps layer 1's input only, stage 1 (3-5) layers 3
+ * and 5's; under GPipe (m held everywhere) stage 0's activations exceed
+ * stage 1's by (m - 1) x the difference of their layers' kept bytes (by
+ * local indices both stages looked alike). */
+START_TEST(stage_memory_global_layers)
+{
+    enum { P = 4, m = 4 };
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-h100", "gpt2-124m", CS_STRAT_DDP, P);
+    s.t.pipeline_parallel = P;
+    s.t.grad_accum = m;
+    s.t.checkpointing = CS_CKPT_SELECTIVE;
+    s.t.selective_ac = 2;
+    s.t.pipeline_schedule = schedule_index("gpipe");
+    cs_layout l;
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    cs_iteration it;
+    cs_pp_memory *mem = malloc(sizeof *mem);
+    cs_test_diag_ok(cs_pipeline_run(&s.m, &s.t, &l, NULL, &it, mem, &d), &d, "pipeline run");
+    ck_assert_int_eq(mem->held[0], m);
+    ck_assert_int_eq(mem->held[1], m);
+    cs_model sm = s.m;
+    sm.layers = 3;
+    double k0 = 0, k1 = 0;
+    for (int i = 0; i < 3; i++)
+        k0 += cs_checkpoint_kept_bytes(&sm, &s.t, i), k1 += cs_checkpoint_kept_bytes(&sm, &s.t, 3 + i);
+    ck_assert(k0 > k1);
+    double want = (m - 1) * (k0 - k1);
+    double got = mem->stage[0].activations_bytes - mem->stage[1].activations_bytes;
+    ck_assert_double_eq_tol(got, want, 1e-6 * want);
+    free(mem);
+}
+END_TEST
+
+/* The gradient sync's task in the schedule JSON names the dtype its bytes
+ * are sized by (review finding 8): fp32 gradients reduced under bf16
+ * compute were labelled bf16 (the transfers' dtype). */
+START_TEST(schedule_sync_dtype_is_the_wire)
+{
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-h100", "llama3-8b", CS_STRAT_DDP, 8);
+    s.t.pipeline_parallel = 2;
+    s.t.grad_accum = 4;
+    s.t.param_dtype = CS_DTYPE_BF16;
+    s.t.grad_reduce_dtype = CS_DTYPE_FP32;
+    cs_layout l;
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    cs_iteration it;
+    cs_pp_timeline tl;
+    cs_test_diag_ok(cs_pipeline_run_timeline(&s.m, &s.t, &l, NULL, &it, NULL, &tl, &d), &d,
+                    "pipeline run");
+    ck_assert_int_eq(tl.sync_dtype, cs_training_bucket_wire_dtype(&s.t));
+    double params = cs_pipeline_stage_params(&s.m, 2, 1, 0);
+    ck_assert_double_eq_tol(tl.sync_bytes[0], params * 4, 1e-9 * params);
+    cs_buf b = {0};
+    cs_schedule_write_pipeline(&tl, &b);
+    char want[96];
+    snprintf(want, sizeof want, "\"size_bytes\": %.0f, \"dtype\": \"fp32\"", tl.sync_bytes[0]);
+    if (!strstr(b.data, want)) ck_abort_msg("no '%s' in the schedule", want);
+    cs_buf_free(&b);
+    cs_pp_timeline_free(&tl);
+}
+END_TEST
+
+/* The sharded strategies' all-gather is drawn before the stage's first
+ * pass (review finding 11: it was inside the closing "gradient sync"
+ * slice): on FSDP x 2 stages stage 0's track opens with an "all_gather
+ * parameters" slice at 0 of gather_s, its first forward starts at the
+ * end of the longest stage's gather, and the sync slice lasts sync_s
+ * alone. */
+START_TEST(trace_gather_before_first_pass)
+{
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-h100", "llama3-8b", CS_STRAT_FSDP_FULL_SHARD, 16);
+    s.t.pipeline_parallel = 2;
+    s.t.grad_accum = 4;
+    cs_layout l;
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    cs_iteration it;
+    cs_pp_timeline tl;
+    cs_test_diag_ok(cs_pipeline_run_timeline(&s.m, &s.t, &l, NULL, &it, NULL, &tl, &d), &d,
+                    "pipeline run");
+    ck_assert(tl.gather_s[0] > 1e-6 && tl.sync_s[0] > 0);
+    cs_buf b = {0};
+    cs_trace_begin(&b);
+    cs_trace_add_pipeline(&b, 0, "pp", &tl);
+    cs_trace_end(&b);
+    const char *g = strstr(b.data, "\"tid\": 0, \"name\": \"all_gather parameters\", \"ts\": 0.000,");
+    if (!g) ck_abort_msg("no all_gather slice at 0 on stage 0");
+    const char *f = strstr(b.data, "\"tid\": 0, \"name\": \"F 0\", \"ts\": ");
+    ck_assert_ptr_nonnull(f);
+    double ts = strtod(f + strlen("\"tid\": 0, \"name\": \"F 0\", \"ts\": "), NULL) * 1e-6;
+    double gmax = tl.gather_s[0] > tl.gather_s[1] ? tl.gather_s[0] : tl.gather_s[1];
+    ck_assert_double_eq_tol(ts, gmax, 2e-9);
+    const char *y = strstr(b.data, "\"tid\": 0, \"name\": \"gradient sync (reduce_scatter)\"");
+    ck_assert_ptr_nonnull(y);
+    const char *dur = strstr(y, "\"dur\": ");
+    double ys = strtod(dur + strlen("\"dur\": "), NULL) * 1e-6;
+    ck_assert_double_eq_tol(ys, tl.sync_s[0], 2e-9);
+    cs_buf_free(&b);
+    cs_pp_timeline_free(&tl);
+}
+END_TEST
+
+/* pp runs of llama3-8b on 16 ranks, 4 stages, 8 micro-batches. */
+static void pp_iteration(cs_strategy strategy, cs_ckpt ckpt, cs_iteration *it)
+{
+    cs_test_setup s;
+    cs_test_setup_make(&s, "dgx-h100", "llama3-8b", strategy, 16);
+    s.t.pipeline_parallel = 4;
+    s.t.grad_accum = 8;
+    s.t.checkpointing = ckpt;
+    cs_layout l;
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
+    cs_test_diag_ok(cs_pipeline_run(&s.m, &s.t, &l, NULL, it, NULL, &d), &d, "pipeline run");
+}
+
+/* The iteration's recompute and all-gather (review finding 6: recompute_s
+ * was 0 under full checkpointing while HFU counted it; FSDP's all-gather
+ * was added to the reduce-scatter's exposed time): full checkpointing
+ * adds recompute_s to the slowest stage's compute over none; FSDP's
+ * all-gather has its own exposed time, the reduce-scatter's excludes it. */
+START_TEST(iteration_recompute_and_gather)
+{
+    cs_iteration none, full, fsdp;
+    pp_iteration(CS_STRAT_DDP, CS_CKPT_NONE, &none);
+    pp_iteration(CS_STRAT_DDP, CS_CKPT_FULL, &full);
+    ck_assert(none.recompute_s == 0);
+    ck_assert(full.recompute_s > 0);
+    ck_assert_double_eq_tol(full.compute_s - none.compute_s, full.recompute_s, 1e-9);
+    pp_iteration(CS_STRAT_FSDP_FULL_SHARD, CS_CKPT_NONE, &fsdp);
+    double ag = fsdp.exposed_by_op_s[CS_OP_ALL_GATHER], rs = fsdp.exposed_by_op_s[CS_OP_REDUCE_SCATTER];
+    ck_assert(ag > 0 && rs > 0);
+    ck_assert_double_eq_tol(ag + rs + fsdp.exposed_by_op_s[CS_OP_SEND_RECV], fsdp.exposed_comm_s, 1e-12);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -361,6 +584,12 @@ static Suite *suite(void)
     tcase_add_test(tc, stage_forward_has_tp_collectives);
     tcase_add_test(tc, layout_pp_outermost);
     tcase_add_test(tc, stage_passes_priced_on_the_whole_model);
+    tcase_add_test(tc, stages_within_the_limit);
+    tcase_add_test(tc, zero_bubble_w_split_once);
+    tcase_add_test(tc, stage_memory_global_layers);
+    tcase_add_test(tc, schedule_sync_dtype_is_the_wire);
+    tcase_add_test(tc, trace_gather_before_first_pass);
+    tcase_add_test(tc, iteration_recompute_and_gather);
     suite_add_tcase(s, tc);
     return s;
 }

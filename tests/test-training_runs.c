@@ -306,8 +306,8 @@ START_TEST(pp_columns)
     static const struct {
         const char *cells, *msg;
     } cases[] = {
-        {"0,1,1f1b", "column 'pp': expected an integer in 1..65536, got '0'"},
-        {"70000,1,1f1b", "column 'pp': expected an integer in 1..65536, got '70000'"},
+        {"0,1,1f1b", "column 'pp': expected an integer in 1..1024, got '0'"},
+        {"70000,1,1f1b", "column 'pp': expected an integer in 1..1024, got '70000'"},
         {"2,0,1f1b", "column 'virtual_stages': expected an integer in 1..65536, got '0'"},
         {"2,1,pipedream", "column 'pipeline_schedule': expected gpipe, 1f1b, interleaved_1f1b or "
                           "zero_bubble, got 'pipedream'"},

@@ -18,7 +18,9 @@
 
 /* X(ID, name, lo, hi): hi keeps every product the model forms of these
  * (4 x hidden, layers x hidden^2, micro_batch x seq_len x vocab) finite
- * and within a double's exact integers where it is an element count. */
+ * and within a double's exact integers where it is an element count;
+ * pipeline_parallel's hi is the most stages pipeline.c keeps one by one
+ * (CS_PIPELINE_STAGES_MAX, review finding 3). */
 #define CS_LIMITS(X)                                                                       \
     X(LAYERS, "layers", 1, 100000)                                                         \
     X(HIDDEN, "hidden", 1, 1000000)                                                        \
@@ -33,7 +35,7 @@
     X(GRAD_ACCUM, "grad_accum", 1, 1 << 20)                                                \
     X(SHARD_GROUP, "shard_group", 0, 1 << 20)                                              \
     X(TENSOR_PARALLEL, "tensor_parallel", 1, 1 << 16)                                      \
-    X(PIPELINE_PARALLEL, "pipeline_parallel", 1, 1 << 16)                                  \
+    X(PIPELINE_PARALLEL, "pipeline_parallel", 1, 1024)                                     \
     X(VIRTUAL_STAGES, "virtual_stages", 1, 1 << 16)                                        \
     X(TRAIN_METRICS, "train_metrics", 0, 64)                                               \
     X(RANKS, "ranks", 1, 1 << 30)                                                          \

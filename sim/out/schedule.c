@@ -182,7 +182,7 @@ static void pp_stage(pp_writer *w, int s)
     snprintf(name, sizeof name, "%s gradients", cs_op_name(tl->sync_op));
     pp_task(w, s, "collective", "comm", name);
     cs_buf_printf(w->b, "\"op\": \"%s\", \"size_bytes\": %.0f, \"dtype\": \"%s\", \"group\": \"%s\", ",
-                  cs_op_name(tl->sync_op), tl->sync_bytes[s], cs_dtype_name(tl->p2p_dtype),
+                  cs_op_name(tl->sync_op), tl->sync_bytes[s], cs_dtype_name(tl->sync_dtype),
                   cs_group_name(tl->sync_group));
     pp_close(w, tl->sync_s[s], last);
     pp_task(w, s, "memory", "compute", "optimizer step");

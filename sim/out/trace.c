@@ -153,9 +153,14 @@ static const char *const pass_names[] = {"F", "B", "W"};
  * chunk 1 of interleaved stages), then the transfer it sends as a slice
  * "send F 3 -> stage 1" while it holds the sender (pipeline.c: the sender
  * waits for its send; the receiver's pass starts no earlier than its
- * end), then the stage's gradient synchronisation (the parameters'
- * all-gather of sharded strategies with it, where the executor counts it)
- * and optimizer step after its last pass and send. */
+ * end), then the stage's gradient synchronisation and optimizer step
+ * after its last pass and send. A sharded strategy's all-gather of the
+ * stage's parameters opens its track (review finding 11: it was drawn
+ * inside the sync slice); every stage's passes are drawn after the
+ * longest stage's gather, so a receive never precedes its send (the
+ * executor's times run from the gathers' end; pipeline.c adds each
+ * stage's own gather_s to its time: a stage with a shorter gather is
+ * drawn up to the difference later than it counts). */
 void cs_trace_add_pipeline(cs_buf *b, int pid, const char *name, const cs_pp_timeline *tl)
 {
     process_meta(b, pid, name);
@@ -167,9 +172,17 @@ void cs_trace_add_pipeline(cs_buf *b, int pid, const char *name, const cs_pp_tim
         cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"name\": \"thread_sort_index\", "
                          "\"args\": {\"sort_index\": %d}}", pid, s, s);
     }
+    double g = 0; /* the longest gather: the passes' offset */
+    for (int s = 0; s < tl->P; s++)
+        if (tl->gather_s[s] > g) g = tl->gather_s[s];
     for (int s = 0; s < tl->P; s++) {
-        double end = 0;
+        double end = g;
         char label[96], args[256];
+        if (tl->gather_s[s] > 0) {
+            snprintf(args, sizeof args, "\"op\": \"all_gather\", \"size_bytes\": %.0f",
+                     tl->gather_bytes[s]);
+            pp_slice(b, pid, s, "all_gather parameters", 0, tl->gather_s[s], args);
+        }
         for (int i = 0; i < tl->nslices[s]; i++) {
             const cs_pp_slice *x = &tl->slice[tl->first[s] + i];
             char mb[32];
@@ -179,17 +192,17 @@ void cs_trace_add_pipeline(cs_buf *b, int pid, const char *name, const cs_pp_tim
             snprintf(args, sizeof args, "\"stage\": %d, \"pass\": \"%s\", \"micro\": %d, "
                      "\"chunk\": %d, \"from_stage\": %d, \"recv_tag\": %d", s, pass_names[x->pass],
                      x->micro, x->chunk, x->from_stage, x->recv_tag);
-            pp_slice(b, pid, s, label, x->start_s, x->end_s, args);
-            end = x->end_s;
+            pp_slice(b, pid, s, label, g + x->start_s, g + x->end_s, args);
+            end = g + x->end_s;
             if (x->to_stage < 0) continue;
             snprintf(label, sizeof label, "send %s %s -> stage %d", pass_names[x->pass], mb,
                      x->to_stage);
             snprintf(args, sizeof args, "\"op\": \"send_recv\", \"size_bytes\": %.0f, "
                      "\"peer_stage\": %d, \"tag\": %d", tl->p2p_bytes, x->to_stage, x->tag);
-            pp_slice(b, pid, s, label, x->end_s, x->end_s + x->send_s, args);
-            end = x->end_s + x->send_s;
+            pp_slice(b, pid, s, label, g + x->end_s, g + x->end_s + x->send_s, args);
+            end = g + x->end_s + x->send_s;
         }
-        double sync = tl->gather_s[s] + tl->sync_s[s];
+        double sync = tl->sync_s[s];
         snprintf(label, sizeof label, "gradient sync (%s)", cs_op_name(tl->sync_op));
         snprintf(args, sizeof args, "\"op\": \"%s\", \"size_bytes\": %.0f", cs_op_name(tl->sync_op),
                  tl->sync_bytes[s]);

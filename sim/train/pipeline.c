@@ -17,7 +17,8 @@
  * layer more.
  *
  * Passes. A chunk's forward of one micro-batch is its layers' forward
- * kernels (compute.c, on the tensor-parallel rank's model) and the TP
+ * kernels (compute.c, which splits the whole model over the tp ranks;
+ * under a split row W's wgrad kernels too) and the TP
  * collectives tensor.c puts after each (cs_tensor_layer_collectives: the
  * rows the graph issues too); its backward the backward and recompute
  * kernels and their collectives; the
@@ -88,6 +89,9 @@ int cs_pipeline_check(const cs_model *m, const cs_training *t, cs_diag *d)
 {
     int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t);
     if (P == 1) return 0;
+    if (P > CS_PIPELINE_STAGES_MAX) /* a planner's P, not read through the limits table */
+        return cs_diag_set(d, CS_EINVAL, NULL, 0, 0, "pipeline_parallel %d exceeds %d", P,
+                           CS_PIPELINE_STAGES_MAX);
     if ((long)P * V > m->layers)
         return cs_diag_set(d, CS_EINVAL, NULL, 0, 0,
                            "pipeline_parallel %d x virtual_stages %d exceeds the model's %d layers",
@@ -176,8 +180,8 @@ static double wgrad_s(const cs_model *m, const cs_training *t, const cs_cluster 
 }
 
 /* Stage s's memory (file header): memory.c's lines on the stage's share
- * of the model, with `held` (micro-batch, chunk) activations of chunks of
- * `chunk_layers` layers. */
+ * of the model, with `held` (micro-batch, chunk) activations of its chunks
+ * (the first `chunk_layers` layers). */
 static int stage_memory(const cs_model *m, const cs_training *t, const cs_layout *l, int s,
                         int chunk_layers, double held, cs_memory *out, cs_diag *d)
 {
@@ -196,8 +200,15 @@ static int stage_memory(const cs_model *m, const cs_training *t, const cs_layout
      * fraction, so the whole model's allocator replay would be thrown away */
     int rc = cs_memory_lines_layout(&sm, t, &sl, out, d);
     if (rc) return rc;
+    /* a held (micro-batch, chunk)'s activations: its layers' by their
+     * global index, as chunk_passes times them (every-N checkpointing picks
+     * layers by it, review finding 5); the mean over the stage's chunks */
+    int V = cs_pipeline_chunks(t);
     double kept = 0;
-    for (int i = 0; i < chunk_layers; i++) kept += cs_checkpoint_kept_bytes(&sm, t, i);
+    for (int ch = 0; ch < V; ch++) {
+        int first, n = cs_pipeline_chunk_layers(m->layers, P, V, s, ch, &first);
+        for (int i = first; i < first + n; i++) kept += cs_checkpoint_kept_bytes(&sm, t, i) / V;
+    }
     double act = out->activations_bytes + (held > 1 ? held - 1 : 0) * kept;
     double temp = s == P - 1 ? out->temp_bytes : 0;
     double allocated = out->model_states_bytes + out->buckets_bytes;
@@ -261,7 +272,7 @@ typedef struct pass_prices {
     double hf, hb;      /* the head's TP collectives, forward and backward */
 } pass_prices;
 
-static int price_passes(const cs_model *whole, const cs_model *m, const cs_training *t,
+static int price_passes(const cs_model *whole, const cs_training *t,
                         const cs_layout *l, const cs_cluster *c, const cs_pp_schedule_row *row,
                         cs_pricing_cache *cache, pass_prices *pp, cs_diag *d)
 {
@@ -275,7 +286,10 @@ static int price_passes(const cs_model *whole, const cs_model *m, const cs_train
         (rc = tp_s(cache, l, t, whole, 1, 0, &pp->hf, d)) ||
         (rc = tp_s(cache, l, t, whole, 1, 1, &pp->hb, d)))
         return rc;
-    pp->wg = row->split_backward ? wgrad_s(m, t, c, &pp->wgf) : 0;
+    /* W on the whole model too: compute.c's kernels are the rank's (on
+     * the tp rank's model a generic model's layer_params were split twice,
+     * review finding 4) */
+    pp->wg = row->split_backward ? wgrad_s(whole, t, c, &pp->wgf) : 0;
     pp->lf = pp->comp.pass[CS_KPASS_FORWARD].time_s + tpf;
     pp->lb = pp->comp.pass[CS_KPASS_BACKWARD].time_s + tpb - pp->wg;
     pp->lr = pp->comp.pass[CS_KPASS_RECOMPUTE].time_s;
@@ -321,11 +335,11 @@ static void chunk_passes(const cs_model *whole, const cs_training *t, int P, int
  * layer in 16 bits against F's 34 s b h + 5 a s^2 b (Qi et al. 2024
  * Table 1; sail-sg's zero-bubble code: mem_w = -32 h, mem_f = 34 h + 5 a
  * s), over T. 1 for rows that do not split the backward. */
-static double w_fraction(const cs_pp_schedule_row *row, const cs_model *whole, const cs_model *m,
+static double w_fraction(const cs_pp_schedule_row *row, const cs_model *whole,
                          const cs_training *t, int T)
 {
     if (!row->split_backward) return 1;
-    double kept = cs_checkpoint_kept_bytes(m, t, 0);
+    double kept = cs_checkpoint_kept_bytes(whole, t, 0); /* the rank's, as stage_memory's */
     double wk = 16.0 * t->micro_batch * whole->seq_len * whole->hidden *
                 cs_dtype_size(t->param_dtype) / T;
     return kept > 0 && wk < kept ? wk / kept : 1;
@@ -338,6 +352,7 @@ typedef struct stage_close {
     int layers;
     double gather_s, sync_s, opt_s;
     double gather_bytes, sync_bytes, opt_bytes;
+    cs_dtype wire; /* sync_bytes' dtype */
 } stage_close;
 
 static int close_stage(const cs_model *whole, const cs_training *t, const cs_layout *l,
@@ -352,6 +367,7 @@ static int close_stage(const cs_model *whole, const cs_training *t, const cs_lay
     for (int ch = 0; ch < V; ch++)
         sc->layers += cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, NULL);
     double params = cs_pipeline_stage_params(whole, P, V, s) / T;
+    sc->wire = wire;
     sc->sync_bytes = params * cs_dtype_size(wire);
     sc->gather_bytes = sr->shards_params ? params * cs_dtype_size(t->param_dtype) : 0;
     rc = price(cache, l, l->shard, sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE,
@@ -367,13 +383,33 @@ static int close_stage(const cs_model *whole, const cs_training *t, const cs_lay
     return 0;
 }
 
-/* The iteration's metrics from the slowest stage: its end (worst), its
- * passes (busiest), its optimizer step and its synchronisation (sync_op:
- * the gradients' reduction). */
-static void fill_iteration(const cs_model *whole, const cs_training *t, const cs_layout *l,
-                           cs_op sync_op, double worst, double busiest, double opt_worst,
-                           double sync_worst, cs_iteration *it)
+/* The slowest stage's times (close_stages). */
+typedef struct stage_worst {
+    double end, busy, opt, sync, gather, recompute;
+} stage_worst;
+
+/* Stage s's recomputed forwards over the m micro-batches: its layers
+ * that recompute (by global index, as chunk_passes times them) x lr. */
+static double stage_recompute_s(const cs_model *whole, const cs_training *t, int s, double lr)
 {
+    const int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t);
+    int n = 0;
+    for (int ch = 0; ch < V; ch++) {
+        int first, k = cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, &first);
+        for (int i = first; i < first + k; i++) n += cs_checkpoint_layer_recomputes(t, i);
+    }
+    return (double)t->grad_accum * n * lr;
+}
+
+/* The iteration's metrics from the slowest stage (w): its end, its
+ * passes, its optimizer step, its synchronisation (sync_op: the
+ * gradients' reduction) and parameters' all-gather, its recompute. The
+ * rest of the exposed time (the bubble and the transfers) is counted as
+ * send_recv. */
+static void fill_iteration(const cs_model *whole, const cs_training *t, const cs_layout *l,
+                           cs_op sync_op, const stage_worst *w, cs_iteration *it)
+{
+    double worst = w->end, busiest = w->busy, opt_worst = w->opt;
     const cs_cluster *c = &l->group[CS_GROUP_WORLD].topo.cluster;
     double ranks = l->group[CS_GROUP_WORLD].size;
     double tokens = l->tokens_per_step;
@@ -386,10 +422,11 @@ static void fill_iteration(const cs_model *whole, const cs_training *t, const cs
     it->iteration_time_s = worst;
     it->compute_s = busiest + opt_worst;
     it->optimizer_s = opt_worst;
-    it->recompute_s = 0;
+    it->recompute_s = w->recompute; /* review finding 6: was 0 */
     it->exposed_comm_s = worst - busiest - opt_worst; /* the bubble, transfers, sync */
-    it->exposed_by_op_s[sync_op] = sync_worst;
-    it->exposed_by_op_s[CS_OP_SEND_RECV] = it->exposed_comm_s - sync_worst;
+    it->exposed_by_op_s[sync_op] = w->sync;
+    it->exposed_by_op_s[CS_OP_ALL_GATHER] = w->gather; /* not in the sync's (finding 6) */
+    it->exposed_by_op_s[CS_OP_SEND_RECV] = it->exposed_comm_s - w->sync - w->gather;
     it->tokens_per_s = tokens / worst;
     it->tflops_per_gpu = mflops / worst / 1e12;
     it->mfu = peak > 0 ? mflops / worst / peak : 0;
@@ -399,7 +436,7 @@ static void fill_iteration(const cs_model *whole, const cs_training *t, const cs
 /* Each stage's close after the run, into tl and mem when given; the
  * slowest stage's metrics into it. */
 static int close_stages(const cs_model *whole, const cs_training *t, const cs_layout *l,
-                        cs_pricing_cache *cache, const cs_pp_run *run, cs_iteration *it,
+                        cs_pricing_cache *cache, const cs_pp_run *run, double lr, cs_iteration *it,
                         cs_pp_memory *mem, cs_pp_timeline *tl, cs_diag *d)
 {
     const int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t);
@@ -407,7 +444,7 @@ static int close_stages(const cs_model *whole, const cs_training *t, const cs_la
     int sharded = sr->shards_params || sr->shards_grads;
     cs_op sync_op = sharded ? CS_OP_REDUCE_SCATTER : CS_OP_ALL_REDUCE;
     int rc = 0;
-    double worst = 0, busiest = 0, opt_worst = 0, sync_worst = 0;
+    stage_worst w = {0};
     for (int s = 0; s < P && !rc; s++) {
         stage_close sc;
         if ((rc = close_stage(whole, t, l, sr, cache, s, &sc, d))) break;
@@ -415,17 +452,17 @@ static int close_stages(const cs_model *whole, const cs_training *t, const cs_la
         if (tl) {
             tl->sync_op = sync_op;
             tl->sync_group = l->shard;
+            tl->sync_dtype = sc.wire;
             tl->gather_s[s] = sc.gather_s, tl->sync_s[s] = sc.sync_s, tl->optimizer_s[s] = sc.opt_s;
             tl->sync_bytes[s] = sc.sync_bytes;
             tl->gather_bytes[s] = sc.gather_bytes;
             tl->optimizer_bytes[s] = sc.opt_bytes;
             tl->layers[s] = sc.layers;
         }
-        if (end > worst) {
-            worst = end;
-            opt_worst = sc.opt_s;
-            sync_worst = sc.sync_s + sc.gather_s;
-            busiest = run->busy_s[s];
+        if (end > w.end) {
+            w = (stage_worst){.end = end, .busy = run->busy_s[s], .opt = sc.opt_s,
+                              .sync = sc.sync_s, .gather = sc.gather_s,
+                              .recompute = stage_recompute_s(whole, t, s, lr)};
         }
         if (mem && s < CS_PIPELINE_STAGES_MAX) {
             int chunk_layers = cs_pipeline_chunk_layers(whole->layers, P, V, s, 0, NULL);
@@ -437,7 +474,7 @@ static int close_stages(const cs_model *whole, const cs_training *t, const cs_la
         }
     }
     if (rc) return rc;
-    fill_iteration(whole, t, l, sync_op, worst, busiest, opt_worst, sync_worst, it);
+    fill_iteration(whole, t, l, sync_op, &w, it);
     if (mem) it->peak_bytes = mem->stage[mem->peak_stage].peak_bytes;
     return 0;
 }
@@ -454,10 +491,8 @@ int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const 
     const int T = cs_tensor_degree(t), nk = P * V;
     const cs_pp_schedule_row *row = cs_pipeline_schedule(t);
     const cs_cluster *c = &l->group[CS_GROUP_WORLD].topo.cluster;
-    cs_model rbuf;
-    const cs_model *m = cs_tensor_rank_model(whole, t, &rbuf);
     pass_prices pp;
-    if ((rc = price_passes(whole, m, t, l, c, row, cache, &pp, d))) return rc;
+    if ((rc = price_passes(whole, t, l, c, row, cache, &pp, d))) return rc;
     if (tl) {
         timeline_alloc(tl, P, V, M, row->name);
         tl->layout = cs_xmalloc(sizeof *tl->layout);
@@ -473,7 +508,7 @@ int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const 
         (T > 1 && (rc = price(cache, l, CS_GROUP_TP, CS_OP_ALL_GATHER, act, t->collective_engine, &gather, d))))
         goto out;
     p2p += gather;
-    double w_frac = w_fraction(row, whole, m, t, T);
+    double w_frac = w_fraction(row, whole, t, T);
     cs_pp_run run;
     if (tl) {
         cs_pipeline_simulate_record(row, P, V, M, f, b, w, p2p, w_frac, &run, tl->slice, tl->nslices);
@@ -488,7 +523,7 @@ int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const 
         mem->V = V;
         mem->schedule = row->name;
     }
-    rc = close_stages(whole, t, l, cache, &run, it, mem, tl, d);
+    rc = close_stages(whole, t, l, cache, &run, pp.lr, it, mem, tl, d);
     cs_pp_run_free(&run);
 out:
     free(f), free(b), free(w);

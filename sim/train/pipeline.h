@@ -14,6 +14,7 @@
 
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/limit.h"
 #include "coll/collective.h"
 #include "train/iteration.h"
 #include "train/layout.h"
@@ -24,8 +25,9 @@
 #include "train/pricing.h"
 #include "train/training.h"
 
-/* The most stages `memory` lists one by one. */
-#define CS_PIPELINE_STAGES_MAX 1024
+/* The most stages `memory` lists one by one: limit.h's range of
+ * pipeline_parallel, so every stage is listed and compared. */
+#define CS_PIPELINE_STAGES_MAX CS_LIMIT_HI_PIPELINE_PARALLEL
 
 /* P (>= 1), V (>= 1), and the schedule row in effect (the default: 1f1b,
  * interleaved_1f1b when V > 1). */
@@ -33,7 +35,8 @@ int cs_pipeline_degree(const cs_training *t);
 int cs_pipeline_chunks(const cs_training *t);
 const cs_pp_schedule_row *cs_pipeline_schedule(const cs_training *t);
 
-/* 0, or CS_EINVAL with d filled: P x V must not exceed the layers, the
+/* 0, or CS_EINVAL with d filled: P within limit.h's range, P x V not
+ * over the layers, the
  * row must accept V and m = grad_accum (its check). O(1). */
 int cs_pipeline_check(const cs_model *m, const cs_training *t, cs_diag *d);
 
@@ -82,6 +85,8 @@ typedef struct cs_pp_timeline {
     double p2p_bytes;            /* one transfer, per rank */
     cs_dtype p2p_dtype;
     cs_op sync_op;               /* all_reduce (DDP, ZeRO-1) or reduce_scatter (sharded) */
+    cs_dtype sync_dtype;         /* the dtype sync_bytes are sized in (the wire's: the
+                                  * comm hook's, or grad_reduce_dtype) */
     double *gather_s;            /* sharded parameters: the all-gather before the first pass
                                   * (drawn and replayed at the stage's end, with the sync:
                                   * the executor adds it to the stage's time there) */
