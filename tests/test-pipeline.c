@@ -264,6 +264,15 @@ START_TEST(stage_buckets_are_the_stages)
 }
 END_TEST
 
+/* Builds s's layout into l and runs its pipeline timeline into it, tl. */
+static void run_timeline(cs_test_setup *s, cs_layout *l, cs_iteration *it, cs_pp_timeline *tl)
+{
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s->m, &s->t, &s->topo, l, &d), 0);
+    cs_test_diag_ok(cs_pipeline_run_timeline(&s->m, &s->t, l, NULL, it, NULL, tl, &d), &d,
+                    "pipeline run");
+}
+
 /* A stage's forward carries its layers' TP collectives as the graph
  * issues them (tensor.h's rows, tensor.c): without SP two all-reduces of
  * b x s x h per layer forward (Megatron's f / g operators), priced on the
@@ -281,11 +290,9 @@ START_TEST(stage_forward_has_tp_collectives)
     s.t.grad_accum = 4;
     cs_layout l;
     cs_diag d;
-    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
     cs_iteration it;
     cs_pp_timeline tl;
-    cs_test_diag_ok(cs_pipeline_run_timeline(&s.m, &s.t, &l, NULL, &it, NULL, &tl, &d), &d,
-                    "pipeline run");
+    run_timeline(&s, &l, &it, &tl);
     const cs_pp_slice *f0 = &tl.slice[tl.first[0]];
     ck_assert_int_eq(f0->pass, CS_PP_F);
     /* the whole model: compute.c prices the tp rank's share itself */
@@ -320,11 +327,9 @@ START_TEST(stage_passes_priced_on_the_whole_model)
     s.t.pipeline_parallel = 2;
     s.t.grad_accum = 4;
     cs_layout l;
-    cs_diag d;
-    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
     cs_iteration it;
     cs_pp_timeline tl;
-    cs_test_diag_ok(cs_pipeline_run_timeline(&s.m, &s.t, &l, NULL, &it, NULL, &tl, &d), &d, "pipeline run");
+    run_timeline(&s, &l, &it, &tl);
     double T = (double)s.t.micro_batch * s.m.seq_len;
     double logits = 2 * T * (s.m.vocab / 2.0) * s.m.hidden;
     double head = tl.f_flops[1] - tl.f_flops[0];
@@ -475,12 +480,9 @@ START_TEST(schedule_sync_dtype_is_the_wire)
     s.t.param_dtype = CS_DTYPE_BF16;
     s.t.grad_reduce_dtype = CS_DTYPE_FP32;
     cs_layout l;
-    cs_diag d;
-    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
     cs_iteration it;
     cs_pp_timeline tl;
-    cs_test_diag_ok(cs_pipeline_run_timeline(&s.m, &s.t, &l, NULL, &it, NULL, &tl, &d), &d,
-                    "pipeline run");
+    run_timeline(&s, &l, &it, &tl);
     ck_assert_int_eq(tl.sync_dtype, cs_training_bucket_wire_dtype(&s.t));
     double params = cs_pipeline_stage_params(&s.m, 2, 1, 0);
     ck_assert_double_eq_tol(tl.sync_bytes[0], params * 4, 1e-9 * params);
@@ -507,12 +509,9 @@ START_TEST(trace_gather_before_first_pass)
     s.t.pipeline_parallel = 2;
     s.t.grad_accum = 4;
     cs_layout l;
-    cs_diag d;
-    ck_assert_int_eq(cs_layout_build(&s.m, &s.t, &s.topo, &l, &d), 0);
     cs_iteration it;
     cs_pp_timeline tl;
-    cs_test_diag_ok(cs_pipeline_run_timeline(&s.m, &s.t, &l, NULL, &it, NULL, &tl, &d), &d,
-                    "pipeline run");
+    run_timeline(&s, &l, &it, &tl);
     ck_assert(tl.gather_s[0] > 1e-6 && tl.sync_s[0] > 0);
     cs_buf b = {0};
     cs_trace_begin(&b);
