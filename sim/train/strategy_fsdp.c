@@ -271,11 +271,24 @@ static int backward_gather(cs_wbuild *b, int l)
     return ready;
 }
 
+/* The backward of layer l, and at its unit's first layer the unit's
+ * reduce. With backward prefetch (PRE or POST) the next unit's gather is
+ * issued before this unit's reduce-scatter (torch fsdp/_runtime_utils.py
+ * _post_backward_hook: _post_backward_reshard prefetches, then
+ * _reduce_grad; PRE's prefetch comes earlier still, in the pre-backward
+ * hook), so it is built first: on one process group's NCCL stream
+ * (serial groups, iteration.h) the order of issue is the order of run, and
+ * fsdp/api.py BackwardPrefetch says that is the point: POST "overlaps the
+ * current reduce-scatter and the next gradient computation". Without
+ * prefetch the gather is issued in its own unit's pre-backward hook,
+ * after the reduce-scatter. */
 static void backward_unit(cs_wbuild *b, int l)
 {
     int ready = -1, unit_end = !whole(b) && l == unit_last(b, l);
     if (unit_end) hooks(b, unit_size(b, l));
-    if (unit_end && gathers(b) && b->reshard) ready = backward_gather(b, l);
+    if (unit_end && gathers(b) && b->reshard)
+        ready = b->gather_ahead >= 0 ? b->gather_ahead : backward_gather(b, l);
+    b->gather_ahead = -1;
     int k = cs__wb_backward(b, l);
     cs__wb_dep(b, k, ready, 0);
     if (gathers(b)) /* the layer's unsharded gradient is allocated by its backward */
@@ -283,6 +296,8 @@ static void backward_unit(cs_wbuild *b, int l)
     if (whole(b) || l != unit_first(b, l)) return;
     const double unit = unit_size(b, l) * b->param_bytes[1];
     if (gathers(b)) cs__wb_task(b, k)->mem_at_end -= gathered(b) * unit; /* resharded */
+    if (l > 0 && gathers(b) && b->reshard && b->t->backward_prefetch != CS_PREFETCH_NONE)
+        b->gather_ahead = backward_gather(b, l - 1);
     int r = reduce(b, l, k, unit_size(b, l) * layer_params(b), "grads", "replicas");
     /* the unsharded gradients live until their reduce-scatter is done */
     if (gathers(b)) cs__wb_task(b, r)->mem_at_end = -unit;

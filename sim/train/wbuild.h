@@ -95,6 +95,8 @@ struct cs_wbuild {
     int tp_last;              /* the last TP collective, which the next compute
                                * task waits for (tensor.h); -1 */
     int root_task;            /* for a hook's own use (FSDP: the root's gather); -1 */
+    int gather_ahead;         /* FSDP: the next unit's backward gather, built before this
+                               * unit's reduce (its issue order): what it makes ready; -1 */
     int head_bwd;             /* the head's backward */
     double head_params;       /* an untied head's weight (its gradient is ready
                                * after head_bwd: first in ready_*), else 0 */

@@ -186,6 +186,7 @@ static void start(cs_wbuild *b, cs_workload *w, const cs_model *m, const cs_trai
     b->ready_bytes = cs_xmalloc((L + 2) * sizeof(double));
     b->ready_task = cs_xmalloc((L + 2) * sizeof(int));
     b->root_task = -1;
+    b->gather_ahead = -1;
     b->tp_last = -1;
 }
 
