@@ -14,7 +14,9 @@
  * limit_all_gathers units unsharded at once. In backward the unit is
  * gathered again (not for SHARD_GRAD_OP, which keeps it from forward),
  * prefetched per backward_prefetch (PRE: issued when the previous unit's
- * backward starts; POST/NONE: when it ends), then its gradients are
+ * backward starts; POST/NONE: when it ends; with PRE or POST before the
+ * previous unit's reduce-scatter, which FSDP1's one NCCL stream per
+ * group then runs after it: backward_unit), then its gradients are
  * reduce-scattered; HYBRID_SHARD adds an all_reduce across replicas of the
  * sharded gradient. NO_SHARD all-reduces each unit's gradients. Gradients
  * are reduced every micro-batch (no no_sync). The root is not resharded
