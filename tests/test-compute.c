@@ -560,6 +560,12 @@ START_TEST(eager_and_compiled)
     n = kernels(&g, k);
     double ln = find(k, n, "norm_1", CS_KPASS_FORWARD)->bytes;
     ck_assert_double_eq_tol(ln, 2 * g.m.hidden * g.m.seq_len * e, 1);
+    /* F.layer_norm's backward: dX (3h), then dweight and dbias (2h, torch's
+     * GammaBetaBackwardCUDAKernel), in the blocks and in the final norm */
+    ck_assert_double_eq_tol(find(k, n, "norm_1.backward", CS_KPASS_BACKWARD)->bytes,
+                            5 * g.m.hidden * g.m.seq_len * e, 1);
+    ck_assert_double_eq_tol(find(k, n, "final_norm.backward", CS_KPASS_HEAD_BACKWARD)->bytes,
+                            5 * g.m.hidden * g.m.seq_len * e, 1);
     g.t.compile = 1;
     n = kernels(&g, k);
     ck_assert_double_eq_tol(find(k, n, "norm_1", CS_KPASS_FORWARD)->bytes, ln, 1);

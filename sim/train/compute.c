@@ -327,7 +327,8 @@ static void head(sink *k, const cs__shape *s)
                s->metrics.launches);
     gemm(k, e, "logits.dgrad", CS_KPASS_HEAD_BACKWARD, T, h, V, 1, 1);
     gemm(k, e, "logits.wgrad", CS_KPASS_HEAD_BACKWARD, h, V, T, 1, 1);
-    memory(k, "final_norm.backward", CS_KPASS_HEAD_BACKWARD, e * s->Ts * 3 * h, 1);
+    memory(k, "final_norm.backward", CS_KPASS_HEAD_BACKWARD,
+           e * s->Ts * cs__compute_layernorm_bwd_elems(s) * h, 1);
     if (s->learned) memory(k, "position_embedding.backward", CS_KPASS_HEAD_BACKWARD, e * (T + 2 * s->s) * h, 1);
     memory(k, "embedding.backward", CS_KPASS_HEAD_BACKWARD, e * T * h + 2 * e * V * h, 1);
     if (s->acc > 0) memory(k, "embedding.grad_accumulate", CS_KPASS_HEAD_BACKWARD, s->acc * s->ep, 1);

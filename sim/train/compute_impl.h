@@ -86,6 +86,11 @@ extern const size_t cs__compute_nrows;
  * size). */
 cs__shape cs__compute_shape(const cs_model *m, const cs_training *t);
 
+/* Elements per token and unit of width that the head's final norm reads
+ * and writes in its backward: 5 for eager F.layer_norm (two kernels, dX
+ * and the weight and bias), else 3 (compute_rows.c). */
+double cs__compute_layernorm_bwd_elems(const cs__shape *s);
+
 /* The share of row r's forward that torchtitan's per-op checkpointing
  * policy (CS_SAC_OP) re-runs: 0 .. 1. */
 double cs__compute_op_recompute_share(const cs__shape *s, const cs__krow *r);

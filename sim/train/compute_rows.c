@@ -18,7 +18,8 @@
  *     16-bit scores (Korthikanti et al. 2022 Sec 4.1's 2as^2b bytes);
  *   memory-bound kernels: bytes read + written per token as counted in
  *     each row (e.g. LayerNorm forward reads x and writes y: 2h elements,
- *     backward reads x and dy, writes dx: 3h; GeLU forward 2f, backward
+ *     backward reads x and dy, writes dx, then reads both again for the
+ *     weight and bias: 5h; GeLU forward 2f, backward
  *     3f; a residual add reads two and writes one).
  * Eager and compiled. PyTorch eager launches one kernel per op. GPT-style
  * models (biases) normalise with F.layer_norm, one fused kernel, and GeLU
@@ -111,9 +112,16 @@ static void dims_context(const cs__shape *s, double d[4]) { d[0] = s->s, d[1] = 
  *   SwiGLU silu(gate) * up: silu (2f) and the product (3f): 5f forward;
  *     backward the product's two gradients (3f each) and silu's (3f): 9f.
  * Compiled, the residual add fuses into the norm that reads its sum (one
- * read of the sum saved: 2h for the add). */
+ * read of the sum saved: 2h for the add).
+ * F.layer_norm's backward (the GPT family, eager) is two kernels: torch's
+ * LayerNormBackwardKernelImplInternal (aten/src/ATen/native/cuda/
+ * layer_norm_kernel.cu) runs layer_norm_grad_input_kernel (reads dY and X,
+ * writes dX: 3h) and then, for the weight and bias, GammaBetaBackwardCUDA
+ * Kernel, which reads dY and X again (2h): 5h. The compiled count stays 3h
+ * (Inductor's kernels for it not read here). */
 static double norm_fwd(const cs__shape *s) { return (s->eager && !s->biases ? 18 : 2) * s->h; }
-static double norm_bwd(const cs__shape *s) { return (s->eager && !s->biases ? 32 : 3) * s->h; }
+static double norm_bwd(const cs__shape *s) { return (s->eager ? (s->biases ? 5 : 32) : 3) * s->h; }
+double cs__compute_layernorm_bwd_elems(const cs__shape *s) { return s->eager && s->biases ? 5 : 3; }
 static double rotary_elems(const cs__shape *s) { return (s->eager ? 11 : 2) * (s->hq + s->kvw); }
 static double dropout_elems(const cs__shape *s) { return 2.5 * s->h; }
 static double residual_fwd(const cs__shape *s) { return (s->eager ? 3 : 2) * s->h; }

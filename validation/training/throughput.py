@@ -106,7 +106,7 @@ GAPS = [
     "**H100 on CUDA 11.7.** CUDA 11.7 has no sm_90 code generation, so the H100 rows ran cuBLAS and "
     "the attention kernel built for Ampere; no public measurement of that stack on H100 was found. "
     "The H100 preset describes a current stack (MAMF 80%, FlashAttention-2 curves): expect the H100 "
-    "table to be predicted faster than measured (signed median +17.3%, A100 +2.3%). `collsim calibrate` on the user's own steps is "
+    "table to be predicted faster than measured (signed median +17.1%, A100 +1.9%). `collsim calibrate` on the user's own steps is "
     "where such a stack's efficiency belongs (issue 12), not the preset.",
     "**Sequence length and checkpointing residuals.** The signed error falls with sequence "
     "length (about +22% at 512 tokens, -15% at 64k): the v1-class attention curve is slower than "
@@ -114,7 +114,7 @@ GAPS = [
     "hold costs them at short ones (runs without checkpointing, mostly the shorter and smaller "
     "ones: +7% on A100; full recompute: -6%). Composer's two train metrics over the logits "
     "(`train_metrics: 2`, 28 bytes per logit per micro-batch) are one such per-token cost, now "
-    "priced: without them the A100 table's signed median is +1.8% and its p90 29.9%. FSDP1's collectives of one process group run "
+    "priced: without them the A100 table's signed median is +3.3% and its p90 30.1%. FSDP1's collectives of one process group run "
     "one at a time, in the order they are issued (ProcessGroupNCCL's one NCCL stream per group; "
     "torch fsdp/api.py BackwardPrefetch): with BACKWARD_PRE or BACKWARD_POST the next unit's "
     "all-gather is issued before this unit's reduce-scatter (fsdp/_runtime_utils.py "
