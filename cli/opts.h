@@ -167,7 +167,7 @@ extern const int cs_attention_order[];
     {"loss", .parse = cs_opt_choice, CS_ARG_AT(T, f), .choice = &cs_choice_loss,                   \
      .says = CS_SAYS_EXPECTS}
 #define CS_ARG_COMPILE(T, f) {"compile", .flag = 1, .parse = cs_opt_set, CS_ARG_AT(T, f)}
-/* torchtune's optimizer_in_bwd and enable_activation_offloading (memory only) */
+/* torchtune's optimizer_in_bwd and enable_activation_offloading (memory and time) */
 #define CS_ARG_OPTIMIZER_IN_BACKWARD(T, f)                                                         \
     {"optimizer-in-backward", .flag = 1, .parse = cs_opt_set, CS_ARG_AT(T, f)}
 #define CS_ARG_ACTIVATION_OFFLOADING(T, f)                                                         \

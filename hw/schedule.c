@@ -16,7 +16,9 @@
 #include "json.h"
 
 static const char *const kind_names[] = {"compute", "memory", "collective"};
-static const char *const stream_names[] = {"compute", "comm", "comm_reduce", "tp"};
+static const char *const stream_names[] = {"compute", "comm", "comm_reduce", "tp", "offload"};
+_Static_assert(sizeof stream_names / sizeof *stream_names == CS_STREAM_COUNT,
+               "one name per stream (workload.h)");
 /* Version 1's group names, in cs_group order (world, dp_shard, dp_replicate). */
 static const char *const v1_group_names[] = {"world", "shard", "replica"};
 
@@ -317,7 +319,7 @@ static int parse_task(const cs_json *o, cs_hw_schedule *s, size_t idx, const cha
     if (p2p) k = CS_TASK_COLLECTIVE;
     else if ((rc = enum_member(o, "kind", kind_names, 3, "compute, memory, collective", &k, file, d)))
         return rc;
-    if ((rc = enum_member(o, "stream", stream_names, 4, "compute, comm, comm_reduce, tp", &st, file, d)))
+    if ((rc = enum_member(o, "stream", stream_names, CS_STREAM_COUNT, "compute, comm, comm_reduce, tp, offload", &st, file, d)))
         return rc;
     t->kind = (cs_task_kind)k;
     t->stream = (cs_stream)st;

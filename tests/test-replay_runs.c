@@ -185,7 +185,7 @@ static const bad_case bad_cases[] = {
     {1, "\"version\": 1,", "\"versio\": 1,", "s.json", 1, 1,
      "unsupported schedule version (none given)"},
     {1, "\"stream\": \"comm_reduce\"", "\"stream\": \"side\"", "s.json", 9, 47,
-     "'stream' must be compute, comm, comm_reduce or tp"},
+     "'stream' must be compute, comm, comm_reduce, tp or offload"},
     {1, "\"flops\": 2.0e+06", "\"flops\": \"2\"", "s.json", 5, 85, "'flops' must be a number"},
     /* issue 27: a negative FLOP count is the schedule's error, named there */
     {1, "\"flops\": 2.0e+06", "\"flops\": -2.0e+06", "s.json", 5, 85,

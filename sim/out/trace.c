@@ -16,7 +16,7 @@
  * Ranks: where every rank runs alike one timeline stands for all (the
  * caller's process name says which rank it shows). Where ranks differ
  * (iteration.h: rank classes, des: stragglers under the DES engine) each
- * class has a thread per stream, tid = class x streams shown + stream (the tp stream only in a tensor-parallel graph),
+ * class has a thread per stream, tid = class x streams shown + stream (the tp stream only in a tensor-parallel graph, the offload stream only with activation offloading's copies),
  * named "<stream> stream: <its ranks> (<slowdown>x)" and sorted so, and a
  * memory counter of its own: a track per stream per distinct rank, not
  * per rank (identical ranks would repeat one another). Deterministic: the
@@ -44,12 +44,15 @@ void cs_trace_begin(cs_buf *b)
     cs_buf_printf(b, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [");
 }
 
-/* The streams a timeline shows: all but the tp stream, which only a
- * tensor-parallel graph has (so a graph without it keeps its thread ids). */
+/* The streams a timeline shows, as a count from the first: the tp
+ * stream only in a tensor-parallel graph, the offload stream only in a
+ * graph with copies on it (so a graph without them keeps its thread ids). */
 static int shown_streams(const cs_workload *w)
 {
+    for (size_t i = 0; i < cs_workload_count(w); i++)
+        if (cs_workload_task(w, i)->stream == CS_STREAM_OFFLOAD) return CS_STREAM_OFFLOAD + 1;
     const cs_layout *l = cs_workload_layout(w);
-    return l->group[CS_GROUP_TP].size > 1 ? CS_STREAM_COUNT : CS_STREAM_TP;
+    return l->group[CS_GROUP_TP].size > 1 ? CS_STREAM_TP + 1 : CS_STREAM_TP;
 }
 
 /* The separator before an event: none right after the opening bracket. */
@@ -64,8 +67,10 @@ static void add_timeline(cs_buf *b, int pid, int tid0, const cs_rank_class *rc,
     char who[192] = "";
     if (rc && rc->slowdown != 1.0) snprintf(who, sizeof who, ": %s (%gx)", rc->label, rc->slowdown);
     else if (rc) snprintf(who, sizeof who, ": %s", rc->label);
+    int tp = cs_workload_layout(w)->group[CS_GROUP_TP].size > 1;
     for (int s = 0; s < shown_streams(w); s++) {
         char name[256];
+        if (s == CS_STREAM_TP && !tp) continue; /* below the offload stream: no thread */
         snprintf(name, sizeof name, "%s stream%s", cs_stream_name((cs_stream)s), who);
         next(b);
         cs_buf_printf(b, "{\"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"name\": \"thread_name\", "

@@ -31,7 +31,8 @@ typedef struct exec {
     /* running now, by kind: compute streams (and of them, memory-bound
      * optimizer tasks), communication streams, collectives per group */
     int ncompute, noptimizer, ncopy, ncomm;
-    int nside_copy;       /* memory-bound tasks running on non-compute streams */
+    int nside_copy;       /* memory-bound tasks running on communication streams */
+    int ndma;             /* copies on copy streams (the host link's DMA) */
     int per_group[CS_GROUP_COUNT];
     size_t group_head[CS_GROUP_COUNT]; /* the next collective of each group allowed */
     double rc, rm;        /* overlap_rates, set by each reschedule */
@@ -90,7 +91,11 @@ static void set_running(exec *x, int s, int id, const cs_task *tk)
 {
     int d = id >= 0 ? 1 : -1;
     cs_stream_kind kind = x->j->kind[s];
-    if (tk->kind == CS_TASK_MEMORY && kind != CS_STREAM_KIND_COMPUTE) {
+    if (kind == CS_STREAM_KIND_COPY) {
+        /* a DMA copy (activation offloading's): neither compute nor
+         * communication, and it takes no SM */
+        x->ndma += d;
+    } else if (tk->kind == CS_TASK_MEMORY && kind != CS_STREAM_KIND_COMPUTE) {
         /* a copy or cast on a side stream (FSDP's all-gather copy-in, the
          * post-backward stream's casts and divides): a kernel, not a
          * collective: it takes no link and is no communication */
@@ -126,7 +131,7 @@ static void account(exec *x)
             const cs_task *tk = cs_workload_task(x->j->w, (size_t)id);
             if (tk->kind == CS_TASK_COLLECTIVE) x->out->exposed_by_op_s[tk->op] += dt / x->ncomm;
         }
-    } else if (x->nside_copy > 0) { /* a side-stream copy nothing else hides */
+    } else if (x->nside_copy > 0 || x->ndma > 0) { /* a side-stream copy nothing else hides */
         x->out->copies_s += dt;
         x->out->side_copies_s += dt;
     } else {
@@ -163,10 +168,10 @@ static inline double rate_on(const exec *x, int s, const cs_task *tk)
      * 1 / (1 + side copies)) rather than overlapping for free */
     double share = x->ncompute > 0 ? 1.0 / (1 + x->nside_copy) : 1.0;
     if (x->j->kind[s] == CS_STREAM_KIND_COMPUTE) return x->rc * share;
+    if (x->j->kind[s] == CS_STREAM_KIND_COPY) return 1.0; /* the DMA engines' own rate */
     if (tk->kind == CS_TASK_COLLECTIVE) /* a group's collectives share its links */
         return x->rm / x->per_group[tk->group];
-    if (tk->kind == CS_TASK_MEMORY) return share;
-    return 1.0; /* copies on a copy stream: the DMA engines' own rate */
+    return share; /* a memory-bound kernel on a communication stream */
 }
 
 /* Brings every running task of every class up to date and gives those

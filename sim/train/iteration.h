@@ -9,8 +9,9 @@
  * (cs_stream_kind_of): while compute and communication streams overlap
  * both run slower by (1 + comm_compute_slowdown) (shared SMs and memory
  * bandwidth; a calibratable factor); concurrent collectives of one process
- * group share its links equally; copy streams run at their own rate and
- * count as neither. A memory-bound task (a copy or cast) on a
+ * group share its links equally; copy streams (the host copies of
+ * activation offloading) run at their own rate and count as neither,
+ * and as side_copies_s while nothing else runs. A memory-bound task (a copy or cast) on a
  * communication stream is no communication: it takes no link, takes turns
  * with the compute stream's kernel (each at 1 / (1 + such copies) while
  * both run) and, when nothing else runs, counts as side_copies_s. A task

@@ -61,8 +61,8 @@
  *              zero_grad): each block's gradients are stepped and freed in
  *              backward, with its states (lazily) and that step's
  *              intermediates; no step after backward.
- *              activation_offloading: memreplay_block.c. Neither one's
- *              time is modelled.
+ *              activation_offloading: memreplay_block.c. Their time is
+ *              the iteration graph's (memopts.c).
  *   step       optimizer states per parameter tensor, allocated lazily at
  *              the first step (torch/optim/adam.py _init_group: exp_avg,
  *              exp_avg_sq zeros_like), then the foreach intermediates

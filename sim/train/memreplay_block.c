@@ -32,7 +32,7 @@
  *              saved_tensors_hooks pair): what a block saves goes to the
  *              host after its forward (its device blocks back to the cache)
  *              and is fetched back before its backward. The host copies'
- *              time (overlapped on their own stream) is not modelled.
+ *              time is the iteration graph's (memopts.c).
  * What it cannot see: the autograd engine's own temporaries inside an
  * op's backward (matmul workspaces, the grad of a view), the exact order
  * within a block's backward (a transpose's saved copy, grad accumulation

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "train/checkpoint.h"
+#include "train/memopts.h"
 #include "train/tensor.h"
 
 /* ---- tasks ---- */
@@ -195,6 +196,7 @@ int cs__wb_forward(cs_wbuild *b, int l)
     b->w->tasks[id].mem_at_start = cs_checkpoint_kept_bytes(b->whole, b->t, l);
     dep(&b->w->tasks[id], b->tp_last, 0);
     b->tp_last = cs__tensor_layer(b, l, id, 0);
+    cs__memopts_forward(b, l, id);
     return b->fwd[l] = id;
 }
 
@@ -211,8 +213,10 @@ int cs__wb_backward(cs_wbuild *b, int l)
 {
     /* the recompute pass only in the blocks the policy checkpoints (checkpoint.h) */
     cs_kpass last = cs_checkpoint_layer_recomputes(b->t, l) ? CS_KPASS_RECOMPUTE : CS_KPASS_BACKWARD;
+    int fetch = cs__memopts_fetch(b, l); /* activation offloading's copy back */
     int id = cs__wb_compute(b->w, b->micro, l, CS_KPASS_BACKWARD, last, "backward", l);
     dep(&b->w->tasks[id], b->tp_last, 0);
+    dep(&b->w->tasks[id], fetch, 0);
     b->tp_last = cs__tensor_layer(b, l, id, 1);
     cs_task *t = &b->w->tasks[id];
     /* recomputed activations live during the layer's backward */

@@ -55,6 +55,7 @@ struct cs_workload {
     int xslot[CS_GROUP_COUNT];
     int err;                 /* first failed collective's code, 0 none */
     double host_s;           /* the CPU thread's clock: issue_s of new tasks */
+    double host_Bps;         /* the GPU's host link (activation offloading), 0: unused */
     cs_diag *d;
 };
 
@@ -92,6 +93,9 @@ struct cs_wbuild {
     double grad_size;         /* bytes of that dtype */
     /* the current micro-batch's tasks */
     int *fwd, *bwd;           /* each layer's forward / backward compute */
+    int *d2h;                 /* activation offloading: each layer's copy to the host */
+    double host_Bps;          /* its rate (memopts.h) */
+    int root_step;            /* optimizer_in_backward: the root's step, the last */
     int tp_last;              /* the last TP collective, which the next compute
                                * task waits for (tensor.h); -1 */
     int root_task;            /* for a hook's own use (FSDP: the root's gather); -1 */

@@ -40,6 +40,7 @@
 
 #include "train/checkpoint.h"
 #include "train/compute.h"
+#include "train/memopts.h"
 #include "train/strategy.h"
 #include "train/tensor.h"
 #include "train/wbuild.h"
@@ -53,6 +54,7 @@ static const struct {
     [CS_STREAM_COMM] = {"comm", CS_STREAM_KIND_COMM},
     [CS_STREAM_COMM_REDUCE] = {"comm_reduce", CS_STREAM_KIND_COMM},
     [CS_STREAM_TP] = {"tp", CS_STREAM_KIND_COMM},
+    [CS_STREAM_OFFLOAD] = {"offload", CS_STREAM_KIND_COPY},
 };
 
 const char *cs_stream_name(cs_stream s) { return streams[s].name; }
@@ -110,6 +112,7 @@ static int begin(const cs_model *m, const cs_training *t, const cs_layout *l,
     w->layout = *l;
     if (rc == 0 && o->memory) w->mem = *o->memory;
     else if (rc == 0) rc = cs_memory_estimate_layout(m, t, l, 0, &w->mem, d);
+    if (rc == 0 && t->activation_offloading) rc = cs__memopts_host_link_Bps(c, &w->host_Bps, d);
     if (rc) {
         cs_workload_free(w);
         return rc;
@@ -182,10 +185,13 @@ static void start(cs_wbuild *b, cs_workload *w, const cs_model *m, const cs_trai
     b->head_params = m->tied_embeddings ? 0 : (double)m->vocab * m->hidden;
     size_t L = (size_t)m->layers;
     b->fwd = cs_xmalloc(L * sizeof(int));
+    b->d2h = cs_xmalloc(L * sizeof(int));
+    b->host_Bps = w->host_Bps;
     b->bwd = cs_xmalloc(L * sizeof(int));
     b->ready_bytes = cs_xmalloc((L + 2) * sizeof(double));
     b->ready_task = cs_xmalloc((L + 2) * sizeof(int));
     b->root_task = -1;
+    b->root_step = -1;
     b->gather_ahead = -1;
     b->tp_last = -1;
 }
@@ -193,6 +199,7 @@ static void start(cs_wbuild *b, cs_workload *w, const cs_model *m, const cs_trai
 static void finish(cs_wbuild *b)
 {
     free(b->fwd);
+    free(b->d2h);
     free(b->bwd);
     free(b->ready_bytes);
     free(b->ready_task);
@@ -231,15 +238,36 @@ static void build_micro(cs_wbuild *b, int mi)
         b->ready_bytes[b->nready] = b->head_params * b->grad_size;
         b->ready_task[b->nready++] = b->head_bwd;
     }
+    /* optimizer_in_backward: each block's step once its gradients are this
+     * rank's (memopts.c), the rank's parameters split as the model's */
+    const int oib = b->t->optimizer_in_backward;
+    const double all = b->layout->params_per_rank;
+    const double share = all / (b->layers * b->m->layer_params + b->m->embedding_params);
+    double stepped = 0, pending = 0;
+    if (oib && b->head_params > 0 && cs__memopts_reduction(b, b->head_bwd) == b->head_bwd) {
+        cs__memopts_step(b, -1, share * b->head_params, "head", b->head_bwd);
+        stepped += share * b->head_params;
+    }
     for (int l = b->layers - 1; l >= 0; l--) {
         if (r->backward_unit) r->backward_unit(b, l);
         else cs__wb_backward(b, l);
+        if (!oib) continue;
+        pending += share * b->m->layer_params;
+        int after = cs__memopts_reduction(b, b->bwd[l]);
+        if (after < 0) continue; /* the unit's reduction comes with a lower block */
+        cs__memopts_step(b, l, pending, NULL, after);
+        stepped += pending;
+        pending = 0;
     }
     if (b->grads_done < 0) b->grads_done = b->bwd[0];
     /* the root unit's gradients (embeddings, head) are complete last */
     b->ready_bytes[b->nready] = b->grad_bytes[0] - b->head_params * b->grad_size;
     b->ready_task[b->nready++] = b->grads_done;
     if (r->post_backward) r->post_backward(b);
+    if (oib) { /* the root's, and any blocks still pending: what is left */
+        int after = cs__memopts_reduction(b, b->grads_done);
+        b->root_step = cs__memopts_step(b, -1, all - stepped, "root", after >= 0 ? after : b->grads_done);
+    }
 }
 
 /* The optimizer step on this rank's shard, once every gradient reduction
@@ -247,6 +275,11 @@ static void build_micro(cs_wbuild *b, int mi)
 static void build_step(cs_wbuild *b)
 {
     cs_workload *w = b->w;
+    if (b->t->optimizer_in_backward) { /* stepped in backward (build_micro): no step here */
+        b->micro = -1;
+        if (b->row->after_step) b->row->after_step(b, b->root_step);
+        return;
+    }
     const double shard = b->layout->params_per_rank / b->layout->optimizer_degree;
     cs_task *opt = cs__wb_add(w, CS_TASK_MEMORY, CS_STREAM_COMPUTE, -1, -1, "optimizer step", NULL, -1);
     opt->mem_bytes = shard * cs_training_optimizer_traffic_per_param(b->t);

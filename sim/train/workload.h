@@ -10,7 +10,8 @@
  * stream; DDP's all-reduces on one communication stream; FSDP's
  * all-gathers on the "unshard" stream and reduce-scatters (and hybrid
  * all-reduces) on the "post-backward" stream (torch.distributed.fsdp
- * _runtime_utils). Each stream has a kind (compute, communication, copy)
+ * _runtime_utils); activation offloading's host copies on a stream of
+ * their own (memopts.c). Each stream has a kind (compute, communication, copy)
  * that says how the executor (iteration.h) accounts for it. The graph is
  * built on a layout (layout.h: the mesh, its groups and their topologies)
  * and carries a copy of it. While the layout is data-parallel only, every
@@ -39,13 +40,17 @@ typedef enum cs_stream {
     CS_STREAM_COMM_REDUCE, /* FSDP reduce-scatters and hybrid all-reduces */
     CS_STREAM_TP,          /* tensor parallelism's collectives (tensor.h): the tp
                             * group's own NCCL stream */
+    CS_STREAM_OFFLOAD,     /* activation offloading's copies to and from the
+                            * host (memopts.c: torchtune OffloadActivations'
+                            * side stream s1) */
     CS_STREAM_COUNT
 } cs_stream;
 
 /* What a stream's tasks do, for the executor: compute kernels (slowed
  * while communication overlaps them), communication (exposed when no
- * compute runs), or copies on the DMA engines (neither; no stream of this
- * kind yet: a CPU-offload stream would be one). */
+ * compute runs), or copies on the DMA engines (neither: they run at their
+ * own rate and show as copies only while nothing else runs; the offload
+ * stream's host copies). */
 typedef enum cs_stream_kind {
     CS_STREAM_KIND_COMPUTE,
     CS_STREAM_KIND_COMM,
