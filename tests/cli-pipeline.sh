@@ -11,7 +11,8 @@
 # its stages and each stage's tasks with p2p send / recv tasks that pair
 # up by tag. The iteration's parts: simulate's last CSV column
 # pipeline_bubble_s (> 0 under --pp, 0 without), the parts adding up to
-# the iteration, the card's bubble line and send_recv's bytes sent.
+# the iteration, the card's bubble line and send_recv's bytes sent; plan's
+# pipeline_bubble_s and its recommendation's bubble line.
 #
 # Usage: sh tests/cli-pipeline.sh PATH/TO/collsim   (from the source root)
 # Prints one line per failure; exits 1 if any failed.
@@ -199,6 +200,29 @@ check "pp card: send_recv bytes sent" \
 check "no pp card" "$C" simulate --model llama2-7b --ranks 16 --grad-accum 8 --strategy ddp \
     -o "$TMP/parts1.txt"
 check "no pp card: no bubble line" sh -c "! grep -q 'pipeline bubble' '$TMP/parts1.txt'"
+
+# plan: a configuration with a pipeline carries its bubble apart from its
+# exposed communication (JSON member pipeline_bubble_s, 0 at pp 1), and a
+# recommendation with one says it in words
+plan_ok() {
+    python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+pp = [c for c in d["configs"] if c["simulated"] and c["pp"] > 1]
+flat = [c for c in d["configs"] if c["simulated"] and c["pp"] == 1]
+assert pp and flat, (len(pp), len(flat))
+for c in pp:
+    assert c["pipeline_bubble_s"] > 0, c
+    assert c["exposed_comm_s"] + c["pipeline_bubble_s"] < c["iteration_time_s"], c
+for c in flat:
+    assert c["pipeline_bubble_s"] == 0, c
+PY
+}
+check "plan (json)" "$C" plan --model gpt2-124m --ranks 8 --format json -o "$TMP/plan.json"
+check "plan: the bubble apart" plan_ok "$TMP/plan.json"
+check "plan --pp 2" "$C" plan --model gpt2-124m --ranks 8 --pp 2 -o "$TMP/plan.txt"
+check "plan --pp 2: the recommendation's bubble" \
+    grep -q '^  pipeline bubble  *[0-9.]* s ([0-9.]* % of the iteration)$' "$TMP/plan.txt"
 
 # memory has no iteration: with a pipeline too, its trace and schedule files are empty
 check "memory --pp --trace --emit-schedule" "$C" memory --model gpt2-124m --ranks 4 --pp 2 \
