@@ -126,7 +126,9 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
       if ($col["activation_checkpointing"] !~ /^(none|selective|full)$/) bad = bad " ckpt" }
     END { if (bad) { print bad; exit 1 } }' "$TMP/best.out" ||
     fail "best: rows do not keep the 1024-sequence batch: $(head -n 3 "$TMP/best.out")"
-head -n 1 "$TMP/best.out" | grep -q ',micro_batch,grad_accum,activation_checkpointing$' ||
+# then a pipeline's exposed send_recv and bubble, appended after them
+head -n 1 "$TMP/best.out" |
+    grep -q ',micro_batch,grad_accum,activation_checkpointing,exposed_send_recv_s,pipeline_bubble_s$' ||
     fail "best: the choice columns are not appended"
 # more than one micro-batch is chosen over the grid (the search is on)
 [ "$(awk -F, 'NR > 1 { print $22 }' "$TMP/best.out" | sort -u | wc -l)" -gt 1 ] ||

@@ -9,7 +9,10 @@
 # a stage's gradient sync and optimizer step after its last pass. The
 # schedule JSON (version 2) of `--emit-schedule` carries the pipeline,
 # its stages and each stage's tasks with p2p send / recv tasks that pair
-# up by tag.
+# up by tag. The iteration's parts: simulate's last CSV column
+# pipeline_bubble_s (> 0 under --pp, 0 without), the parts adding up to
+# the iteration, the card's bubble line and send_recv's bytes sent; plan's
+# pipeline_bubble_s and its recommendation's bubble line.
 #
 # Usage: sh tests/cli-pipeline.sh PATH/TO/collsim   (from the source root)
 # Prints one line per failure; exits 1 if any failed.
@@ -156,6 +159,70 @@ check "interleaved schedule: chunks" schedule_ok "$TMP/inter.sched.json" 2 4 FB 
 check "zero_bubble schedule" "$C" simulate --model llama2-7b --ranks 16 --pp 2 --pp-schedule zero_bubble \
     --grad-accum 4 --strategy fsdp_full_shard --emit-schedule "$TMP/zb.sched.json" -o "$TMP/zb.txt"
 check "zero_bubble schedule: W passes" schedule_ok "$TMP/zb.sched.json" 2 4 FBW 1
+
+# --- the iteration's parts ---------------------------------------------------
+
+# parts_ok FILE PP: simulate's CSV row: pipeline_bubble_s is the last
+# column, > 0 with a pipeline (PP 1) and 0 without (0); the parts add up:
+# iteration_time_s = compute_s + exposed_comm_s + cpu_wait_s +
+# pipeline_bubble_s (no side copies under PP); the gradients' bytes sent
+parts_ok() {
+    python3 - "$@" <<'PY'
+import csv, sys
+path, pp = sys.argv[1], int(sys.argv[2])
+rows = list(csv.reader(open(path)))
+head, row = rows[0], rows[1]
+assert head[-1] == "pipeline_bubble_s", head[-3:]
+r = {k: float(v) for k, v in zip(head, row) if k not in ("strategy",)}
+bubble = r["pipeline_bubble_s"]
+assert (bubble > 0) if pp else (bubble == 0), bubble
+if pp:
+    parts = r["compute_s"] + r["exposed_comm_s"] + r["cpu_wait_s"] + bubble
+    assert abs(parts - r["iteration_time_s"]) <= 1e-5, (parts, r["iteration_time_s"])
+    assert r["exposed_comm_s"] < r["iteration_time_s"] - r["compute_s"] - bubble + 1e-5
+assert r["all_reduce_bytes"] + r["reduce_scatter_bytes"] > 0, r
+PY
+}
+check "pp parts (csv)" "$C" simulate --model llama2-7b --ranks 16 --pp 4 --grad-accum 8 \
+    --strategy ddp --format csv -o "$TMP/parts.csv"
+check "pp parts: bubble last, parts add up" parts_ok "$TMP/parts.csv" 1
+check "no pp parts (csv)" "$C" simulate --model llama2-7b --ranks 16 --grad-accum 8 \
+    --strategy ddp --format csv -o "$TMP/parts1.csv"
+check "no pp parts: bubble 0" parts_ok "$TMP/parts1.csv" 0
+# the block for people: the bubble beside the CPU's wait, not as exposed
+# send_recv, and the transfers' bytes sent (the issue: 0.000 GB)
+check "pp card" "$C" simulate --model llama2-7b --ranks 16 --pp 4 --grad-accum 8 --strategy ddp \
+    -o "$TMP/parts.txt"
+check "pp card: a bubble line" grep -q '^  *pipeline bubble (idle)  *[0-9.]* s$' "$TMP/parts.txt"
+check "pp card: send_recv bytes sent" \
+    awk '/^ *send_recv / { n++; if ($(NF - 4) + 0 <= 0) bad = 1 } END { exit !(n == 1 && !bad) }' \
+    "$TMP/parts.txt"
+check "no pp card" "$C" simulate --model llama2-7b --ranks 16 --grad-accum 8 --strategy ddp \
+    -o "$TMP/parts1.txt"
+check "no pp card: no bubble line" sh -c "! grep -q 'pipeline bubble' '$TMP/parts1.txt'"
+
+# plan: a configuration with a pipeline carries its bubble apart from its
+# exposed communication (JSON member pipeline_bubble_s, 0 at pp 1), and a
+# recommendation with one says it in words
+plan_ok() {
+    python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+pp = [c for c in d["configs"] if c["simulated"] and c["pp"] > 1]
+flat = [c for c in d["configs"] if c["simulated"] and c["pp"] == 1]
+assert pp and flat, (len(pp), len(flat))
+for c in pp:
+    assert c["pipeline_bubble_s"] > 0, c
+    assert c["exposed_comm_s"] + c["pipeline_bubble_s"] < c["iteration_time_s"], c
+for c in flat:
+    assert c["pipeline_bubble_s"] == 0, c
+PY
+}
+check "plan (json)" "$C" plan --model gpt2-124m --ranks 8 --format json -o "$TMP/plan.json"
+check "plan: the bubble apart" plan_ok "$TMP/plan.json"
+check "plan --pp 2" "$C" plan --model gpt2-124m --ranks 8 --pp 2 -o "$TMP/plan.txt"
+check "plan --pp 2: the recommendation's bubble" \
+    grep -q '^  pipeline bubble  *[0-9.]* s ([0-9.]* % of the iteration)$' "$TMP/plan.txt"
 
 # memory has no iteration: with a pipeline too, its trace and schedule files are empty
 check "memory --pp --trace --emit-schedule" "$C" memory --model gpt2-124m --ranks 4 --pp 2 \

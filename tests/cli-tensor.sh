@@ -44,8 +44,9 @@ M="--model llama3-8b --cluster dgx-h100"
 "$C" memory $M --ranks 16 --tp 16 --format csv >"$TMP/span-mem.csv"
 "$C" simulate $M --ranks 16 --format csv >"$TMP/none.csv"
 "$C" simulate $M --ranks 16 --tp 16 --format json >"$TMP/span.json"
-check "simulate csv: tp,tp_nodes,tp_spans_nodes, then the allocator's two, last" \
-    grep -q ',cpu_wait_s,tp,tp_nodes,tp_spans_nodes,peak_allocated_bytes,peak_reserved_bytes$' "$TMP/in.csv"
+check "simulate csv: tp,tp_nodes,tp_spans_nodes, then the allocator's two, then the bubble, last" \
+    grep -q ',cpu_wait_s,tp,tp_nodes,tp_spans_nodes,peak_allocated_bytes,peak_reserved_bytes,pipeline_bubble_s$' \
+    "$TMP/in.csv"
 check "memory csv: tp,tp_nodes,tp_spans_nodes, then the allocator's two, last" \
     grep -q ',max_micro_batch,tp,tp_nodes,tp_spans_nodes,peak_allocated_bytes,peak_reserved_bytes$' "$TMP/span-mem.csv"
 check "tp 4 on 8-GPU nodes: one node, not flagged" \

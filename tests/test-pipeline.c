@@ -6,7 +6,8 @@
  * (P - 1) / m, (P - 1) / (m V) interleaved; Qi et al. 2024 ZB-H1: (P - 1)
  * (tf + tb - tw) / (m (tf + tb + tw))) exactly without transfer time and
  * within 1% of the ideal iteration with it (transfers lengthen fill and
- * drain: the only difference); a deliberately wrong ideal (interleaving
+ * drain: the only difference), and so is the slowest stage's bubble with
+ * its time on transfers taken out (nearer the ideal); a deliberately wrong ideal (interleaving
  * judged by 1F1B's (P - 1) / m) is caught; activations held per stage
  * (1F1B P - s, GPipe m, interleaved Megatron's warm-up + 1); the first
  * stage's activation memory against Korthikanti et al. 2022 Eq. 5 (and
@@ -17,7 +18,11 @@
  * range is the stages kept (3); zero_bubble's W split over tp once (4);
  * held activations by global layer index (5); the gradient sync's dtype
  * in the schedule JSON (8); the trace's all-gather before the first
- * pass (11); the iteration's recompute and all-gather (6).
+ * pass (11); the iteration's recompute and all-gather (6). The
+ * iteration's bytes sent by op, counted by hand on 2 stages; its parts
+ * (the pipeline bubble apart from exposed communication) adding up on
+ * every schedule row; exposed send_recv following the transfer's price
+ * (NVLink against the NIC path).
  */
 #include <check.h>
 #include <math.h>
@@ -53,6 +58,17 @@ static double bubble(const cs_pp_schedule_row *r, int P, int V, int m, double p2
     return (run->time_s - work) / work;
 }
 
+/* The slowest stage's (the first to end last's, as pipeline.c reports
+ * it) idle time over work, less its time on transfers when `bubble`. */
+static double slowest_bubble(const cs_pp_run *run, int bubble, double work)
+{
+    int w = 0;
+    for (int s = 1; s < run->P; s++)
+        if (run->end_s[s] > run->end_s[w]) w = s;
+    double idle = run->end_s[w] - run->busy_s[w];
+    return (idle - (bubble ? run->p2p_wait_s[w] : 0)) / work;
+}
+
 static int chunks_of(const cs_pp_schedule_row *r) { return r->interleaved ? 2 : 1; }
 
 START_TEST(bubble_matches_ideal_every_row)
@@ -70,14 +86,22 @@ START_TEST(bubble_matches_ideal_every_row)
             ck_abort_msg("%s: bubble %.6f, ideal %.6f", r->name, got, ideal);
         /* with transfers (1e-3 of a forward each way): the fill and drain
          * wait for them and senders are held for them, so the time grows,
-         * by less than 1% of the ideal iteration */
+         * by less than 1% of the ideal iteration; the slowest stage's
+         * bubble (its idle time less that on transfers, what
+         * cs_iteration.pipeline_bubble_s reports) is within the same 1%,
+         * and nearer the ideal than its whole idle time */
         double p2p = 1e-3;
         got = bubble(r, P, V, m, p2p, &run);
+        double work = m * (1 + tb + tw), idle = slowest_bubble(&run, 0, work),
+               bub = slowest_bubble(&run, 1, work);
         cs_pp_run_free(&run);
-        double work = m * (1 + tb + tw);
         ck_assert(got > ideal);
+        ck_assert_double_eq_tol(idle, got, 1e-12);
         if (fabs((1 + got) * work - (1 + ideal) * work) > 0.01 * (1 + ideal) * work)
             ck_abort_msg("%s: with p2p %.6f vs ideal %.6f", r->name, got, ideal);
+        if (fabs(bub - ideal) * work > 0.01 * (1 + ideal) * work || !(fabs(bub - ideal) < got - ideal))
+            ck_abort_msg("%s: bubble with p2p %.6f (idle %.6f) vs ideal %.6f", r->name, bub, got,
+                         ideal);
     }
 }
 END_TEST
@@ -568,6 +592,132 @@ START_TEST(iteration_recompute_and_gather)
 }
 END_TEST
 
+/* A pp run of llama3-8b on `ranks` ranks of a DGX H100 cluster (8 a
+ * node), P stages, m micro-batches, row `schedule` (NULL: the default),
+ * no checkpointing; its timeline into tl when not NULL. */
+static void pp_run_timeline(cs_strategy strategy, int ranks, int P, int m, const char *schedule,
+                            cs_test_setup *s, cs_iteration *it, cs_pp_timeline *tl)
+{
+    cs_test_setup_make(s, "dgx-h100", "llama3-8b", strategy, ranks);
+    s->t.pipeline_parallel = P;
+    s->t.grad_accum = m;
+    s->t.checkpointing = CS_CKPT_NONE;
+    if (schedule) {
+        const cs_pp_schedule_row *r = cs_pp_schedule_find(schedule);
+        ck_assert_ptr_nonnull(r);
+        s->t.pipeline_schedule = (int)(r - cs_pp_schedule_row_at(0));
+        s->t.virtual_stages = r->interleaved ? 2 : 1;
+    }
+    cs_layout l;
+    cs_diag d;
+    ck_assert_int_eq(cs_layout_build(&s->m, &s->t, &s->topo, &l, &d), 0);
+    cs_test_diag_ok(cs_pipeline_run_timeline(&s->m, &s->t, &l, NULL, it, NULL, tl, &d), &d,
+                    "pipeline run");
+}
+
+static void pp_run(cs_strategy strategy, int ranks, int P, int m, const char *schedule,
+                   cs_test_setup *s, cs_iteration *it)
+{
+    pp_run_timeline(strategy, ranks, P, m, schedule, s, it, NULL);
+}
+
+/* The bytes a stage's rank sends (the issue: every op printed 0 under
+ * PP), counted by hand on 2 stages, DDP on 16 ranks (8 per stage: dp 8),
+ * 4 micro-batches, no TP: each stage sends one transfer a micro-batch
+ * (stage 0 its forwards' outputs, stage 1 its backwards' input
+ * gradients), b x s x h in bf16 each, so send_recv = m x act x 1
+ * direction on either stage; the all-reduce of the reported stage's
+ * gradients, 2 (n - 1) / n of them in the wire's dtype (one of the two
+ * stages' counts); nothing else. Interleaved, a stage sends more. */
+START_TEST(iteration_wire_bytes_hand_count)
+{
+    cs_test_setup s;
+    cs_iteration it;
+    const int m = 4;
+    pp_run(CS_STRAT_DDP, 16, 2, m, NULL, &s, &it);
+    double act = (double)s.t.micro_batch * s.m.seq_len * s.m.hidden * cs_dtype_size(s.t.param_dtype);
+    ck_assert_double_eq_tol(it.wire_bytes_by_op[CS_OP_SEND_RECV], m * act * 1, 1e-6);
+    double wire = cs_dtype_size(cs_training_bucket_wire_dtype(&s.t)) * 2.0 * 7 / 8;
+    double ar0 = cs_pipeline_stage_params(&s.m, 2, 1, 0) * wire,
+           ar1 = cs_pipeline_stage_params(&s.m, 2, 1, 1) * wire;
+    double ar = it.wire_bytes_by_op[CS_OP_ALL_REDUCE];
+    ck_assert_msg(ar0 != ar1 && (fabs(ar - ar0) < 1e-6 * ar0 || fabs(ar - ar1) < 1e-6 * ar1),
+                  "all_reduce %.0f, stages %.0f %.0f", ar, ar0, ar1);
+    for (int op = 0; op < CS_OP_COUNT; op++)
+        if (op != CS_OP_SEND_RECV && op != CS_OP_ALL_REDUCE)
+            ck_assert_msg(it.wire_bytes_by_op[op] == 0, "%s", cs_op_name((cs_op)op));
+    /* interleaved, 2 chunks a stage: either stage sends 3 transfers a
+     * micro-batch (stage 0: virtual stage 0 forward only, 2 both ways;
+     * stage 1: 1 both ways, 3 backward only) */
+    pp_run(CS_STRAT_DDP, 16, 2, m, "interleaved_1f1b", &s, &it);
+    ck_assert_double_eq_tol(it.wire_bytes_by_op[CS_OP_SEND_RECV], m * act * 3, 1e-6);
+}
+END_TEST
+
+/* The parts add up under PP (the issue: the bubble was exposed
+ * send_recv): iteration = compute + exposed communication + the
+ * pipeline bubble + the CPU's wait + side copies (iteration.h), exposed
+ * communication is its ops' (the bubble in none), every schedule row,
+ * DDP and FSDP; the bubble is there (m = 8 on 4 stages) and the
+ * breakdown (kernels ... bubble) adds up too. */
+START_TEST(iteration_parts_add_up)
+{
+    const cs_strategy st[] = {CS_STRAT_DDP, CS_STRAT_FSDP_FULL_SHARD};
+    for (int i = 0; i < cs_pp_schedule_count(); i++)
+        for (size_t k = 0; k < sizeof st / sizeof *st; k++) {
+            cs_test_setup s;
+            cs_iteration it;
+            const char *name = cs_pp_schedule_row_at(i)->name;
+            pp_run(st[k], 32, 4, 8, name, &s, &it);
+            double T = it.iteration_time_s, tol = 1e-9 * T;
+            ck_assert_msg(it.pipeline_bubble_s > 0.01 * T, "%s: bubble %g", name,
+                          it.pipeline_bubble_s);
+            ck_assert_msg(fabs(it.compute_s + it.exposed_comm_s + it.pipeline_bubble_s +
+                               it.cpu_wait_s + it.side_copies_s - T) <= tol,
+                          "%s: parts do not add up to %.9f", name, T);
+            double ops = 0;
+            for (int op = 0; op < CS_OP_COUNT; op++) ops += it.exposed_by_op_s[op];
+            ck_assert_double_eq_tol(ops, it.exposed_comm_s, tol);
+            cs_breakdown b;
+            cs_iteration_breakdown(&it, &b);
+            double sum = b.kernels_s + b.recompute_s + b.copies_s + b.optimizer_s + b.cpu_wait_s +
+                         b.pipeline_bubble_s + ops;
+            ck_assert_double_eq_tol(sum, T, tol);
+            ck_assert_double_eq(b.pipeline_bubble_s, it.pipeline_bubble_s);
+        }
+}
+END_TEST
+
+/* Exposed send_recv is the reported stage's time on transfers (the
+ * issue: it was the whole idle time), so it follows the transfer's price:
+ * 2 stages, 1F1B, 8 micro-batches, each stage sending one transfer a
+ * micro-batch, on one node (NVLink) and on two (the NIC path): either
+ * stage is held for its m sends but the last (stage 0's ends in a B
+ * that sends none; stage 1's last B sends the last), and waits on at
+ * most one incoming transfer a pass, so m - 1 <= exposed / p2p <= 2 m +
+ * 1 (a pass's wait on its input is at most p2p); across nodes, where a
+ * transfer costs more, it is a larger share of the iteration. */
+START_TEST(exposed_send_recv_follows_the_link)
+{
+    const int m = 8, ranks[2] = {8, 16};
+    double share[2];
+    for (int k = 0; k < 2; k++) {
+        cs_test_setup s;
+        cs_iteration it;
+        cs_pp_timeline tl;
+        pp_run_timeline(CS_STRAT_DDP, ranks[k], 2, m, NULL, &s, &it, &tl);
+        const cs_pp_slice *f0 = &tl.slice[tl.first[0]];
+        ck_assert(f0->pass == CS_PP_F && f0->send_s > 0);
+        double p2p = f0->send_s, x = it.exposed_by_op_s[CS_OP_SEND_RECV];
+        ck_assert_msg(x >= (m - 1) * p2p - 1e-12 && x <= (2 * m + 1) * p2p + 1e-12,
+                      "%d ranks: exposed send_recv %g, transfer %g", ranks[k], x, p2p);
+        share[k] = x / it.iteration_time_s;
+        cs_pp_timeline_free(&tl);
+    }
+    ck_assert_msg(share[1] > 1.5 * share[0], "network %g, nvlink %g", share[1], share[0]);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -589,6 +739,9 @@ static Suite *suite(void)
     tcase_add_test(tc, schedule_sync_dtype_is_the_wire);
     tcase_add_test(tc, trace_gather_before_first_pass);
     tcase_add_test(tc, iteration_recompute_and_gather);
+    tcase_add_test(tc, iteration_wire_bytes_hand_count);
+    tcase_add_test(tc, iteration_parts_add_up);
+    tcase_add_test(tc, exposed_send_recv_follows_the_link);
     suite_add_tcase(s, tc);
     return s;
 }

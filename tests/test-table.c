@@ -458,10 +458,11 @@ START_TEST(sweep_report)
                              "tflops_per_gpu,mfu,peak_bytes,exposed_comm_s,model,capacity_bytes,"
                              "wire_bytes,kernels_s,recompute_s,copies_s,optimizer_s,"
                              "exposed_all_reduce_s,exposed_all_gather_s,exposed_reduce_scatter_s,"
-                             "cpu_wait_s,micro_batch,grad_accum,activation_checkpointing\n"
+                             "cpu_wait_s,micro_batch,grad_accum,activation_checkpointing,"
+                             "exposed_send_recv_s,pipeline_bubble_s\n"
                              "ddp,8,1000000000,1,0.500000,1000.0,100.000,0.40000,1073741824,"
                              "0.010000,\"m,1\",2147483648,0,0.000000,0.000000,0.000000,0.000000,"
-                             "0.000000,0.000000,0.000000,0.000000,1,1,none\n");
+                             "0.000000,0.000000,0.000000,0.000000,1,1,none,0.000000,0.000000\n");
     cs_buf_free(&b);
     cs_sweep_report(&b, CS_FORMAT_JSON, &spec, pts, 0, c + 1, 1, NULL);
     cs_buf_printf(&b, "%s", "");

@@ -45,6 +45,7 @@ static const cs_col cfg_cols[] = {
     CS_COL_NUM("mfu", "%.5f"),
     CS_COL_NUM("exposed_comm_s", "%.6f"),
     CS_COL_STR("note"),
+    CS_COL_NUM("pipeline_bubble_s", "%.6f"), /* appended: simulated only, as the above */
     /* for the view */
     {.name = "peak_gib", .kind = CS_CELL_NUM, .fmt = "%.2f", .only = CS_FOR_PEOPLE},
     {.name = "fits_text", .kind = CS_CELL_STR, .only = CS_FOR_PEOPLE},
@@ -69,6 +70,7 @@ static const cs_col cfg_view[] = {
     CS_VIEW_NUM("tokens/s", "tokens_per_s", "%.0f", 12, NULL),
     CS_VIEW_NUM("MFU %", "mfu_pct", "%.1f", 6, NULL),
     CS_VIEW_NUM("exposed s", "exposed_comm_s", "%.4f", 10, NULL),
+    CS_VIEW_NUM("bubble s", "pipeline_bubble_s", "%.4f", 9, NULL),
     {.name = "note", .of = "remark", .kind = CS_CELL_STR, .sep = "  ", .flags = CS_COL_LEFT},
 };
 
@@ -123,10 +125,11 @@ static void cfg_row(cs_table *t, const cs_plan_cfg *c, const char *mark)
     }
     cs_table_str(t, c->note);
     if (!c->ok) {
-        for (int i = 0; i < 3; i++) cs_table_skip(t);
+        for (int i = 0; i < 4; i++) cs_table_skip(t);
         cs_table_str(t, c->note);
         return;
     }
+    cs_table_num(t, c->pipeline_bubble_s);
     cs_table_num(t, c->peak_bytes / GIB);
     cs_table_str(t, c->fits ? "yes" : "OOM");
     cs_table_num(t, 100 * c->mfu);
@@ -216,6 +219,10 @@ static void recommendation_notes(cs_doc *doc, const cs_plan *p)
                 c->exposed_comm_s,
                 c->iteration_time_s > 0 ? 100 * c->exposed_comm_s / c->iteration_time_s : 0,
                 c->iteration_time_s);
+    if (c->pp > 1) /* idle, not communication (iteration.h) */
+        cs_doc_note(doc, "  pipeline bubble       %.4f s (%.1f %% of the iteration)\n",
+                    c->pipeline_bubble_s,
+                    c->iteration_time_s > 0 ? 100 * c->pipeline_bubble_s / c->iteration_time_s : 0);
     cs_doc_note(doc, "  peak memory           %.2f GiB of %.2f GiB (%.0f %%)\n",
                 c->peak_bytes / GIB, c->capacity_bytes / GIB,
                 100 * c->peak_bytes / c->capacity_bytes);

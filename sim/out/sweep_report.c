@@ -34,7 +34,8 @@
     X(optimizer_s, NUM, "%.6f") X(exposed_all_reduce_s, NUM, "%.6f")                              \
     X(exposed_all_gather_s, NUM, "%.6f") X(exposed_reduce_scatter_s, NUM, "%.6f")                 \
     X(cpu_wait_s, NUM, "%.6f") X(micro_batch, INT, NULL) X(grad_accum, INT, NULL)                 \
-    X(activation_checkpointing, STR, NULL)
+    X(activation_checkpointing, STR, NULL) X(exposed_send_recv_s, NUM, "%.6f")                     \
+    X(pipeline_bubble_s, NUM, "%.6f")
 #define CROSSING_COLUMNS(X)                                                                        \
     X(ranks, INT, NULL) X(strategy_a, STR, NULL) X(strategy_b, STR, NULL) CROSSING_TAIL(X)
 #define CROSSING_LAYOUT_COLUMNS(X)                                                                 \
@@ -294,7 +295,7 @@ static void empty_row(cs_table *t, const cs_sweep_point *p, const char *series)
     for (int k = 0; k < 6; k++) cs_table_skip(t);
     cs_table_str(t, p->model);
     cs_table_num(t, p->capacity_bytes);
-    for (int k = 0; k < 12; k++) cs_table_skip(t); /* wire, the breakdown, the choice */
+    for (int k = 0; k < 14; k++) cs_table_skip(t); /* wire, the breakdown, the choice, the pipeline's */
     cs_table_str(t, "n/a");
     cs_table_skip(t);
     cs_table_skip(t);
@@ -343,6 +344,8 @@ static cs_table *grid_table(cs_doc *doc, const cs_sweep_spec *s, const cs_sweep_
         cs_table_int(t, p->micro_batch);
         cs_table_int(t, p->grad_accum);
         cs_table_str(t, cs_ckpt_name(p->checkpointing));
+        cs_table_num(t, bd->exposed_s[CS_OP_SEND_RECV]); /* appended: a pipeline's */
+        cs_table_num(t, bd->pipeline_bubble_s);
         cs_table_str(t, p->fits ? "yes" : "OOM");
         cs_table_num(t, 100 * p->mfu);
         cs_table_num(t, p->peak_bytes / GIB);

@@ -82,23 +82,36 @@
     X(peak_allocated_bytes, NUM, "%.0f", m->peak_allocated_bytes)                                  \
     X(peak_reserved_bytes, NUM, "%.0f", m->peak_reserved_bytes)
 
+/* Simulate's columns appended after those (issue: a pipeline's idle time
+ * was shown as exposed send_recv): the pipeline bubble (iteration.h), 0
+ * without pipeline parallelism. */
+#define PIPELINE_COLUMNS(X) X(pipeline_bubble_s, NUM, "%.6f", it->pipeline_bubble_s)
+
 #define COL_ID(col, type, format, value) COL_##col,
 enum {
     MEMORY_COLUMNS(COL_ID) SIMULATE_COLUMNS(COL_ID) LAYOUT_COLUMNS(COL_ID) ALLOCATOR_COLUMNS(COL_ID)
-        NCOLS
+        PIPELINE_COLUMNS(COL_ID) NCOLS
 };
 #define COL_COUNT(col, type, format, value) +1
-enum { NMEMORY = 0 MEMORY_COLUMNS(COL_COUNT), NSIMULATE = 0 SIMULATE_COLUMNS(COL_COUNT) };
+enum {
+    NMEMORY = 0 MEMORY_COLUMNS(COL_COUNT),
+    NSIMULATE = 0 SIMULATE_COLUMNS(COL_COUNT),
+    NPIPELINE = 0 PIPELINE_COLUMNS(COL_COUNT)
+};
 
 #define COL_ROW(col, type, format, value) {.name = #col, .kind = CS_CELL_##type, .fmt = format},
 static const cs_col cols[NCOLS] = {MEMORY_COLUMNS(COL_ROW) SIMULATE_COLUMNS(COL_ROW)
-                                       LAYOUT_COLUMNS(COL_ROW) ALLOCATOR_COLUMNS(COL_ROW)};
+                                       LAYOUT_COLUMNS(COL_ROW) ALLOCATOR_COLUMNS(COL_ROW)
+                                           PIPELINE_COLUMNS(COL_ROW)};
 /* memory's: without the simulation's */
-static const cs_col memory_cols[NCOLS - NSIMULATE] = {
+static const cs_col memory_cols[NCOLS - NSIMULATE - NPIPELINE] = {
     MEMORY_COLUMNS(COL_ROW) LAYOUT_COLUMNS(COL_ROW) ALLOCATOR_COLUMNS(COL_ROW)};
 
 /* Is column c one of simulate's alone? */
-static int simulate_only(size_t c) { return c >= NMEMORY && c < NMEMORY + NSIMULATE; }
+static int simulate_only(size_t c)
+{
+    return (c >= NMEMORY && c < NMEMORY + NSIMULATE) || c >= NCOLS - NPIPELINE;
+}
 
 #define COL_HEADER(col, type, format, value) "," #col
 
@@ -107,7 +120,7 @@ const char *cs_train_report_columns(int simulated)
     static const char memory[] =
         MEMORY_COLUMNS(COL_HEADER) LAYOUT_COLUMNS(COL_HEADER) ALLOCATOR_COLUMNS(COL_HEADER);
     static const char simulate[] = MEMORY_COLUMNS(COL_HEADER) SIMULATE_COLUMNS(COL_HEADER)
-        LAYOUT_COLUMNS(COL_HEADER) ALLOCATOR_COLUMNS(COL_HEADER);
+        LAYOUT_COLUMNS(COL_HEADER) ALLOCATOR_COLUMNS(COL_HEADER) PIPELINE_COLUMNS(COL_HEADER);
     return (simulated ? simulate : memory) + 1;
 }
 
@@ -127,7 +140,8 @@ static void values(const cs_train_report_head *h, const cs_train_row *r, value o
     const cs_iteration *it = &r->ev->iteration;
     double peak = m->peak_bytes; /* the replay's, in both commands (evaluate.c) */
     const value v[NCOLS] = {MEMORY_COLUMNS(COL_VALUE) SIMULATE_COLUMNS(COL_VALUE)
-                                LAYOUT_COLUMNS(COL_VALUE) ALLOCATOR_COLUMNS(COL_VALUE)};
+                                LAYOUT_COLUMNS(COL_VALUE) ALLOCATOR_COLUMNS(COL_VALUE)
+                                    PIPELINE_COLUMNS(COL_VALUE)};
     memcpy(out, v, sizeof v);
 }
 
@@ -186,6 +200,13 @@ static const card_line time_card[] = {
     {"  copies and casts", NULL, COL_copies_s, &in_s},
     {"  optimizer step", NULL, COL_optimizer_s, &in_s},
     {"  waiting for the CPU (hooks)", NULL, COL_cpu_wait_s, &in_s},
+};
+/* under pipeline parallelism, beside the CPU's wait (idle, not
+ * communication); then always */
+static const card_line bubble_card[] = {
+    {"  pipeline bubble (idle)", NULL, COL_pipeline_bubble_s, &in_s},
+};
+static const card_line comm_card[] = {
     {"  exposed communication", NULL, COL_exposed_comm_s, &in_s},
 };
 /* then a line per collective op that ran, and */
@@ -259,6 +280,8 @@ static void card(cs_doc *doc, const cs_train_report_head *h, const cs_train_row 
                          it->nclasses, sl->label, sl->slowdown);
     }
     card_lines(t, time_card, N(time_card), v, 1);
+    if (r->stages) card_lines(t, bubble_card, N(bubble_card), v, 1);
+    card_lines(t, comm_card, N(comm_card), v, 1);
     for (int op = 0; op < CS_OP_COUNT; op++) {
         if (!(it->exposed_by_op_s[op] > 0 || it->wire_bytes_by_op[op] > 0)) continue;
         char label[64];
@@ -285,7 +308,7 @@ void cs_train_report(cs_buf *b, cs_format f, const cs_train_report_head *h, cons
     cs_table_row(ft);
     cs_table_str(ft, title);
     cs_table *t = cs_doc_table(doc, &(cs_table_spec){"rows", h->simulated ? cols : memory_cols,
-                                                      h->simulated ? NCOLS : NCOLS - NSIMULATE,
+                                                      h->simulated ? NCOLS : NCOLS - NSIMULATE - NPIPELINE,
                                                       CS_FOR_DATA, 0});
     for (size_t i = 0; i < n; i++) {
         value v[NCOLS];

@@ -85,6 +85,7 @@ static int simulate(const cs_model *m, const cs_training *t, const cs_topology *
     c->tflops_per_gpu = it->tflops_per_gpu;
     c->mfu = it->mfu;
     c->exposed_comm_s = it->exposed_comm_s;
+    c->pipeline_bubble_s = it->pipeline_bubble_s;
     for (int op = 0; op < CS_OP_COUNT; op++) c->wire_bytes += it->wire_bytes_by_op[op];
     cs_iteration_breakdown(it, &c->time);
     cs_evaluate_free(&ev);

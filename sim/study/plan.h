@@ -82,6 +82,7 @@ typedef struct cs_plan_cfg {
     int fits;
     double peak_bytes, capacity_bytes;
     double iteration_time_s, tokens_per_s, tflops_per_gpu, mfu, exposed_comm_s;
+    double pipeline_bubble_s; /* pp > 1: idle, not in exposed_comm_s (iteration.h) */
     double wire_bytes; /* all primitives, per rank per iteration */
     cs_breakdown time; /* where the iteration's time goes */
     char note[600];    /* "" when there is nothing to say */

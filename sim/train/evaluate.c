@@ -59,6 +59,7 @@ static void extend(cs_iteration *it, const cs_iteration *prev, int k, double mor
     GROW(side_copies_s);
     GROW(cpu_wait_s);
     GROW(exposed_comm_s);
+    GROW(pipeline_bubble_s); /* 0: a pipeline runs no graph to extend */
     GROW(recompute_s);
     GROW(peak_time_s);
     for (int op = 0; op < CS_OP_COUNT; op++) {

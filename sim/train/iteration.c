@@ -465,6 +465,7 @@ void cs_iteration_breakdown(const cs_iteration *it, cs_breakdown *out)
         .copies_s = it->copies_s,
         .optimizer_s = it->optimizer_s,
         .cpu_wait_s = it->cpu_wait_s,
+        .pipeline_bubble_s = it->pipeline_bubble_s,
     };
     for (int op = 0; op < CS_OP_COUNT; op++) out->exposed_s[op] = it->exposed_by_op_s[op];
 }
@@ -481,6 +482,7 @@ static const struct {
     {"copies and casts", offsetof(cs_breakdown, copies_s)},
     {"optimizer step", offsetof(cs_breakdown, optimizer_s)},
     {"waiting for the CPU", offsetof(cs_breakdown, cpu_wait_s)},
+    {"pipeline bubble", offsetof(cs_breakdown, pipeline_bubble_s)},
 };
 #define NPARTS (sizeof breakdown_parts / sizeof breakdown_parts[0])
 

@@ -57,9 +57,16 @@ typedef struct cs_iteration {
                                    * rank class's run, also for a slower class to reach
                                    * a collective */
     double exposed_comm_s;
+    double pipeline_bubble_s;     /* pipeline parallelism (pipeline.h): the reported
+                                   * stage's idle time waiting for its neighbours'
+                                   * passes, not on a transfer (no communication, not in
+                                   * exposed_comm_s); 0 without. iteration_time_s =
+                                   * compute_s + exposed_comm_s + side_copies_s +
+                                   * cpu_wait_s + pipeline_bubble_s */
     double recompute_s;           /* of compute_s: checkpointing's re-run forwards */
     double exposed_by_op_s[CS_OP_COUNT];
-    double wire_bytes_by_op[CS_OP_COUNT]; /* bytes this rank sends per iteration */
+    double wire_bytes_by_op[CS_OP_COUNT]; /* bytes this rank sends per iteration (a
+                                           * pipeline's: the reported stage's rank) */
     double tokens_per_s;
     double tflops_per_gpu;        /* model FLOPs (no recompute) per second per GPU / 1e12 */
     double mfu;                   /* model FLOPs / (time x peak), Korthikanti Sec 6 */
@@ -90,12 +97,13 @@ typedef struct cs_iteration_class {
 
 /* Where an iteration's time goes: compute_s split into kernels,
  * recompute, copies and the optimizer step; the exposed communication by
- * primitive; the GPU waiting for the CPU. The parts add up to the iteration time. What
+ * primitive; the GPU waiting for the CPU; the pipeline bubble. The parts add up to the iteration time. What
  * simulate, plan and crossover print as the breakdown. */
 typedef struct cs_breakdown {
     double kernels_s, recompute_s, copies_s, optimizer_s;
     double exposed_s[CS_OP_COUNT];
     double cpu_wait_s;
+    double pipeline_bubble_s;
 } cs_breakdown;
 void cs_iteration_breakdown(const cs_iteration *it, cs_breakdown *out);
 /* The part where a saves the most time over b (b - a largest): its name

@@ -52,7 +52,13 @@
  * micro-batches (torchtitan's apply_fsdp: reshard_after_forward false
  * under PP in its "default" policy); then the optimizer step over the
  * stage's shard (HBM-bound, as workload.c prices it). The iteration is
- * the slowest stage's.
+ * the slowest stage's (the first of the slowest): its time, its parts and
+ * the bytes its rank sends (by op: its transfers as send_recv, its TP
+ * collectives, its closing gather and sync). Its idle time splits into
+ * exposed send_recv (held for its sends, waiting on an input while it is
+ * sent: pipeline_exec.c) and the pipeline bubble (waiting for the
+ * neighbours' passes), which is no communication (iteration.h
+ * pipeline_bubble_s).
  *
  * Memory. Stage s holds its layers' parameters, gradients and optimizer
  * states (sharded as the layout says), the activations of the (micro-batch,
@@ -383,9 +389,13 @@ static int close_stage(const cs_model *whole, const cs_training *t, const cs_lay
     return 0;
 }
 
-/* The slowest stage's times (close_stages). */
+/* The slowest stage's times (close_stages): its index, end, passes,
+ * idle time on transfers (cs_pp_run.p2p_wait_s), closing collectives and
+ * their sizes per rank. */
 typedef struct stage_worst {
-    double end, busy, opt, sync, gather, recompute;
+    int stage;
+    double end, busy, p2p_wait, opt, sync, gather, recompute;
+    double sync_bytes, gather_bytes;
 } stage_worst;
 
 /* Stage s's recomputed forwards over the m micro-batches: its layers
@@ -401,11 +411,63 @@ static double stage_recompute_s(const cs_model *whole, const cs_training *t, int
     return (double)t->grad_accum * n * lr;
 }
 
+/* The bytes stage s's rank sends per iteration, by op, into it (as
+ * iteration.c counts a graph's collectives: size x cs_op_busbw_factor on
+ * the group's ranks, x how often): every transfer it sends (m x per
+ * chunk: a forward's output unless the last virtual stage, a backward's
+ * input gradient unless the first; act_bytes each, 1/T of it under TP)
+ * and, under TP, the all-gather of every transfer it receives (as many)
+ * over the tp group; its layers' and the head's TP collectives in each
+ * micro-batch's forward and backward (tensor.h's rows, as tp_s prices
+ * them: the recompute adds none); its closing gather and gradient sync
+ * on the shard group. */
+static void stage_wire_bytes(const cs_model *whole, const cs_training *t, const cs_layout *l,
+                             cs_op sync_op, const stage_worst *w, double act_bytes,
+                             cs_iteration *it)
+{
+    const int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t), T = cs_tensor_degree(t);
+    const int s = w->stage, nv = P * V, m = t->grad_accum;
+    const int tp = l->group[CS_GROUP_TP].size, shard = l->group[l->shard].size;
+    double *out = it->wire_bytes_by_op;
+    int transfers = 0, layers = 0, head = 0;
+    for (int ch = 0; ch < V; ch++) {
+        int v = ch * P + s;
+        transfers += (v < nv - 1) + (v > 0);
+        layers += cs_pipeline_chunk_layers(whole->layers, P, V, s, ch, NULL);
+        head |= v == nv - 1;
+    }
+    out[CS_OP_SEND_RECV] += (double)m * transfers * act_bytes / T *
+                            cs_op_busbw_factor(CS_OP_SEND_RECV, l->group[CS_GROUP_PP].size);
+    if (T > 1) {
+        out[CS_OP_ALL_GATHER] +=
+            (double)m * transfers * act_bytes * cs_op_busbw_factor(CS_OP_ALL_GATHER, tp);
+        for (int backward = 0; backward < 2; backward++) {
+            cs_tensor_coll row[CS_TENSOR_COLLS_MAX];
+            int n = cs_tensor_layer_collectives(whole, t, backward, row);
+            for (int r = 0; r < n; r++)
+                out[row[r].op] += (double)m * layers * row[r].count * row[r].size_bytes *
+                                  cs_op_busbw_factor(row[r].op, tp);
+            n = head ? cs_tensor_head_collectives(whole, t, backward, row) : 0;
+            for (int r = 0; r < n; r++)
+                out[row[r].op] += (double)m * row[r].count * row[r].size_bytes *
+                                  cs_op_busbw_factor(row[r].op, tp);
+        }
+    }
+    out[CS_OP_ALL_GATHER] += w->gather_bytes * cs_op_busbw_factor(CS_OP_ALL_GATHER, shard);
+    out[sync_op] += w->sync_bytes * cs_op_busbw_factor(sync_op, shard);
+}
+
 /* The iteration's metrics from the slowest stage (w): its end, its
  * passes, its optimizer step, its synchronisation (sync_op: the
  * gradients' reduction) and parameters' all-gather, its recompute. The
- * rest of the exposed time (the bubble and the transfers) is counted as
- * send_recv. */
+ * stage's idle time (its end less its passes and its close) is its
+ * transfers' (cs_pp_run.p2p_wait_s: held for a send, waiting on an
+ * input while it is sent; under TP the transfer's price holds the tp
+ * all-gather of its input too), exposed send_recv, and the pipeline bubble
+ * (waiting for the neighbours' passes), which is no communication: as
+ * without PP, exposed_comm_s is the time a collective or transfer runs
+ * while no compute does, and the parts add up: iteration = compute +
+ * exposed communication + bubble (cpu_wait_s, side_copies_s 0). */
 static void fill_iteration(const cs_model *whole, const cs_training *t, const cs_layout *l,
                            cs_op sync_op, const stage_worst *w, cs_iteration *it)
 {
@@ -423,10 +485,11 @@ static void fill_iteration(const cs_model *whole, const cs_training *t, const cs
     it->compute_s = busiest + opt_worst;
     it->optimizer_s = opt_worst;
     it->recompute_s = w->recompute; /* review finding 6: was 0 */
-    it->exposed_comm_s = worst - busiest - opt_worst; /* the bubble, transfers, sync */
     it->exposed_by_op_s[sync_op] = w->sync;
     it->exposed_by_op_s[CS_OP_ALL_GATHER] = w->gather; /* not in the sync's (finding 6) */
-    it->exposed_by_op_s[CS_OP_SEND_RECV] = it->exposed_comm_s - w->sync - w->gather;
+    it->exposed_by_op_s[CS_OP_SEND_RECV] = w->p2p_wait;
+    it->exposed_comm_s = w->sync + w->gather + w->p2p_wait;
+    it->pipeline_bubble_s = worst - busiest - opt_worst - it->exposed_comm_s;
     it->tokens_per_s = tokens / worst;
     it->tflops_per_gpu = mflops / worst / 1e12;
     it->mfu = peak > 0 ? mflops / worst / peak : 0;
@@ -436,8 +499,8 @@ static void fill_iteration(const cs_model *whole, const cs_training *t, const cs
 /* Each stage's close after the run, into tl and mem when given; the
  * slowest stage's metrics into it. */
 static int close_stages(const cs_model *whole, const cs_training *t, const cs_layout *l,
-                        cs_pricing_cache *cache, const cs_pp_run *run, double lr, cs_iteration *it,
-                        cs_pp_memory *mem, cs_pp_timeline *tl, cs_diag *d)
+                        cs_pricing_cache *cache, const cs_pp_run *run, double lr, double act_bytes,
+                        cs_iteration *it, cs_pp_memory *mem, cs_pp_timeline *tl, cs_diag *d)
 {
     const int P = cs_pipeline_degree(t), V = cs_pipeline_chunks(t);
     const cs_strategy_row *sr = cs_strategy_row_of(t->strategy);
@@ -460,9 +523,11 @@ static int close_stages(const cs_model *whole, const cs_training *t, const cs_la
             tl->layers[s] = sc.layers;
         }
         if (end > w.end) {
-            w = (stage_worst){.end = end, .busy = run->busy_s[s], .opt = sc.opt_s,
+            w = (stage_worst){.stage = s, .end = end, .busy = run->busy_s[s],
+                              .p2p_wait = run->p2p_wait_s[s], .opt = sc.opt_s,
                               .sync = sc.sync_s, .gather = sc.gather_s,
-                              .recompute = stage_recompute_s(whole, t, s, lr)};
+                              .recompute = stage_recompute_s(whole, t, s, lr),
+                              .sync_bytes = sc.sync_bytes, .gather_bytes = sc.gather_bytes};
         }
         if (mem && s < CS_PIPELINE_STAGES_MAX) {
             int chunk_layers = cs_pipeline_chunk_layers(whole->layers, P, V, s, 0, NULL);
@@ -475,6 +540,7 @@ static int close_stages(const cs_model *whole, const cs_training *t, const cs_la
     }
     if (rc) return rc;
     fill_iteration(whole, t, l, sync_op, &w, it);
+    stage_wire_bytes(whole, t, l, sync_op, &w, act_bytes, it);
     if (mem) it->peak_bytes = mem->stage[mem->peak_stage].peak_bytes;
     return 0;
 }
@@ -523,7 +589,7 @@ int cs_pipeline_run_timeline(const cs_model *whole, const cs_training *t, const 
         mem->V = V;
         mem->schedule = row->name;
     }
-    rc = close_stages(whole, t, l, cache, &run, pp.lr, it, mem, tl, d);
+    rc = close_stages(whole, t, l, cache, &run, pp.lr, act, it, mem, tl, d);
     cs_pp_run_free(&run);
 out:
     free(f), free(b), free(w);

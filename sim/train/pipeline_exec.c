@@ -12,6 +12,10 @@
  * pass) and the receiver starts no earlier than its end. Activations held:
  * a (micro-batch, chunk) pair from its forward's start to its backward's
  * end (its W's under a split row, counting w_frac between B and W).
+ * Idle time on a transfer: before each pass the stage is held for its
+ * previous pass's send, then waits for its input; of that wait, the part
+ * when the incoming transfer runs (at most p2p_s, ending at its arrival)
+ * waits on the transfer, the rest (the neighbour's passes) is the bubble.
  * Stages advance in turn, each as far as its inputs allow; a row whose
  * order deadlocks is a broken invariant (CS_ASSERT). O(P x m x V x
  * passes).
@@ -27,6 +31,7 @@ void cs_pp_run_free(cs_pp_run *r)
 {
     free(r->end_s);
     free(r->busy_s);
+    free(r->p2p_wait_s);
     free(r->held_max);
     free(r->held_peak);
     memset(r, 0, sizeof *r);
@@ -50,6 +55,7 @@ typedef struct pp_sim {
     cs_pp_op **order;
     int *n, *next, *held, *pend; /* pend: B run, W not yet */
     double *free_s, *fend, *bend;
+    double *hold_s; /* each stage's last send (it holds the stage before its next pass) */
 } pp_sim;
 
 /* When a pass may start, how long it runs, and its transfers (from / to:
@@ -71,6 +77,7 @@ static void sim_init(pp_sim *x, const cs_pp_schedule_row *row, int P, int V, int
     x->next = cs_xcalloc((size_t)P, sizeof *x->next);
     x->held = cs_xcalloc((size_t)P, sizeof *x->held);
     x->free_s = cs_xcalloc((size_t)P, sizeof *x->free_s);
+    x->hold_s = cs_xcalloc((size_t)P, sizeof *x->hold_s);
     x->fend = cs_xmalloc(sizeof *x->fend * (size_t)x->nv * m);
     x->bend = cs_xmalloc(sizeof *x->bend * (size_t)x->nv * m);
     for (long i = 0; i < (long)x->nv * m; i++) x->fend[i] = x->bend[i] = -1;
@@ -85,7 +92,7 @@ static void sim_free(pp_sim *x)
 {
     for (int s = 0; s < x->P; s++) free(x->order[s]);
     free(x->order), free(x->n), free(x->next), free(x->held), free(x->pend);
-    free(x->free_s), free(x->fend), free(x->bend);
+    free(x->free_s), free(x->fend), free(x->bend), free(x->hold_s);
 }
 
 /* 0 with st filled when stage s's pass o may run (its input has ended), -1
@@ -138,17 +145,24 @@ static void sim_run(pp_sim *x, int s, cs_pp_op o, const pp_step *st, cs_pp_run *
 {
     int v = o.chunk * x->P + s;
     double end = st->ready + st->dur;
+    /* the idle time before the pass on transfers (file header): the
+     * previous pass's send, then the input's transfer while it runs */
+    double wait = x->hold_s[s], after = st->arrived - x->free_s[s];
+    if (st->from >= 0 && after > 0) wait += after < x->p2p_s ? after : x->p2p_s;
+    out->p2p_wait_s[s] += wait;
+    x->hold_s[s] = 0;
     out->busy_s[s] += st->dur;
     x->free_s[s] = end;
     if (o.pass == CS_PP_F) {
         x->fend[(long)v * x->m + o.micro] = end;
         if (++x->held[s] > out->held_max[s]) out->held_max[s] = x->held[s];
-        if (v < x->nv - 1) x->free_s[s] += x->p2p_s; /* the sender waits for its send */
+        if (v < x->nv - 1) /* the sender waits for its send */
+            x->free_s[s] += x->p2p_s, x->hold_s[s] = x->p2p_s;
     } else if (o.pass == CS_PP_B) {
         x->bend[(long)v * x->m + o.micro] = end;
         if (!x->row->split_backward) x->held[s]--;
         else x->pend[s]++;
-        if (v > 0) x->free_s[s] += x->p2p_s;
+        if (v > 0) x->free_s[s] += x->p2p_s, x->hold_s[s] = x->p2p_s;
     } else {
         x->held[s]--;
         x->pend[s]--;
@@ -167,6 +181,7 @@ void cs_pipeline_simulate_record(const cs_pp_schedule_row *row, int P, int V, in
     out->time_s = 0;
     out->end_s = cs_xcalloc((size_t)P, sizeof *out->end_s);
     out->busy_s = cs_xcalloc((size_t)P, sizeof *out->busy_s);
+    out->p2p_wait_s = cs_xcalloc((size_t)P, sizeof *out->p2p_wait_s);
     out->held_max = cs_xcalloc((size_t)P, sizeof *out->held_max);
     out->held_peak = cs_xcalloc((size_t)P, sizeof *out->held_peak);
     pp_sim x;

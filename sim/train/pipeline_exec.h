@@ -18,6 +18,11 @@ typedef struct cs_pp_run {
     double time_s;     /* the last pass's end on any stage */
     double *end_s;     /* each stage's last pass's end */
     double *busy_s;    /* each stage's passes (no transfer) */
+    double *p2p_wait_s; /* each stage's idle time on a transfer in flight, before a
+                         * pass: held for its own send (its last send, after the last
+                         * pass, is in no stage's end), then waiting on the incoming
+                         * transfer while it runs (at most p2p_s of the wait for the
+                         * input); end_s - busy_s - p2p_wait_s is the stage's bubble */
     int *held_max;     /* most (micro-batch, chunk) activations a stage held at once:
                         * from a forward's start to its backward's end (W's under split) */
     double *held_peak; /* the most held at once in micro-batches' activations, a
