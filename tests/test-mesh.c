@@ -207,15 +207,44 @@ START_TEST(group_topologies_on_two_nodes)
     ck_assert_int_eq(t.nodes, 2);
     ck_assert_double_eq_tol(t.cluster.inter.nic_bw_Bps, c.inter.nic_bw_Bps / 4, 1);
     ck_assert_double_eq_tol(t.nic_Bps, world.nic_Bps / 4, 1);
-    /* shard groups of 2: the replica groups' 2 siblings per node share the NICs */
+    /* shard groups of 2: a replica group has 2 members on each node (ranks
+     * 0 and 2 on the first), joined by NVLink; its 2 siblings per node take
+     * one of the node's 2 NICs each, at its full rate */
     cs_mesh h;
     cs_mesh_init(&h);
     cs_mesh_add(&h, "tp", 1);
     cs_mesh_add(&h, "dp_shard", 2);
     r = cs_mesh_add(&h, "dp_replicate", 4);
+    ck_assert_int_eq(cs_mesh_group_node_members(&h, CS_MESH_BIT(r), world.ppn_max), 2);
     ck_assert_int_eq(cs_mesh_group_topology(&h, CS_MESH_BIT(r), &world, &t, &d), 0);
     ck_assert_int_eq(t.ranks, 4);
-    ck_assert_double_eq_tol(t.nic_Bps, world.nic_Bps / 2, 1);
+    ck_assert_int_eq(t.nodes, 2);
+    ck_assert_int_eq(t.ppn_max, 2);
+    ck_assert_int_eq(t.cluster.inter.nics_per_node, 1);
+    ck_assert_double_eq_tol(t.nic_Bps, world.nic_Bps, 1);
+    /* TP 2: each data-parallel group has 2 members on a node; on one node
+     * of 4 ranks the pipeline's 2 stages (stride 2) are both on it: NVLink
+     * only, no network */
+    cs_mesh tpm;
+    cs_mesh_init(&tpm);
+    cs_mesh_add(&tpm, "tp", 2);
+    int dps = cs_mesh_add(&tpm, "dp_shard", 2);
+    int pp = cs_mesh_add(&tpm, "pp", 2);
+    ck_assert_int_eq(cs_mesh_group_topology(&tpm, CS_MESH_BIT(dps), &world, &t, &d), 0);
+    ck_assert_int_eq(t.ranks, 2);
+    ck_assert_int_eq(t.nodes, 1);
+    ck_assert_int_eq(cs_mesh_group_topology(&tpm, CS_MESH_BIT(pp), &world, &t, &d), 0);
+    ck_assert_int_eq(t.ranks, 2);
+    ck_assert_int_eq(t.nodes, 2); /* ranks 0 and 4: the second node */
+    cs_mesh four;
+    cs_mesh_init(&four);
+    cs_mesh_add(&four, "tp", 1);
+    cs_mesh_add(&four, "dp_shard", 2);
+    pp = cs_mesh_add(&four, "pp", 2);
+    cs_topology one_node = cs_test_topology(&c, 4, 1);
+    ck_assert_int_eq(cs_mesh_group_topology(&four, CS_MESH_BIT(pp), &one_node, &t, &d), 0);
+    ck_assert_int_eq(t.ranks, 2);
+    ck_assert_int_eq(t.nodes, 1);
     /* a group of one rank has no network */
     cs_mesh one;
     cs_mesh_init(&one);

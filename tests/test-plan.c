@@ -607,7 +607,10 @@ START_TEST(the_best_of_each_other_kind)
     int throughput = 0, memory = 0;
     ck_assert_int_gt(p.nalts, 3);
     check_alternatives(&p, &throughput, &memory);
-    ck_assert_int_eq(throughput, 2); /* strategy ddp and zero1 */
+    /* strategy ddp and zero1, and without pipeline parallelism: the
+     * recommendation pipelines (tp 4, pp 2 x v 8) since a stage's sends
+     * take its GPU's own NIC (mesh.c), not a share of one */
+    ck_assert_int_eq(throughput, 3);
     cs_plan_free(&p);
     /* on 24 GPUs DDP fits at no layout (each rank holds at least 1/24 of
      * its 16 bytes per parameter, 43 GiB, before activations and buckets)

@@ -13,14 +13,17 @@
  *
  * Placement on the cluster (cs_mesh_group_topology) prices a group where
  * its members sit: consecutive members pack onto nodes as the world does
- * (topology.h: ranks fill nodes in order); members a stride apart are one
- * per node, and the node's network is split among the sibling groups that
- * run their collectives at once on its NICs (one replica group per rank of
- * a shard group, as torch's HYBRID_SHARD forms them). Departures: a
- * strided group with several members on one node (stride < ranks per
- * node) is still priced one member per node; a group neither contiguous
- * nor one member per node (none exists until tensor parallelism) takes
- * the same rule.
+ * (topology.h: ranks fill nodes in order); members a stride apart sit k to
+ * a node (k = the group's members among a node's ranks: 1 when the stride
+ * is a node or more, as HYBRID_SHARD's replica groups; several when it is
+ * less, as the data-parallel groups beside TP 2 or 4, or the pipeline's
+ * stages on one node), joined by the node's NVLink, and the node's NICs
+ * serve the sibling groups that run their collectives at once (one replica
+ * group per rank of a shard group): whole NICs to each when they divide
+ * evenly (on a rail-optimised node each GPU keeps its own NIC, as NCCL's
+ * search gives a GPU its local NIC), else each NIC's rate split among them.
+ * Departures: ranks per node that the group's stride does not divide put
+ * unequal member counts on nodes, priced as the first node's count.
  */
 #include "coll/mesh.h"
 
@@ -133,6 +136,14 @@ int cs_mesh_group_node_share(const cs_mesh *m, cs_mesh_dims dims, int ranks_per_
     return distinct > 0 ? distinct : 1;
 }
 
+int cs_mesh_group_node_members(const cs_mesh *m, cs_mesh_dims dims, int ranks_per_node)
+{
+    int n = ranks_per_node < m->ranks ? ranks_per_node : m->ranks, k = 0;
+    int c0 = cs_mesh_group_colour(m, dims, 0);
+    for (int r = 0; r < n; r++) k += cs_mesh_group_colour(m, dims, r) == c0;
+    return k > 0 ? k : 1;
+}
+
 int cs_mesh_group_topology(const cs_mesh *m, cs_mesh_dims dims, const cs_topology *world,
                            cs_topology *out, cs_diag *d)
 {
@@ -148,12 +159,19 @@ int cs_mesh_group_topology(const cs_mesh *m, cs_mesh_dims dims, const cs_topolog
     cs_cluster apart = *c;
     apart.n_overrides = apart.n_stragglers = 0;
     if (size <= 1) return cs_topology_build(&apart, 1, 1, out, d);
-    /* one member per node; the node's NICs serve `share` groups at once */
+    /* k members to a node (rank 0's group on the first node); the node's
+     * NICs serve `share` groups at once */
+    int k = cs_mesh_group_node_members(m, dims, ppn);
     int share = cs_mesh_group_node_share(m, dims, ppn);
-    apart.inter.nic_bw_Bps /= share;
-    if (apart.inter.pcie_Bps > 0) { /* the share of a NIC's path; a member stands for */
-        apart.inter.nic_bw_Bps = fmin(apart.inter.nic_bw_Bps, apart.inter.pcie_Bps / share);
-        apart.inter.pcie_Bps = 0;   /* several GPUs, so no one GPU link caps it */
+    int nics = apart.inter.nics_per_node;
+    if (nics >= share && nics % share == 0) {
+        apart.inter.nics_per_node = nics / share; /* whole NICs, each at its own rate */
+    } else {
+        apart.inter.nic_bw_Bps /= share;
+        if (apart.inter.pcie_Bps > 0) { /* the share of a NIC's path; a member stands for */
+            apart.inter.nic_bw_Bps = fmin(apart.inter.nic_bw_Bps, apart.inter.pcie_Bps / share);
+            apart.inter.pcie_Bps = 0;   /* several GPUs, so no one GPU link caps it */
+        }
     }
-    return cs_topology_build(&apart, size, size, out, d);
+    return cs_topology_build(&apart, size, (size + k - 1) / k, out, d);
 }

@@ -80,16 +80,20 @@ int cs_mesh_group_contiguous(const cs_mesh *m, cs_mesh_dims dims);
  * (the first node's; every full node holds as many). O(ranks_per_node x
  * dims). */
 int cs_mesh_group_node_share(const cs_mesh *m, cs_mesh_dims dims, int ranks_per_node);
+/* How many members of rank 0's group sit on the first node when ranks fill
+ * nodes ranks_per_node at a time (>= 1). O(ranks_per_node x dims). */
+int cs_mesh_group_node_members(const cs_mesh *m, cs_mesh_dims dims, int ranks_per_node);
 
 /* The topology one group of dims runs its collectives on, world being the
  * mesh's ranks laid out on a cluster (world->ranks == m->ranks):
  *   every dimension  the world itself;
  *   one rank         one rank on one node (nothing to price: no network);
  *   contiguous       its ranks packed gpus_per_node to a node;
- *   otherwise        one member per node, each node's NICs (and their
- *                    PCIe paths) split among the node_share sibling groups
- *                    that drive them at once; no des: overrides or
- *                    stragglers (a member stands for several GPUs).
+ *   otherwise        node_members to a node (on its NVLink), each node's
+ *                    NICs shared by the node_share sibling groups that
+ *                    drive them at once: whole NICs each when the count
+ *                    divides, else each NIC's rate (and its PCIe path)
+ *                    split; no des: overrides or stragglers.
  * Returns 0, or cs_topology_build's error with d filled. */
 int cs_mesh_group_topology(const cs_mesh *m, cs_mesh_dims dims, const cs_topology *world,
                            cs_topology *out, cs_diag *d);
