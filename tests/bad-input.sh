@@ -263,12 +263,15 @@ done
 # of CMD and its children, a valgrind wrapper's included, rounded up).
 cpu_run() {
     python3 -c '
-import resource, subprocess, sys
+import os, resource, signal, subprocess, sys
 limit, err, cmd = float(sys.argv[1]), sys.argv[2], sys.argv[3:]
 with open(err, "w") as e:
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=e, start_new_session=True)
     try:
-        rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=e, timeout=limit).returncode
-    except subprocess.TimeoutExpired:
+        rc = p.wait(timeout=limit)
+    except subprocess.TimeoutExpired:  # the whole group: a wrapper and its valgrind
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
         rc = 124
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
 print("%d %d" % (rc, int(r.ru_utime + r.ru_stime + 0.999)))

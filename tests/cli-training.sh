@@ -146,5 +146,15 @@ check "bad precision exits 2 (got $rc)" [ "$rc" -eq 2 ]
 check "bad precision at file:line:column" grep -q "bad.csv:$line:[0-9]*: error: column 'precision': expected amp_bf16/DEFAULT or bf16/PURE, got 'fp8'" "$TMP/e2"
 check "nothing on stdout on error" [ ! -s "$TMP/e2.out" ]
 
+# optimizer_in_backward steps each gradient as it is made: plan derives
+# grad_accum per layout from the global batch, and a layout that needs
+# accumulation is n/a, never recommended (it was, at accum 4: tp 4)
+"$C" plan --model llama2-7b --ranks 8 --global-batch 8 --optimizer-in-backward --strategy fsdp \
+    --seq-len 32768 >"$TMP/oib" 2>&1 || fail "plan with --optimizer-in-backward: exit $?"
+check "plan with optimizer_in_backward recommends grad_accum 1" \
+    grep -q "^recommended: .*, grad_accum 1," "$TMP/oib"
+check "plan with optimizer_in_backward: layouts needing accumulation are n/a" \
+    grep -q "n/a: optimizer_in_backward needs grad_accum 1" "$TMP/oib"
+
 echo "cli-training: $checks checks, $failures failures"
 [ "$failures" -eq 0 ]

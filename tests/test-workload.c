@@ -229,6 +229,31 @@ START_TEST(fsdp1_gathers_issued_before_reduce_scatters)
 }
 END_TEST
 
+/* limit_all_gathers: false is no limit (1 << 30 units in flight): with
+ * units of several layers the rate limiter's reach was 2^30 x layers, an
+ * int overflow that indexed the backward's tasks out of bounds (a crash
+ * from a valid scenario). */
+START_TEST(no_gather_limit_with_multi_layer_units)
+{
+    setup s;
+    const cs_prefetch modes[] = {CS_PREFETCH_PRE, CS_PREFETCH_POST, CS_PREFETCH_NONE};
+    for (int unit = 2; unit <= 3; unit++)
+        for (int i = 0; i < 3; i++)
+            for (int v = 1; v <= 2; v++) {
+                cs_test_setup_make(&s, "dgx-h100", "gpt2-124m", CS_STRAT_FSDP_FULL_SHARD, 16);
+                s.t.limit_all_gathers = 0;
+                s.t.fsdp_unit_layers = unit;
+                s.t.backward_prefetch = modes[i];
+                s.t.fsdp_version = v;
+                s.t.grad_accum = 2;
+                cs_iteration it;
+                simulate(&s, &it);
+                ck_assert(it.iteration_time_s > 0);
+                cs_iteration_free(&it);
+            }
+}
+END_TEST
+
 START_TEST(ddp_communicates_once_per_step_fsdp_per_micro_batch)
 {
     setup s;
@@ -729,6 +754,7 @@ int main(void)
     tcase_add_test(tc, ddp_bucket_copies);
     tcase_add_test(tc, serial_groups_by_strategy);
     tcase_add_test(tc, fsdp1_gathers_issued_before_reduce_scatters);
+    tcase_add_test(tc, no_gather_limit_with_multi_layer_units);
     tcase_add_test(tc, time_accounting_is_consistent);
     tcase_add_test(tc, overlap_hides_communication_on_fast_networks);
     tcase_add_test(tc, backward_prefetch_helps_fsdp);

@@ -68,6 +68,10 @@ static int simulate(const cs_model *m, const cs_training *t, const cs_topology *
     c->selective_ac = t->checkpointing == CS_CKPT_SELECTIVE ? t->selective_ac : 0;
     c->micro_batch = t->micro_batch;
     c->grad_accum = t->grad_accum;
+    if (t->optimizer_in_backward && t->grad_accum > 1) { /* steps with each gradient: no accumulation */
+        snprintf(c->note, sizeof c->note, "n/a: optimizer_in_backward needs grad_accum 1");
+        return 0; /* not ok: never recommended */
+    }
     cs_evaluate_opts o = {.simulate = 1, .cache = cache, .unnamed = 1};
     cs_evaluation ev;
     int rc = cs_evaluate_config(m, t, topo, &o, &ev, d);

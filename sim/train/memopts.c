@@ -122,7 +122,11 @@ int cs__memopts_reduction(const cs_wbuild *b, int after)
     const cs_workload *w = b->w;
     for (size_t i = w->n; i-- > (size_t)after + 1;) {
         const cs_task *k = &w->tasks[i];
+        /* the gradients' reduction: the shard group's reduce-scatter, or
+         * the replica all-reduce after it; a tensor-parallel layer's own
+         * reduce-scatters (group tp) are not it */
         if (k->kind == CS_TASK_COLLECTIVE && cs_stream_kind_of(k->stream) == CS_STREAM_KIND_COMM &&
+            (k->group == b->shard || k->group == CS_GROUP_DP_REPLICATE) &&
             (k->op == CS_OP_REDUCE_SCATTER || k->op == CS_OP_ALL_REDUCE))
             return (int)i;
     }

@@ -246,8 +246,8 @@ static void forward_unit(cs_wbuild *b, int l)
         ready = gather(b, l, unit_size(b, l) * layer_params(b), "fwd", -1, &ag);
         cs__wb_task(b, ag)->mem_at_start = gathered(b) * unit;
         /* rate limiter: the unit `limit` units back must have been freed */
-        int back = l - b->limit * per_unit(b);
-        if (b->reshard && back >= 0) cs__wb_dep(b, ag, b->fwd[unit_last(b, back)], 0);
+        long back = (long)l - (long)b->limit * per_unit(b); /* no limit: 1 << 30 units */
+        if (b->reshard && back >= 0) cs__wb_dep(b, ag, b->fwd[unit_last(b, (int)back)], 0);
     }
     f = cs__wb_forward(b, l);
     cs__wb_dep(b, f, ready, 0);
@@ -268,8 +268,8 @@ static int backward_gather(cs_wbuild *b, int l)
     int ready = gather(b, l, unit_size(b, l) * layer_params(b), "bwd", -1, &ag);
     cs__wb_task(b, ag)->mem_at_start = unit_size(b, l) * b->param_bytes[1];
     cs__wb_dep(b, ag, pre ? prev_start : prev_end, pre);
-    int ahead = unit_first(b, l) + b->limit * k; /* rate limiter */
-    if (ahead < b->layers) cs__wb_dep(b, ag, b->bwd[unit_first(b, ahead)], 0);
+    long ahead = unit_first(b, l) + (long)b->limit * k; /* rate limiter (none: 1 << 30) */
+    if (ahead < b->layers) cs__wb_dep(b, ag, b->bwd[unit_first(b, (int)ahead)], 0);
     return ready;
 }
 
@@ -283,7 +283,9 @@ static int backward_gather(cs_wbuild *b, int l)
  * fsdp/api.py BackwardPrefetch says that is the point: POST "overlaps the
  * current reduce-scatter and the next gradient computation". Without
  * prefetch the gather is issued in its own unit's pre-backward hook,
- * after the reduce-scatter. */
+ * after the reduce-scatter. FSDP1 only: FSDP2's collectives have their own
+ * streams (no serial group), and its gather's copy-out on the compute
+ * stream follows this unit's reduce-scatter copy-in. */
 static void backward_unit(cs_wbuild *b, int l)
 {
     int ready = -1, unit_end = !whole(b) && l == unit_last(b, l);
@@ -298,7 +300,8 @@ static void backward_unit(cs_wbuild *b, int l)
     if (whole(b) || l != unit_first(b, l)) return;
     const double unit = unit_size(b, l) * b->param_bytes[1];
     if (gathers(b)) cs__wb_task(b, k)->mem_at_end -= gathered(b) * unit; /* resharded */
-    if (l > 0 && gathers(b) && b->reshard && b->t->backward_prefetch != CS_PREFETCH_NONE)
+    if (l > 0 && gathers(b) && b->reshard && b->t->backward_prefetch != CS_PREFETCH_NONE &&
+        b->t->fsdp_version == 1)
         b->gather_ahead = backward_gather(b, l - 1);
     int r = reduce(b, l, k, unit_size(b, l) * layer_params(b), "grads", "replicas");
     /* the unsharded gradients live until their reduce-scatter is done */

@@ -107,6 +107,9 @@ static int begin(const cs_model *m, const cs_training *t, const cs_layout *l,
     const cs_cluster *c = &l->group[CS_GROUP_WORLD].topo.cluster;
     if (t->micro_batch < 1 || t->grad_accum < 1)
         return cs_diag_set(d, CS_EINVAL, NULL, 0, 0, "micro_batch and grad_accum must be >= 1");
+    if (t->optimizer_in_backward && t->grad_accum > 1) /* each gradient is stepped as it is made */
+        return cs_diag_set(d, CS_EINVAL, NULL, 0, 0, "optimizer_in_backward needs grad_accum 1, got %d",
+                           t->grad_accum);
     cs_workload *w = cs_xcalloc(1, sizeof *w);
     int rc = cs_compute_price(m, t, c, &w->comp, d);
     w->layout = *l;
