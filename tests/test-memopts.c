@@ -180,36 +180,12 @@ START_TEST(optimizer_in_backward_moves_the_step)
 }
 END_TEST
 
-/* Under FSDP a block's gradient is the rank's once its reduce-scatter is
- * done: the block's step waits for it. */
-START_TEST(optimizer_in_backward_waits_for_the_reduce_scatter)
+/* s's optimizer steps, each asserted to wait for a reduce-scatter of the
+ * gradients (not a tensor-parallel layer's own, group tp). */
+static int steps_after_reduce_scatters(const setup *s)
 {
-    setup s;
-    cs_test_setup_make(&s, "dgx-h100", "llama2-7b", CS_STRAT_FSDP_FULL_SHARD, 8);
-    s.t.optimizer_in_backward = 1;
-    cs_workload *w = build(&s);
+    cs_workload *w = build(s);
     int n = 0;
-    for (size_t i = 0; i < cs_workload_count(w); i++) {
-        const cs_task *k = cs_workload_task(w, i);
-        if (!is_step(k)) continue;
-        n++;
-        int rs = 0;
-        for (int j = 0; j < k->ndeps; j++) {
-            const cs_task *on = cs_workload_task(w, (size_t)k->deps[j]);
-            rs |= on->kind == CS_TASK_COLLECTIVE && on->op == CS_OP_REDUCE_SCATTER;
-        }
-        ck_assert_msg(rs, "%s waits for no reduce-scatter", k->name);
-    }
-    ck_assert_int_eq(n, s.m.layers + 1);
-    cs_workload_free(w);
-    /* with tensor parallelism and units of 2 layers: the unit's gradient
-     * reduce-scatter (its shard group's), not a layer's own TP one */
-    cs_test_setup_make(&s, "dgx-h100", "llama2-7b", CS_STRAT_FSDP_FULL_SHARD, 16);
-    s.t.optimizer_in_backward = 1;
-    s.t.tensor_parallel = 2;
-    s.t.fsdp_unit_layers = 2;
-    w = build(&s);
-    n = 0;
     for (size_t i = 0; i < cs_workload_count(w); i++) {
         const cs_task *k = cs_workload_task(w, i);
         if (!is_step(k)) continue;
@@ -222,8 +198,25 @@ START_TEST(optimizer_in_backward_waits_for_the_reduce_scatter)
         }
         ck_assert_msg(rs, "%s waits for no gradient reduce-scatter", k->name);
     }
-    ck_assert_int_eq(n, s.m.layers / 2 + 1);
     cs_workload_free(w);
+    return n;
+}
+
+/* Under FSDP a block's gradient is the rank's once its reduce-scatter is
+ * done: the block's step waits for it. */
+START_TEST(optimizer_in_backward_waits_for_the_reduce_scatter)
+{
+    setup s;
+    cs_test_setup_make(&s, "dgx-h100", "llama2-7b", CS_STRAT_FSDP_FULL_SHARD, 8);
+    s.t.optimizer_in_backward = 1;
+    ck_assert_int_eq(steps_after_reduce_scatters(&s), s.m.layers + 1);
+    /* with tensor parallelism and units of 2 layers: the unit's gradient
+     * reduce-scatter (its shard group's), not a layer's own TP one */
+    cs_test_setup_make(&s, "dgx-h100", "llama2-7b", CS_STRAT_FSDP_FULL_SHARD, 16);
+    s.t.optimizer_in_backward = 1;
+    s.t.tensor_parallel = 2;
+    s.t.fsdp_unit_layers = 2;
+    ck_assert_int_eq(steps_after_reduce_scatters(&s), s.m.layers / 2 + 1);
 }
 END_TEST
 
