@@ -28,9 +28,13 @@ How a row maps (each choice cited; what the schema cannot say is in GAPS, printe
                               1.x (README: "TODO: Update tables with torch 2.0 after next Composer
                               release") and attn_impl flash (yaml: triton). flash-attn 2 appeared in
                               July 2023 and needs torch 2; llm-foundry's flash impl of that era was
-                              flash-attn 1.x, and its triton kernel measures like v1 on A100 (Dao 2023
-                              Fig. 4, causal d=128: Triton 50..80 vs v1 55..83 TFLOPS). The report
-                              also scores the same rows with collsim's default kernel (flash2).
+                              flash-attn 1.x; its triton kernel (llmfoundry/models/layers/
+                              flash_attn_triton.py, HazyResearch's file at eff9fe6b) has no public
+                              benchmark: Dao 2023 Fig. 4's "Triton" bars (50..80 TFLOPS, causal
+                              d=128, A100) are OpenAI's triton.ops.flash_attention (flash-attention's
+                              benchmarks/benchmark_flash_attention.py at 60499abc imports it), so
+                              the v1 bars (55..83) price it. The report also scores the same rows
+                              with collsim's default kernel (flash2).
   loss_impl fused             llm-foundry's MPT loss: ComposerMPTCausalLM.__init__
                               (llmfoundry/models/mpt/modeling_mpt.py at b2a43a147 and 5e85bd62d)
                               defaults loss_fn to 'fused_crossentropy', flash_attn.losses.
@@ -102,7 +106,10 @@ GAPS = [
     "with `.[gpu]` (flash-attn 1.0.9) and `attn_impl: triton` by default. The presets' efficiencies "
     "are today's measurements (GEMMs: ml-engineering's MAMF with torch 2.6-2.7 / CUDA 12.6; XLA's "
     "sm_90 table). The rows use `attention_kernel: flash1` (FlashAttention v1 class: Dao 2023 Fig. 4 "
-    "measures the Triton kernel at 50..80 TFLOPS and v1 at 55..83 on A100, causal d=128).",
+    "measures v1 at 55..83 TFLOPS on A100, causal d=128; its \"Triton\" bars, 50..80, are OpenAI's "
+    "triton.ops kernel, not llm-foundry's flash_attn_triton.py, which no public benchmark measures). "
+    "On the A100 table the rows' long-sequence end implies that kernel ran 10-17% faster than the v1 "
+    "curve (a diagnostic fit of attention's share of each row, not used as a default).",
     "**H100 on CUDA 11.7.** CUDA 11.7 has no sm_90 code generation, so the H100 rows ran cuBLAS and "
     "the attention kernel built for Ampere; no public measurement of that stack on H100 was found. "
     "The H100 preset describes a current stack (MAMF 80%, FlashAttention-2 curves): expect the H100 "
