@@ -3,7 +3,9 @@
 # builds with -Wall -Wextra -Werror and runs every test, then the
 # end-to-end tests again with collsim under valgrind (memcheck; `meson test
 # --setup valgrind`), then rebuilds with AddressSanitizer +
-# UndefinedBehaviorSanitizer and runs them again, then builds the fuzz
+# UndefinedBehaviorSanitizer and runs them again (all but suite memcheck:
+# the four longest end-to-end scripts, run plain and under valgrind;
+# tests/meson.build), then builds the fuzz
 # targets with clang and libFuzzer (+ ASan/UBSan) and runs each for
 # CS_FUZZ_SECONDS (default 20: ten targets, two at a time). valgrind and the fuzz step are skipped
 # (with a line saying so) when valgrind / clang are not installed.
