@@ -104,9 +104,12 @@ printf '%s,m\ngemm,mpi,fp32,64,64,64,0,1,2,1,250.5,x,64\n' "$KH" >"$T/k-dup.csv"
 printf '%s\ngemm,mpi,fp32,64,64,64,0,1,2,1,250\000x,x\n' "$KH" >"$T/k-nul.csv"
 printf 'size_bytes,time_us,op,ranks\n1048576,100\000junk,all_reduce,8\n' >"$T/m-nul.csv"
 # runs and kernels no compute model describes: throughput / time alternately
-# x1000 and /1000 (calibrate must exit 3 and write no YAML, as for collectives)
+# x1000 and /1000 (calibrate must exit 3 and write no YAML, as for collectives);
+# the runs' first three rows only: the fit fails the same way, and the two
+# largest (13B at seq 16384, 70B on 32 GPUs) made this one case 2.6 s of the
+# script's 3.7 s of collsim time (some 190 s under valgrind)
 awk -F, 'BEGIN { OFS = "," } /^#/ || /^source_table/ { print; next }
-    { n++; $28 = n % 2 ? $28 * 1000 : $28 / 1000; print }' tests/data/training-runs-a100.csv >"$T/tr-unfit.csv"
+    { n++; $28 = n % 2 ? $28 * 1000 : $28 / 1000; if (n <= 3) print }' tests/data/training-runs-a100.csv >"$T/tr-unfit.csv"
 awk -F, 'BEGIN { OFS = "," } /^#/ || /^kind/ { print; next }
     { n++; $11 = n % 2 ? $11 * 1000 : $11 / 1000; print }' tests/data/compute-cpu.csv >"$T/k-unfit.csv"
 
