@@ -12,7 +12,15 @@
 #        CS_FUZZ_SECONDS=600 tools/test.sh   (a long fuzz run)
 set -eu
 cd "$(dirname "$0")/.."
+# each phase's wall seconds, so a log shows where the time went (CI's budget: 20 min)
+t0=$(date +%s)
+phase() {
+    now=$(date +%s)
+    echo "test.sh: $1: $((now - t0)) s"
+    t0=$now
+}
 tools/install-deps.sh
+phase "installing packages"
 setup() { # dir, options...
     d=$1; shift
     if [ -f "$d/build.ninja" ]; then meson setup --reconfigure "$d" "$@" >/dev/null
@@ -20,17 +28,22 @@ setup() { # dir, options...
 }
 setup build -Dwerror=true -Dtests=enabled
 ninja -C build
+phase "plain build"
 meson test -C build --print-errorlogs
+phase "plain tests"
 if command -v valgrind >/dev/null 2>&1; then
     meson test -C build --setup valgrind --print-errorlogs
+    phase "valgrind tests"
 else
     echo "test.sh: valgrind not installed: the valgrind setup is skipped"
 fi
 setup build-asan -Dwerror=true -Dtests=enabled -Db_sanitize=address,undefined -Db_lundef=false \
     -Dbuildtype=debugoptimized
 ninja -C build-asan
+phase "ASan+UBSan build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --setup sanitizer --print-errorlogs
+phase "ASan+UBSan tests"
 # clang with libFuzzer's runtime (Debian: libclang-rt-dev, only recommended by clang)
 fuzzer_ok() {
     command -v clang >/dev/null 2>&1 || return 1
@@ -48,7 +61,9 @@ if fuzzer_ok; then
     ninja -C build-fuzz $(meson introspect build-fuzz --targets |
         python3 -c 'import json, sys; print(" ".join(t["filename"][0] for t in json.load(sys.stdin) if t["name"].startswith("fuzz-")))' |
         sed "s|$(pwd)/build-fuzz/||g")
+    phase "fuzz build"
     meson test -C build-fuzz --no-rebuild --suite fuzz --print-errorlogs
+    phase "fuzz runs"
 else
     echo "test.sh: clang with libFuzzer not installed: the fuzz targets only replay their seeds (suite fuzz-replay)"
 fi
