@@ -540,6 +540,9 @@ int cs_cli_knobs_batch(const char *cmd, const cs_cli_knobs *k, int ranks, cs_tra
     if (!k->global_batch) return 0;
     ranks /= cs_tensor_degree(t) > 0 ? cs_tensor_degree(t) : 1; /* the data-parallel ranks */
     ranks /= t->pipeline_parallel > 1 ? t->pipeline_parallel : 1;
+    /* tp x pp above the ranks: no data-parallel rank to divide the batch
+     * by; the layout's own check names the degrees (layout.c) */
+    if (ranks < 1) return 0;
     long per_step = (long)t->micro_batch * ranks;
     if (k->global_batch % per_step)
         return cs_cli_usage(cmd,

@@ -198,6 +198,8 @@ cases() {
 2|tr-oib|tr-oib.csv:2:83: error: column 'optimizer_in_backward': steps each parameter as its gradient is made: needs grad_accum 1|compare --cluster dgx-a100 --training-runs @T@/tr-oib.csv
 2|tr-offload|tr-offload.csv:2:83: error: column 'activation_offloading': expected true or false, got 'maybe'|compare --cluster dgx-a100 --training-runs @T@/tr-offload.csv
 2|oib-accum|optimizer_in_backward steps each parameter as its gradient is made: it needs grad-accum 1, got 4|memory --model llama2-7b --ranks 8 --optimizer-in-backward --grad-accum 4
+2|gb-tp-over-ranks|tensor_parallel 4 does not divide the 2 ranks|simulate --model gpt3-13b --ranks 2 --tp 4 --global-batch 64
+2|gb-pp-over-ranks|pipeline_parallel 4 does not divide the 2 ranks / tensor_parallel 1|memory --model gpt3-13b --ranks 2 --pp 4 --global-batch 64
 2|offload-arg|unknown option '--activation-offloading=yes'|memory --model llama2-7b --ranks 8 --activation-offloading=yes
 2|k-huge|k-huge.csv:2:15: error: column 'm': expected a whole number in 1..2147483647|compare --cluster cpu-local --compute-measurements @T@/k-huge.csv
 2|k-dup|k-dup.csv:1:78: error: column 'm' given twice (first at column 20)|compare --cluster cpu-local --compute-measurements @T@/k-dup.csv
