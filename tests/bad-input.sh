@@ -79,6 +79,10 @@ printf '64,9000,all_reduce,8\n128,1,all_reduce,8\n' >>"$T/inv.csv"
 RL=$(grep -n '^ranks:' "$T/scen-ranks.yaml" | cut -d: -f1)
 sed 's/^training:$/training:\n  train_metrics: 65/' configs/scenarios/gpt3-13b-fsdp-64.yaml >"$T/scen-metrics.yaml"
 ML=$(grep -n '^  train_metrics:' "$T/scen-metrics.yaml" | cut -d: -f1)
+# a pipeline the file describes that its schedule or its model cannot run:
+# named at the key, as the other cross-key checks are (were position-less)
+printf 'cluster: dgx-h100\nranks: 8\nmodel: gpt2-124m\ntraining:\n  strategy: fsdp_full_shard\n  pipeline_parallel: 2\n  virtual_stages: 2\n' >"$T/scen-interleave.yaml"
+printf 'cluster: dgx-h100\nranks: 8\nmodel: gpt2-124m\ntraining:\n  strategy: ddp\n  grad_accum: 8\n  pipeline_parallel: 8\n  virtual_stages: 2\n' >"$T/scen-pp-layers.yaml"
 # training runs and kernel timings (issue 27): the schemas' ranges, a column
 # named twice, a NUL byte inside a number
 TRH='model,layers,hidden,heads,vocab,seq_len,gpus,strategy,precision,micro_batch,grad_accum,activation_checkpointing,tokens_per_s_per_gpu'
@@ -151,6 +155,8 @@ cases() {
 2|hf-trunc|config.json:2:1: error: invalid YAML|memory --model @T@/config.json --ranks 8
 2|scen-ranks|scen-ranks.yaml:@RL@:8: error:|memory @T@/scen-ranks.yaml
 2|scen-metrics|scen-metrics.yaml:@ML@:18: error: 'train_metrics' must be an integer in 0..64, got 65|simulate @T@/scen-metrics.yaml
+2|scen-interleave|scen-interleave.yaml:7:3: error: interleaved_1f1b needs the micro-batches (grad_accum 1) to be a multiple of pipeline_parallel 2|simulate @T@/scen-interleave.yaml
+2|scen-pp-layers|scen-pp-layers.yaml:8:3: error: pipeline_parallel 8 x virtual_stages 2 exceeds the model's 12 layers|memory @T@/scen-pp-layers.yaml
 1|scen-missing|cannot open scenario file|plan @T@/none.yaml
 2|scen-cluster-missing|scen-missing.yaml:1:10: error: cluster:|memory @T@/scen-missing.yaml
 2|opt-type|--ranks expects an integer|collective --op all_reduce --ranks abc

@@ -29,6 +29,7 @@
 #include "train/loss.h"
 #include "train/layout.h"
 #include "train/strategy.h"
+#include "train/pipeline.h"
 #include "train/pipeline_sched.h"
 #include "train/tensor.h"
 
@@ -357,6 +358,11 @@ static int check_layout(const cs_yctx *c, const cs_ynode *root, const cs_scenari
     } else if (cs_layout_mesh(&sc->training, topo, &mesh, &td)) {
         const cs_ynode *sg = find_key(tr, "shard_group");
         rc = cs_yamlnode_error(c, sg ? sg : at, "%s", td.message);
+    } else if (cs_pipeline_check(&sc->model, &sc->training, &td)) {
+        /* the stages against the layers and the schedule's own rule
+         * (pipeline_sched.c): at virtual_stages where the file sets it */
+        const cs_ynode *vs = find_key(tr, "virtual_stages"), *pp = find_key(tr, "pipeline_parallel");
+        rc = cs_yamlnode_error(c, vs ? vs : pp ? pp : at, "%s", td.message);
     }
 out:
     free(topo);
