@@ -22,6 +22,7 @@ if [ $# -lt 1 ]; then
     exit 2
 fi
 C=${CS_COLLSIM:-$1} # CS_COLLSIM: the valgrind setup's wrapper (tests/meson.build)
+PLAIN=$1
 HW=${2:-}
 T=$(mktemp -d "${TMPDIR:-/tmp}/collsim-bad.XXXXXX")
 trap 'rm -rf "$T"' EXIT
@@ -109,11 +110,12 @@ printf '%s\ngemm,mpi,fp32,64,64,64,0,1,2,1,250\000x,x\n' "$KH" >"$T/k-nul.csv"
 printf 'size_bytes,time_us,op,ranks\n1048576,100\000junk,all_reduce,8\n' >"$T/m-nul.csv"
 # runs and kernels no compute model describes: throughput / time alternately
 # x1000 and /1000 (calibrate must exit 3 and write no YAML, as for collectives);
-# the runs' first three rows only: the fit fails the same way, and the two
-# largest (13B at seq 16384, 70B on 32 GPUs) made this one case 2.6 s of the
-# script's 3.7 s of collsim time (some 190 s under valgrind)
+# the runs' first two rows only: the fit fails the same way (an RMS error of
+# 687%), and the three larger (13B at seq 16384, 70B on 32 GPUs) made this
+# one case 2.6 s of the script's 3.7 s of collsim time (some 190 s under
+# valgrind); two rows take 0.07 s
 awk -F, 'BEGIN { OFS = "," } /^#/ || /^source_table/ { print; next }
-    { n++; $28 = n % 2 ? $28 * 1000 : $28 / 1000; if (n <= 3) print }' tests/data/training-runs-a100.csv >"$T/tr-unfit.csv"
+    { n++; $28 = n % 2 ? $28 * 1000 : $28 / 1000; if (n <= 2) print }' tests/data/training-runs-a100.csv >"$T/tr-unfit.csv"
 awk -F, 'BEGIN { OFS = "," } /^#/ || /^kind/ { print; next }
     { n++; $11 = n % 2 ? $11 * 1000 : $11 / 1000; print }' tests/data/compute-cpu.csv >"$T/k-unfit.csv"
 
@@ -316,12 +318,21 @@ simulate --model gpt2-124m --ranks 8 --strategy ddp,zero1,fsdp_full_shard,fsdp_h
 memory --model gpt2-124m --ranks 8 --strategy ddp,fsdp_full_shard --grad-accum 1048576
 plan --model gpt2-124m --ranks 8 --strategy ddp,fsdp_full_shard --grad-accum 1048576
 EOF
+# Under valgrind's wrapper these bounds run the plain build: they measure the
+# work, and the work under memcheck was most of this script's memcheck time
+# (plan's search alone some 40 s); ASan's setup runs them sanitized.
+SIZE_C=$C
+SIZE_SLOW=$SLOW
+if [ -n "${CS_COLLSIM:-}" ]; then
+    SIZE_C=$PLAIN
+    SIZE_SLOW=1
+fi
 while read -r args; do
     checks=$((checks + 1))
     # shellcheck disable=SC2086
-    set -- $(cpu_run $((120 * SLOW)) "$T/size.err" "$C" $args)
+    set -- $(cpu_run $((120 * SIZE_SLOW)) "$T/size.err" "$SIZE_C" $args)
     [ "$1" -eq 0 ] || fail "$args: exit $1 ($(head -c 300 "$T/size.err"))"
-    [ "$2" -le $((10 * SLOW)) ] || fail "$args: took $2 s of CPU"
+    [ "$2" -le $((10 * SIZE_SLOW)) ] || fail "$args: took $2 s of CPU"
 done <"$T/sizes"
 
 # ---- accepted: a UTF-8 byte order mark, devices as outputs -----------------------------

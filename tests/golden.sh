@@ -19,9 +19,11 @@ UPDATE=${2:-}
 PLAIN=$1
 # Under valgrind's wrapper, plan's two whole-space searches (plan-scenario
 # and plan-json: 2 s of the corpus's 3.3 s plain, most of its memcheck time)
-# run plain: their bytes are still compared, and tests/cli.sh runs plan's
-# paths under memcheck on a smaller search.
-PLAIN_ONLY=" plan-scenario plan-json "
+# and crossover's two grids of 18 and 10 points (xo-table, xo-plot: 1.1 s of
+# the rest's 2.2 s) run plain: their bytes are still compared, and the
+# corpus's other plan and crossover commands (plan-options, xo-csv-crossings,
+# xo-json-models) run those paths under memcheck on smaller searches.
+PLAIN_ONLY=" plan-scenario plan-json xo-table xo-plot "
 # calibrated YAML carries a date: pinned, not the checkout's file times
 export SOURCE_DATE_EPOCH=1767225600
 G=tests/golden

@@ -6,7 +6,7 @@
 # run plain and sanitized: tests/meson.build), then rebuilds with
 # AddressSanitizer + UndefinedBehaviorSanitizer and runs every test again,
 # then builds the fuzz targets with clang and libFuzzer (+ ASan/UBSan) and
-# runs each for CS_FUZZ_SECONDS (default 20: ten targets, two at a time). valgrind and the fuzz step are skipped
+# runs each for CS_FUZZ_SECONDS (default 10: ten targets, two at a time). valgrind and the fuzz step are skipped
 # (with a line saying so) when valgrind / clang are not installed.
 # Usage: tools/test.sh   (build dirs: build/, build-asan/, build-fuzz/)
 #        CS_FUZZ_SECONDS=600 tools/test.sh   (a long fuzz run)
@@ -56,7 +56,7 @@ fuzzer_ok() {
 }
 if fuzzer_ok; then
     (CC=clang && export CC && setup build-fuzz -Dtests=enabled -Dmpi=disabled -Dfuzz=enabled \
-        -Dfuzz_seconds="${CS_FUZZ_SECONDS:-20}" -Db_sanitize=address,undefined -Db_lundef=false)
+        -Dfuzz_seconds="${CS_FUZZ_SECONDS:-10}" -Db_sanitize=address,undefined -Db_lundef=false)
     # only the fuzz targets (the library with coverage, not every tool and suite)
     ninja -C build-fuzz $(meson introspect build-fuzz --targets |
         python3 -c 'import json, sys; print(" ".join(t["filename"][0] for t in json.load(sys.stdin) if t["name"].startswith("fuzz-")))' |
