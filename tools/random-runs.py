@@ -31,9 +31,18 @@ import subprocess
 import sys
 import tempfile
 
-PRESETS = ["dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72", "gb300-nvl72", "grandteton-h100",
-           "hgx-h200", "pcie-h100", "pcie-h100-nvl", "pcie-l40s", "cpu-local"]
-MODELS = ["gpt2-124m", "gpt3-1.3b", "llama2-7b", "llama3-8b", "llama2-70b", "mixtral-8x7b", "gpt3-13b"]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def presets(kind):
+    """The built-in presets of configs/KIND/ (the names the binary embeds), sorted."""
+    d = os.path.join(ROOT, "configs", kind)
+    return sorted(f[:-5] for f in os.listdir(d) if f.endswith(".yaml"))
+
+
+PRESETS = presets("clusters")
+GPU_PRESETS = [p for p in PRESETS if p != "cpu-local"]  # scenarios train on GPUs
+MODELS = presets("models")
 STRATEGIES = ["ddp", "zero1", "deepspeed_zero1", "fsdp_no_shard", "fsdp_shard_grad_op",
               "fsdp_full_shard", "fsdp_hybrid_shard"]
 # the training keys of configs/scenarios/README.md, with values in and at the edge of range
@@ -113,8 +122,8 @@ def draw_scenario(r, tmp):
     if st == "fsdp_hybrid_shard":
         keys["shard_group"] = ["1", "2", "4", "8"]
     chosen = r.sample(sorted(keys), r.randint(2, 14))
-    lines = ["cluster: %s" % r.choice(PRESETS[:-2]), "ranks: %d" % r.choice([1, 2, 4, 8, 16, 32, 64]),
-             "model: %s" % r.choice(MODELS[:6] + ["13e9", "1e6"]), "training:", "  strategy: %s" % st]
+    lines = ["cluster: %s" % r.choice(GPU_PRESETS), "ranks: %d" % r.choice([1, 2, 4, 8, 16, 32, 64]),
+             "model: %s" % r.choice(MODELS + ["13e9", "1e6"]), "training:", "  strategy: %s" % st]
     if r.random() < .2:
         chosen = [k for k in chosen if k != "activation_checkpointing"]
         lines += ["  activation_checkpointing: selective",
@@ -132,8 +141,7 @@ def draw_scenario(r, tmp):
 
 
 def draw_collective(r, tmp):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    clusters = PRESETS + [os.path.join(root, "validation", "clusters", n) for n in
+    clusters = PRESETS + [os.path.join(ROOT, "validation", "clusters", n) for n in
                           ("h100-xxrjun.yaml", "gb300-oci.yaml", "a100-coreweave.yaml", "l40s-farmshare.yaml")]
     a = ["collective", "--cluster", r.choice(clusters), "--op",
          r.choice(["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "send_recv"])]

@@ -2,12 +2,14 @@
 # The whole test suite, as CI runs it: installs missing Debian packages,
 # builds with -Wall -Wextra -Werror and runs every test, then the
 # end-to-end tests again with collsim under valgrind (memcheck; `meson test
-# --setup valgrind`; all but suite long, the three longest scripts, which
-# run plain and sanitized: tests/meson.build), then rebuilds with
-# AddressSanitizer + UndefinedBehaviorSanitizer and runs every test again,
-# then builds the fuzz targets with clang and libFuzzer (+ ASan/UBSan) and
-# runs each for CS_FUZZ_SECONDS (default 10: ten targets, two at a time). valgrind and the fuzz step are skipped
-# (with a line saying so) when valgrind / clang are not installed.
+# --setup valgrind`; not suite long, the three longest scripts, which run
+# plain and sanitized, nor suite nowrapper, the scripts that call collsim
+# directly: tests/meson.build), then rebuilds with AddressSanitizer +
+# UndefinedBehaviorSanitizer and runs every test again, then builds the fuzz
+# targets with clang and libFuzzer (+ ASan/UBSan) and runs each for
+# CS_FUZZ_SECONDS (default 10: ten targets, two at a time). valgrind and the
+# fuzz step are skipped (with a line saying so) when valgrind / clang are not
+# installed.
 # Usage: tools/test.sh   (build dirs: build/, build-asan/, build-fuzz/)
 #        CS_FUZZ_SECONDS=600 tools/test.sh   (a long fuzz run)
 set -eu
